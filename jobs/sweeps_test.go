@@ -160,16 +160,16 @@ func TestPublishedRunsFit(t *testing.T) {
 			}
 			checked++
 			if sw.Sample.Set == published.SetBridgeBlackwell {
-				// Megatron-Bridge's Blackwell rows: 7 of 82 over in
+				// Megatron-Bridge's Blackwell rows: none over in
 				// placer's model (35 before MXFP8's and 26.04.01's NVFP4
 				// primary weights, the fused loss and the embedding's
-				// model chunk were read): GB300 Llama 3 70B at TP 1 x PP 4
-				// x VP 5, its four MXFP8 rows at 273.5 GB and its NVFP4
-				// rows of 26.02 to 26.04 (BF16 weights beside their NVFP4
-				// copies) at 291.7 GB, of 261.2 usable (279 less the 6%
-				// margin): 186 GB of activations (23 model chunks of 4
-				// blocks in flight on stage 0). Counted, and the count may
-				// only fall.
+				// model chunk were read; 7 while the verdict weighed the
+				// count against a 6% margin: GB300 Llama 3 70B at TP 1 x
+				// PP 4 x VP 5, 267.0 to 267.6 GB counted, over the 261.2
+				// usable). The verdict on the caching allocator's
+				// simulated reservation (267.0 to 267.8 GB) against the
+				// 278.0 GB usable (279 less the CUDA context and NCCL's
+				// buffers) fits them all.
 				if !r.Fits {
 					blackwellOver++
 				}
@@ -185,8 +185,8 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 	}
 	t.Logf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model", blackwellOver)
-	if blackwellOver > 7 {
-		t.Errorf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model, was 7", blackwellOver)
+	if blackwellOver > 0 {
+		t.Errorf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model, want none (every one ran)", blackwellOver)
 	}
 	if checked < 60 {
 		t.Errorf("%d published runs checked, want every sweep row (at least 60)", checked)

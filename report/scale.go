@@ -303,8 +303,14 @@ func memoryLine(p *ScalePlan, fits string) string {
 		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
 	}
-	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, %s kept free; %s to spare%s)",
-		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), keptFree(r.MemoryParts), GB(r.Usable-r.Memory), errorWords(r))
+	held, judged := GB(r.Memory)+" allocated", r.Memory
+	if r.Judged > r.Memory {
+		// The verdict weighed the caching allocator's simulated
+		// reservation (memory.Peak's Reserved).
+		held, judged = fmt.Sprintf("%s allocated (%s reserved, the caching allocator simulated)", GB(r.Memory), GB(r.Judged)), r.Judged
+	}
+	line := fmt.Sprintf("%s, %s the %s usable of %s (a %s margin, %s kept free; %s to spare%s)",
+		held, fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), keptFree(r.MemoryParts), GB(r.Usable-judged), errorWords(r))
 	if p.cpu() {
 		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s to spare)",
 			GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))

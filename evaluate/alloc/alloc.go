@@ -42,6 +42,11 @@ type Stats struct {
 	Requested, PeakRequested int64
 	Segments                 int // cudaMalloc segments or mapped pages asked of the device
 	Retries                  int // allocations that released the cache and tried again
+	// Needed, where a request failed (ErrOutOfMemory), is what the
+	// device would have had to hold at that instant: the segments still
+	// reserved once the cache was released (blocks in use) and the
+	// request's block, rounded: a lower bound of what the step needs.
+	Needed int64
 }
 
 // ErrOutOfMemory is a request the device cannot hold even with the
@@ -214,6 +219,7 @@ func (a *Allocator) Malloc(size int64, stream int32) (int32, error) {
 		b, ok = a.allocBlock(pi, n)
 	}
 	if !ok {
+		a.st.Needed = a.st.Reserved + n
 		return -1, fmt.Errorf("alloc: %d bytes with %d reserved of %d: %w", size, a.st.Reserved, a.cfg.Capacity, ErrOutOfMemory)
 	}
 	return a.found(b, n, size), nil

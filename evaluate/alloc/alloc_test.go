@@ -40,6 +40,7 @@ func TestAllocatorCases(t *testing.T) {
 		peakRes    int64
 		retries    int
 		oom        bool
+		needed     int64 // out of memory: held after the release, and the request
 	}{
 		// 1000 B rounds to 1,024 in a 2 MiB small segment.
 		{name: "small rounded", ops: []op{m(0, 1000)}, alloc: 1024, res: 2 * mib, peakRes: 2 * mib},
@@ -76,8 +77,9 @@ func TestAllocatorCases(t *testing.T) {
 		// exceed it; the cache is released (the 30 MiB segment) and the
 		// request tried again.
 		{name: "oom, release, retry", cfg: Config{Capacity: 64 * mib}, ops: []op{m(0, 30*mib), f(0), m(1, 40*mib)}, alloc: 40 * mib, res: 40 * mib, peakRes: 40 * mib, retries: 1},
-		// The same with the 30 MiB still held: out of memory.
-		{name: "oom", cfg: Config{Capacity: 64 * mib}, ops: []op{m(0, 30*mib), m(1, 40*mib)}, alloc: 30 * mib, res: 30 * mib, peakRes: 30 * mib, retries: 1, oom: true},
+		// The same with the 30 MiB still held: out of memory, 30 + 40 MiB
+		// needed at that instant.
+		{name: "oom", cfg: Config{Capacity: 64 * mib}, ops: []op{m(0, 30*mib), m(1, 40*mib)}, alloc: 30 * mib, res: 30 * mib, peakRes: 30 * mib, retries: 1, oom: true, needed: 70 * mib},
 		// Expandable, 60 MiB device: A 30 MiB and B 10 MiB fill two pages;
 		// A freed; C 35 MiB would map two pages more (80 MiB): refused,
 		// the free page [0, 20) is unmapped ([20, 30) shares a page with
@@ -100,6 +102,9 @@ func TestAllocatorCases(t *testing.T) {
 			}
 			if !c.oom && err != nil {
 				t.Fatal(err)
+			}
+			if st.Needed != c.needed {
+				t.Errorf("needed %d, want %d", st.Needed, c.needed)
 			}
 			if st.Allocated != c.alloc || st.Reserved != c.res || st.PeakReserved != c.peakRes || st.Retries != c.retries {
 				t.Errorf("allocated %d reserved %d peak reserved %d retries %d; want %d %d %d %d",

@@ -32,7 +32,21 @@ func evaluate(m transformer.Spec, pl plan.Plan, p plan.Pod) Result {
 // m on p with the phases kept in cache (nil: none); hosts says to fill
 // Result.HostStages. Under a power limit the step's
 // compute is priced at the clock its average power allows (balanced).
+// The memory verdict weighs what PyTorch's caching allocator would
+// reserve (Judge).
 func EvaluateCached(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
+	return Judge(m, p, evaluateCounted(m, pl, p, cache, hosts))
+}
+
+// EvaluateCounted is EvaluateCached with the memory verdict on the
+// tensors' count alone (no replay of the caching allocator; Judge adds
+// it): a search weighs every plan so and replays only those it would
+// keep. A plan over on the count is over on the reservation too.
+func EvaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache) Result {
+	return evaluateCounted(m, pl, p, cache, false)
+}
+
+func evaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
 	return balanced(p, func(q *plan.Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
 }
 

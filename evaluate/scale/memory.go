@@ -45,8 +45,33 @@ func FitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
 	return step.Fits(tight)
 }
 
+// CountFitsTight is FitsTight on the tensors' count alone
+// (memory.Step.CountFits: no replay of the caching allocator): a plan
+// that does not count-fit does not fit.
+func CountFitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
+	step := memoryStep(&m, &pl, p)
+	return step.CountFits(tight)
+}
+
+// Judge is r, EvaluateCounted's result of m on p, with its verdict on
+// what PyTorch's caching allocator would reserve (memory.Step.Judge:
+// the replay, where it could change the verdict), as EvaluateCached's.
+// Only the verdict and Judged change: the step's times do not depend on
+// it.
+func Judge(m transformer.Spec, p *plan.Pod, r Result) Result {
+	step := memoryStep(&m, &r.Plan, p)
+	pk := memory.Peak{Bytes: r.Memory, Reserved: r.Memory, Usable: r.Usable, Error: r.MemoryError, Verdict: r.Verdict}
+	step.Judge(&pk)
+	r.Judged, r.Fits, r.Verdict = 0, pk.Fits(), pk.Verdict
+	if pk.Reserved > pk.Bytes {
+		r.Judged = pk.Reserved
+	}
+	return r
+}
+
 // setMemory sets r's memory figures: the peak of plan pl of m on p
-// (memory.Step.Peak) given its stages' parameters.
+// (memory.Step.Count) given its stages' parameters, its verdict on the
+// tensors' count (Judge weighs the allocator's reservation).
 func (r *Result) setMemory(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) {
 	// A pipeline of up to 128 stages keeps them on the stack.
 	var heldBuf [128]memory.Stage
@@ -58,7 +83,7 @@ func (r *Result) setMemory(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stag
 		held = append(held, stages[i].Stage)
 	}
 	step := memoryStep(m, pl, p)
-	pk := step.Peak(held)
+	pk := step.Count(held)
 	r.Memory, r.Fits, r.Verdict = pk.Bytes, pk.Fits(), pk.Verdict
 	r.MemoryError, r.MemoryErrorSource = pk.Error, pk.ErrorSource
 	r.Weights, r.Grads, r.OptState, r.Activations = pk.Weights, pk.Grads, pk.OptState, pk.Activations

@@ -67,10 +67,15 @@ type Result struct {
 	// MemoryParts is Memory by named part, and beside them the parts
 	// held outside the allocator (Outside); Capacity is the GPU's
 	// memory and Usable what the allocator may hold of it at the pod's
-	// margin: Fits is Memory <= Usable.
+	// margin: Fits is Memory (Judged where set) within Usable.
 	MemoryParts []plan.MemoryPart `json:"memory_parts,omitempty"`
-	Capacity    int64             `json:"capacity_bytes,omitempty"`
-	Usable      int64             `json:"usable_bytes,omitempty"`
+	// Judged is the caching allocator's simulated reservation where the
+	// verdict weighed it against Usable (memory.Peak's Reserved, where
+	// the replay could change the verdict and it reserves more than
+	// Memory); 0 where the verdict weighed Memory, the tensors' count.
+	Judged   int64 `json:"judged_bytes,omitempty"`
+	Capacity int64 `json:"capacity_bytes,omitempty"`
+	Usable   int64 `json:"usable_bytes,omitempty"`
 	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
 	MemoryMargin float64 `json:"memory_margin,omitempty"`
 	// Allocator is what PyTorch's caching allocator reserves for Memory's

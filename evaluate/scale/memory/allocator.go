@@ -10,8 +10,7 @@ import (
 // AllocatorPeak is what PyTorch's caching allocator reserves on the GPU
 // whose reservation peaks highest (evaluate/alloc's simulator run on
 // each stage's trace, allocatorTrace), beside what that trace's
-// tensors hold. Peak's Bytes stay the allocated count the fit is
-// decided on.
+// tensors hold. Peak's verdict weighs its Reserved (Step.Judge).
 type AllocatorPeak struct {
 	// Reserved is the peak of the segments (or mapped pages) held:
 	// torch.cuda.max_memory_reserved.
@@ -30,9 +29,11 @@ type AllocatorPeak struct {
 	Expandable bool `json:"expandable_segments"`
 	// Releases counts the allocations that found the device full and
 	// released the cache before trying again; OutOfMemory that one
-	// failed even so (Reserved is then the figure before it).
-	Releases    int  `json:"cache_releases,omitempty"`
-	OutOfMemory bool `json:"out_of_memory,omitempty"`
+	// failed even so (Reserved is then the figure before it, Needed what
+	// the device would have had to hold at that instant: alloc.Stats').
+	Releases    int   `json:"cache_releases,omitempty"`
+	OutOfMemory bool  `json:"out_of_memory,omitempty"`
+	Needed      int64 `json:"needed_bytes,omitempty"`
 }
 
 // expandable is whether plan pl's runs set PYTORCH_CUDA_ALLOC_CONF to
@@ -55,7 +56,7 @@ func expandable(pl *plan.Plan) bool {
 // Allocator is what PyTorch's caching allocator reserves for the step
 // (milliseconds a plan: the evaluator's callers ask it where they
 // show it): the allocator run on every stage's trace, the stage that
-// reserves most kept.
+// reserves (needs) most kept.
 func (step *Step) Allocator() *AllocatorPeak {
 	pl, p := &step.Plan, step.Pod
 	var csBuf [3]counter
@@ -70,27 +71,34 @@ func (step *Step) Allocator() *AllocatorPeak {
 		if t, _, ok := cs[0].stepTraced(pl.NumMicro); ok {
 			st, err := alloc.Replay(cfg, t.ev)
 			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
-				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
+				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
 		}
 	}
 	if titanTraceable(&cs[0]) {
 		return titanReplay(cfg, stages, cs)
 	}
 	var best *AllocatorPeak
+	var tr []alloc.Event // one buffer for every stage's trace
 	for s := range stages {
 		k := counterOf(cs, pl.TPs[s])
 		c := &cs[k]
 		lm := c.layerMemory()
-		tr, _ := c.allocatorTrace(s, &stages[s], &lm)
+		tr, _ = c.allocatorTrace(s, &stages[s], &lm, tr[:0])
 		st, err := alloc.Replay(cfg, tr)
 		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
-			Stage: s, Events: len(tr), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
-		if best == nil || ap.Reserved > best.Reserved {
+			Stage: s, Events: len(tr), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
+		if best == nil || ap.needs() > best.needs() {
 			best = ap
 		}
 	}
 	return best
 }
+
+// needs is what ap's stage asks of the device: its reservation, or
+// where its replay ran out of the device what it needed then (more than
+// the device: above any stage that did not), so that the stage kept is
+// one that ran out where any did.
+func (ap *AllocatorPeak) needs() int64 { return max(ap.Reserved, ap.Needed) }
 
 // traceBuilder writes an allocation trace.
 type traceBuilder struct {
@@ -98,22 +106,26 @@ type traceBuilder struct {
 	next int32
 }
 
+// tensorSpan is the tensors one tensors call allocated: n of them,
+// numbered from first in turn (n 0: none).
+type tensorSpan struct{ first, n int32 }
+
 // tensors allocates total bytes as tensors of piece bytes and one of
 // the remainder (none where total is under a byte), on the default
 // stream.
-func (b *traceBuilder) tensors(total, piece float64) []int32 { return b.tensorsOn(0, total, piece) }
+func (b *traceBuilder) tensors(total, piece float64) tensorSpan { return b.tensorsOn(0, total, piece) }
 
 // tensorsOn is tensors on stream (the caching allocator keeps a pool of
 // blocks for each stream: a block freed returns to its stream's pool,
 // which the others' requests do not reuse).
-func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) []int32 {
-	var ids []int32
+func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) tensorSpan {
+	sp := tensorSpan{first: b.next}
 	for n := range pieces(total, piece) {
-		ids = append(ids, b.next)
 		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
 		b.next++
 	}
-	return ids
+	sp.n = b.next - sp.first
+	return sp
 }
 
 // allGatherStream is the stream FSDP2 allocates its all-gathers'
@@ -130,7 +142,7 @@ const allGatherStream = 1
 // parameters, made on the default stream, and wait_for_unshard drops
 // it), so that the copy-in stream's pool keeps a block's worth
 // reserved beside the default stream's.
-func (b *traceBuilder) unshard(gather float64, fsdp2 bool) []int32 {
+func (b *traceBuilder) unshard(gather float64, fsdp2 bool) tensorSpan {
 	if !fsdp2 {
 		return b.tensors(gather, 0)
 	}
@@ -140,8 +152,8 @@ func (b *traceBuilder) unshard(gather float64, fsdp2 bool) []int32 {
 	return ids
 }
 
-func (b *traceBuilder) free(ids []int32) {
-	for _, id := range ids {
+func (b *traceBuilder) free(sp tensorSpan) {
+	for id := sp.first; id < sp.first+sp.n; id++ {
 		b.ev = append(b.ev, alloc.Event{Tensor: id, Free: true})
 	}
 }
@@ -182,10 +194,10 @@ func (b *traceBuilder) free(ids []int32) {
 //     their FP32 copy and gradient are held from the backward's start
 //     through its first layer (counted at the peak with the rest, as
 //     stageMemory counts them).
-func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory) ([]alloc.Event, float64) {
+func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.Event) ([]alloc.Event, float64) {
 	pl := &c.pl
 	sm := c.stageMemory(s, st, lm)
-	var b traceBuilder
+	b := traceBuilder{ev: ev}
 	L := pl.Stages[s]
 	V := max(pl.VP, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
@@ -228,10 +240,12 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory) ([]alloc.Eve
 		r.chunk = c.tokens * float64(c.m.Vocab) / float64(pl.TP) * bf16
 	}
 	r.logits -= float64(pl.NumMicro) * r.chunk
-	r.saved = make([][][]int32, U)
+	r.saved = make([][]tensorSpan, U)
 	r.seen = make([]bool, V)
 	replay1F1B(U, n, ord, r.forward, r.backward)
-	b.free(r.outputs)
+	for _, o := range r.outputs {
+		b.free(o)
+	}
 	return b.ev, sm.total()
 }
 
@@ -252,9 +266,9 @@ type unitReplay struct {
 	fsdp2, last                     bool
 	logits, logitPiece, chunk       float64
 	chunkOf                         func(u int) int
-	saved                           [][][]int32 // by unit and layer: its saved activations
-	seen                            []bool      // the model chunks that have run a forward
-	outputs                         []int32     // the last stage's outputs, kept to the step's end
+	saved                           [][]tensorSpan // by unit and layer: its saved activations
+	seen                            []bool         // the model chunks that have run a forward
+	outputs                         []tensorSpan   // the last stage's outputs, kept to the step's end
 }
 
 // forward is unit u's forward: each layer's saved activations, its
@@ -262,10 +276,10 @@ type unitReplay struct {
 // and freed after it.
 func (r *unitReplay) forward(u int) {
 	b := r.b
-	r.saved[u] = make([][]int32, r.lu)
+	r.saved[u] = make([]tensorSpan, r.lu)
 	first := !r.seen[r.chunkOf(u)]
 	r.seen[r.chunkOf(u)] = true
-	var gathered, prefetched []int32
+	var gathered, prefetched tensorSpan
 	for l := range r.lu {
 		if r.gatherPP > 0 && first {
 			// The block's all-gather buffer alone: its gathered
@@ -273,10 +287,10 @@ func (r *unitReplay) forward(u int) {
 			b.free(b.tensorsOn(allGatherStream, r.gatherPP, 0))
 		}
 		if r.gather > 0 {
-			if prefetched == nil {
+			if prefetched.n == 0 {
 				prefetched = b.unshard(r.gather, r.fsdp2)
 			}
-			gathered, prefetched = prefetched, nil
+			gathered, prefetched = prefetched, tensorSpan{}
 			if l+1 < r.lu {
 				prefetched = b.unshard(r.gather, r.fsdp2)
 			}
@@ -285,7 +299,7 @@ func (r *unitReplay) forward(u int) {
 		b.free(gathered)
 	}
 	if r.chunk > 0 && r.chunkOf(u) == r.V-1 {
-		r.outputs = append(r.outputs, b.tensors(r.chunk, 0)...)
+		r.outputs = append(r.outputs, b.tensors(r.chunk, 0))
 	}
 }
 
@@ -296,17 +310,17 @@ func (r *unitReplay) forward(u int) {
 // first layer.
 func (r *unitReplay) backward(u int) {
 	b := r.b
-	var logits []int32
+	var logits tensorSpan
 	if r.last && (r.chunk == 0 || r.chunkOf(u) == r.V-1) {
 		logits = b.tensors(r.logits, r.logitPiece)
 	}
-	var gathered, prefetched []int32
+	var gathered, prefetched tensorSpan
 	for l := r.lu - 1; l >= 0; l-- {
 		if r.gather > 0 {
-			if prefetched == nil {
+			if prefetched.n == 0 {
 				prefetched = b.unshard(r.gather, r.fsdp2)
 			}
-			gathered, prefetched = prefetched, nil
+			gathered, prefetched = prefetched, tensorSpan{}
 			if l > 0 {
 				prefetched = b.unshard(r.gather, r.fsdp2)
 			}

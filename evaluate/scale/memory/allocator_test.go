@@ -53,7 +53,7 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 		for st := range stages {
 			k := &cs[counterOf(cs, pl.TPs[st])]
 			lm := k.layerMemory()
-			tr, total := k.allocatorTrace(st, &stages[st], &lm)
+			tr, total := k.allocatorTrace(st, &stages[st], &lm, nil)
 			stats, err := alloc.Replay(alloc.Config{}, tr)
 			if err != nil {
 				t.Fatalf("%s stage %d: %v", c.strategy, st, err)
@@ -138,7 +138,7 @@ func TestFSDP2AllGatherStream(t *testing.T) {
 // TestJudgeShortcut: on random plans of every stack (reservedPlans'
 // models and pods, random degrees, micro-batches and recomputation),
 // the caching allocator's simulated reservation is never more than
-// ReservedBound over the tensors' count, so that judge's shortcut
+// ReservedBound over the tensors' count, so that Judge's shortcut
 // (replaying only where the count is within the bound of the usable
 // memory) gives the verdict the replay on every plan gives.
 func TestJudgeShortcut(t *testing.T) {
@@ -164,7 +164,7 @@ func TestJudgeShortcut(t *testing.T) {
 		}
 		step := Step{Model: m, Plan: pl, Pod: &p}
 		var buf [128]Stage
-		short, full := step.allocated(step.stages(buf[:0])), step.allocated(step.stages(buf[:0]))
+		short, full := step.Count(step.stages(buf[:0])), step.Count(step.stages(buf[:0]))
 		step.judgeAt(&short, false)
 		step.judgeAt(&full, true)
 		ratio := float64(full.Reserved)/float64(full.Bytes) - 1
@@ -184,25 +184,31 @@ func TestJudgeShortcut(t *testing.T) {
 // error; with a 5% error tight (110 x 0.95 = 104.5 <= 105 < 110 x 1.05);
 // at 120 GB fits (110 x 1.05 = 115.5). A reservation below the count
 // (none can be: the count is Bytes) is the count; a replay out of memory
-// is just over, whatever it reserved before.
+// is at what it needed then, at least just over, whatever it reserved
+// before: needing 130 GB of 120 usable is over at a 5% error
+// (130 x 0.95 = 123.5 > 120), just over (no figure of what it needed)
+// tight.
 func TestSettleOnReserved(t *testing.T) {
 	const GB = 1_000_000_000
 	for _, c := range []struct {
 		reserved, usable int64
 		e                float64
 		oom              bool
+		needed           int64
 		want             string
 		wantReserved     int64
 	}{
-		{110 * GB, 105 * GB, 0, false, plan.VerdictOver, 110 * GB},
-		{110 * GB, 105 * GB, 0.05, false, plan.VerdictTight, 110 * GB},
-		{110 * GB, 120 * GB, 0.05, false, plan.VerdictFits, 110 * GB},
-		{110 * GB, 100 * GB, 0, false, plan.VerdictOver, 110 * GB},
-		{90 * GB, 100 * GB, 0, false, plan.VerdictFits, 100 * GB},
-		{90 * GB, 120 * GB, 0, true, plan.VerdictOver, 120*GB + 1},
+		{110 * GB, 105 * GB, 0, false, 0, plan.VerdictOver, 110 * GB},
+		{110 * GB, 105 * GB, 0.05, false, 0, plan.VerdictTight, 110 * GB},
+		{110 * GB, 120 * GB, 0.05, false, 0, plan.VerdictFits, 110 * GB},
+		{110 * GB, 100 * GB, 0, false, 0, plan.VerdictOver, 110 * GB},
+		{90 * GB, 100 * GB, 0, false, 0, plan.VerdictFits, 100 * GB},
+		{90 * GB, 120 * GB, 0, true, 0, plan.VerdictOver, 120*GB + 1},
+		{90 * GB, 120 * GB, 0.05, true, 130 * GB, plan.VerdictOver, 130 * GB},
+		{90 * GB, 120 * GB, 0.05, true, 0, plan.VerdictTight, 120*GB + 1},
 	} {
 		pk := Peak{Bytes: 100 * GB, Usable: c.usable, Error: c.e}
-		pk.settle(&AllocatorPeak{Reserved: c.reserved, OutOfMemory: c.oom})
+		pk.settle(&AllocatorPeak{Reserved: c.reserved, OutOfMemory: c.oom, Needed: c.needed})
 		if pk.Verdict != c.want || pk.Reserved != c.wantReserved {
 			t.Errorf("reserved %d of usable %d (error %g, out of memory %v): %s at %d, want %s at %d",
 				c.reserved, c.usable, c.e, c.oom, pk.Verdict, pk.Reserved, c.want, c.wantReserved)
@@ -213,7 +219,7 @@ func TestSettleOnReserved(t *testing.T) {
 // TestVerdictBetweenCountAndReserved: a Megatron-Core plan of Llama 3 8B
 // on one H100 node whose simulated reservation is above its count: with
 // a margin that leaves the allocator a usable memory halfway between
-// the two, the count would fit and judge's verdict is over; at the
+// the two, the count would fit and Judge's verdict is over; at the
 // default margin it fits. The margin does not change the
 // allocator's replay (the device's memory does), so the reservation is
 // the same at both.
@@ -233,8 +239,8 @@ func TestVerdictBetweenCountAndReserved(t *testing.T) {
 	}
 	step := Step{Model: m, Plan: pl, Pod: &p}
 	var buf [128]Stage
-	pk := step.allocated(step.stages(buf[:0]))
-	step.judge(&pk)
+	pk := step.Count(step.stages(buf[:0]))
+	step.Judge(&pk)
 	ap := step.Allocator()
 	if pk.Verdict != plan.VerdictFits || ap.Reserved <= pk.Bytes {
 		t.Fatalf("at no margin: %s, reserved %d of %d counted; want fits, reserved above the count", pk.Verdict, ap.Reserved, pk.Bytes)
@@ -242,8 +248,8 @@ func TestVerdictBetweenCountAndReserved(t *testing.T) {
 	outside := int64(plan.CUDAContext) + plan.NCCLBuffers(&pl)
 	mid := (pk.Bytes + ap.Reserved) / 2
 	p.MemoryMargin = 1 - float64(mid+outside)/float64(p.Hardware.Memory)
-	got := step.allocated(step.stages(buf[:0]))
-	step.judge(&got)
+	got := step.Count(step.stages(buf[:0]))
+	step.Judge(&got)
 	if got.Usable <= got.Bytes || got.Usable >= ap.Reserved || got.Verdict != plan.VerdictOver || got.Reserved != ap.Reserved {
 		t.Errorf("usable %d between count %d and reserved %d: %s judged at %d, want over at the reservation", got.Usable, got.Bytes, ap.Reserved, got.Verdict, got.Reserved)
 	}

@@ -41,7 +41,7 @@ type EagerTrace struct {
 // what the allocator may hold of it at the pod's Margin (the CUDA
 // context and NCCL's buffers taken off); Reserved what PyTorch's caching
 // allocator would reserve (Step.Allocator's simulation, never below
-// Bytes; Bytes itself where the simulation was not needed: judge);
+// Bytes; Bytes itself where the simulation was not needed: Judge);
 // Verdict (plan.VerdictFits, VerdictTight, VerdictOver) Reserved against
 // Usable within Error, the regime's measured error of the peak (0 where
 // none is measured), which ErrorSource names.
@@ -136,6 +136,21 @@ func (step *Step) stages(stages []Stage) []Stage {
 func (step *Step) Fits(tight bool) bool {
 	var stageBuf [128]Stage
 	pk := step.Peak(step.stages(stageBuf[:0]))
+	return pk.Accepts(tight)
+}
+
+// CountFits is Fits on the tensors' count (Count's verdict): a step
+// that does not count-fit does not fit (a reservation is never below
+// the count), so a search sets it aside without a replay.
+func (step *Step) CountFits(tight bool) bool {
+	var stageBuf [128]Stage
+	pk := step.Count(step.stages(stageBuf[:0]))
+	return pk.Accepts(tight)
+}
+
+// Accepts is whether pk's verdict keeps its plan: fits, or tight where
+// tight says a "tight" peak counts as fitting.
+func (pk *Peak) Accepts(tight bool) bool {
 	return pk.Verdict == plan.VerdictFits || tight && pk.Verdict == plan.VerdictTight
 }
 
@@ -158,16 +173,17 @@ func (step *Step) Fits(tight bool) bool {
 // whose trace peaks highest), the peak is that trace's maximum instead,
 // by part at that instant (traced).
 //
-// The verdict is on Bytes, the tensors' count, at the pod's margin;
-// judge would weigh the caching allocator's simulated reservation
-// instead (not yet called here: its replays, even with judge's
-// shortcut, cost the search too much; docs/cluster-scale.md, Memory).
+// The verdict is on what the caching allocator would reserve (Judge).
 func (step *Step) Peak(stages []Stage) Peak {
-	return step.allocated(stages)
+	pk := step.Count(stages)
+	step.Judge(&pk)
+	return pk
 }
 
-// allocated is Peak with its verdict on Bytes, the tensors' count.
-func (step *Step) allocated(stages []Stage) Peak {
+// Count is Peak with its verdict on Bytes, the tensors' count (Reserved
+// is Bytes): what a search weighs first, judging only the plans it
+// would keep (Judge).
+func (step *Step) Count(stages []Stage) Peak {
 	var pk Peak
 	var csBuf [3]counter
 	cs := step.counters(csBuf[:0])
@@ -249,19 +265,19 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 // replayed, never a verdict.
 const ReservedBound = 0.5
 
-// judge sets pk's verdict on what the caching allocator would reserve
+// Judge sets pk's verdict (Count's: Bytes, Usable, Error and Verdict
+// are all it reads) on what the caching allocator would reserve
 // (Step.Allocator: each stage's trace replayed) rather than on the
 // tensors' count, Reserved never below Bytes. The replay costs
-// milliseconds a plan, and the search judges thousands, so it runs only
-// where it could change the verdict: a count already over stays over
-// (the reservation is at least the count), and one whose count with
-// ReservedBound added fits, fits. A replay that runs out of the device
-// (alloc.Replay's error) is over the usable memory by an unknown
-// amount: it is judged as just over. A CPU process has no caching
-// allocator: its count is its verdict.
-func (step *Step) judge(pk *Peak) { step.judgeAt(pk, false) }
+// milliseconds a plan, so it runs only where it could change the
+// verdict: a count already over stays over (the reservation is at least
+// the count), and one whose count with ReservedBound added fits, fits.
+// A replay that runs out of the device (alloc.Replay's error) is judged
+// at what it needed when it did (settle), at least just over. A
+// CPU process has no caching allocator: its count is its verdict.
+func (step *Step) Judge(pk *Peak) { step.judgeAt(pk, false) }
 
-// judgeAt is judge, the allocator replayed on every plan where always
+// judgeAt is Judge, the allocator replayed on every plan where always
 // (TestJudgeShortcut compares the two).
 func (step *Step) judgeAt(pk *Peak, always bool) {
 	if step.Pod.CPU() {
@@ -278,11 +294,12 @@ func (step *Step) judgeAt(pk *Peak, always bool) {
 
 // settle sets pk's Reserved and Verdict from the allocator's replay ap:
 // its reservation, never below the count; a replay that ran out of the
-// device as just over the usable memory.
+// device at what it needed then (ap.Needed: the blocks in use and the
+// request it could not place), at least just over the usable memory.
 func (pk *Peak) settle(ap *AllocatorPeak) {
 	pk.Reserved = max(ap.Reserved, pk.Bytes)
 	if ap.OutOfMemory {
-		pk.Reserved = max(pk.Reserved, pk.Usable+1)
+		pk.Reserved = max(pk.Reserved, ap.Needed, pk.Usable+1)
 	}
 	pk.Verdict = plan.Verdict(pk.Reserved, pk.Usable, pk.Error)
 }

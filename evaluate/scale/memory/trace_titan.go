@@ -449,8 +449,8 @@ func titanReplay(cfg alloc.Config, stages []Stage, cs []counter) *AllocatorPeak 
 		tr := c.titanStageTrace(s, &stages[s])
 		st, err := alloc.Replay(cfg, tr.ev)
 		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
-			Stage: s, Events: len(tr.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
-		if best == nil || ap.Reserved > best.Reserved {
+			Stage: s, Events: len(tr.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
+		if best == nil || ap.needs() > best.needs() {
 			best = ap
 		}
 	}

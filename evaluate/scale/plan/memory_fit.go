@@ -44,19 +44,13 @@ func NCCLBuffers(pl *Plan) int64 {
 }
 
 // DefaultMemoryMargin is the share of the GPU's memory a plan leaves
-// free by default: what PyTorch's caching allocator reserves beyond what
-// tensors hold (its fragmentation) and what the count leaves out.
-// torchtitan's H100 tables publish only what the allocator reserved
-// (docs/sweeps.md) and no run kept for checking publishes both figures,
-// so it is not yet measured: 6% is the share at which the search keeps
-// the plans it kept under the fixed 6 GiB reserve before the CUDA
-// context and NCCL's buffers were parts of their own (report megatron's
-// plans unchanged). Chosen with rows: placer report megatron's searched
-// plans of Megatron-LM's H100 and A100 tables, Llama 3 405B's and
-// Megatron-Bridge 25.11's; declared with them in Tuned, whose
-// out-of-sample figures set it to 0 for those sources. --memory-margin
-// sets it.
-const DefaultMemoryMargin = 0.06
+// free by default beyond the CUDA context and NCCL's buffers: none. The
+// verdict weighs what PyTorch's caching allocator would reserve, its
+// fragmentation included (memory.Peak: the allocator simulated on the
+// step's allocation trace), so no chosen share stands in for it: the 6%
+// once chosen with report megatron's rows is removed. --memory-margin
+// sets a user's own extra reserve.
+const DefaultMemoryMargin = 0.0
 
 // MaxMemoryMargin bounds --memory-margin: a margin of half the GPU is a
 // mistake, not a judgement.

@@ -37,25 +37,11 @@ type TunedConstant struct {
 // Tuned are the cost model's constants chosen with published rows, each
 // declared once here beside its sources and its value without them
 // (TestTunedInventory holds docs/constants.md to this list).
-var Tuned = []TunedConstant{
-	{
-		Name: "DefaultMemoryMargin", Value: DefaultMemoryMargin, Without: 0,
-		// report megatron's tables at the time the margin replaced the
-		// fixed 6 GiB reserve: Megatron-LM's H100 table and strong
-		// scaling, its 2022 A100 table, Llama 3 405B's and
-		// Megatron-Bridge 25.11's.
-		Sources: []string{"megatron-lm-h100", "korthikanti-2022", "llama3-405b", "megatron-bridge"},
-		Rows: "chosen, not measured: the share at which placer report megatron's searched plans (every row of its tables) " +
-			"stayed as they were under the fixed 6 GiB reserve; without them no share is known, and the plan keeps only " +
-			"the CUDA context and NCCL's buffers free (margin 0)",
-		Set: func(p *Pod, v float64) {
-			p.MemoryMargin = v
-			if v == 0 {
-				p.MemoryMargin = NoMemoryMargin
-			}
-		},
-	},
-}
+//
+// None now: the one there was, DefaultMemoryMargin (6%, chosen with
+// report megatron's searched plans), gave way to the verdict on the
+// caching allocator's simulated reservation (memory.Peak).
+var Tuned = []TunedConstant{}
 
 // WithoutSource is pod p with every constant of tuned that source's rows
 // chose set to its value without them, and what was reset ("Name

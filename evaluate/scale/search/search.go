@@ -195,7 +195,11 @@ func (sp Space) unitSplit(layers, P int) []stageSplit {
 }
 
 // Result is what Search found: the fastest plan that fits, how many
-// plans it evaluated and how many of them fit.
+// plans it evaluated and how many of them fit. A plan's verdict is first
+// on the tensors' count (scale.EvaluateCounted); only a plan that would
+// be kept (the best so far, or one of Top) is judged on the caching
+// allocator's simulated reservation (scale.Judge), so Fitting and Tight
+// count the others on their count.
 type Result struct {
 	Best      scale.Result
 	Found     bool
@@ -204,6 +208,10 @@ type Result struct {
 	// Tight is the plans set aside as "tight" (Space.AllowTight false),
 	// not counted in Fitting.
 	Tight int
+	// Judged is how many plans were judged on the reservation (would
+	// have been kept on the count), OverReserved how many of them it
+	// set aside: over on the reservation, not counted in Fitting.
+	Judged, OverReserved int
 	// Refused is how many plans of the space the target framework's
 	// export refuses (Target.Refuses), set aside before they are
 	// evaluated and not counted in Evaluated; RefusedWhy is the first
@@ -239,7 +247,13 @@ func Search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space) (Resu
 	if err := m.Check(); err != nil {
 		return Result{}, err
 	}
+	return search(ctx, m, p, sp, false)
+}
+
+// search is Search, every plan judged on the reservation where always.
+func search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space, always bool) (Result, error) {
 	sr := newSearcher(m, p, sp)
+	sr.always = always
 	if err := sr.uniformStages(ctx); err != nil {
 		return sr.out, err
 	}
@@ -259,6 +273,9 @@ type searcher struct {
 	recomputes   []searchRecompute
 	cache        scale.PhaseCache
 	out          Result
+	// always judges every plan on the reservation (scale.EvaluateCached),
+	// the search try's shortcut is held to (TestSearchJudgesAsAlways).
+	always bool
 }
 
 // newSearcher is Search's state before any plan: the space's limits on
@@ -287,16 +304,44 @@ func (sr *searcher) better(r scale.Result) bool {
 	return r.Plan.ReplicaGPUs() < sr.out.Best.Plan.ReplicaGPUs()
 }
 
+// entersTop reports whether keepTop would insert r into the Top.
+func (sr *searcher) entersTop(r *scale.Result) bool {
+	k, top := sr.sp.Top, sr.out.Top
+	return k > 0 && (len(top) < k || r.Step < top[k-1].Step)
+}
+
+// tried is what try made of a strategy.
+type tried int
+
+const (
+	// setAside: not a plan of the space, refused, over on the count, or
+	// tight (Space.AllowTight false).
+	setAside tried = iota
+	// fitted: fits, judged on the reservation where it would be kept.
+	fitted
+	// overReserved: fits on the count and would be kept, but the caching
+	// allocator's reservation (scale.Judge) sets it aside: over, or tight
+	// (Space.AllowTight false; counted in Tight).
+	overReserved
+)
+
 // try evaluates s, counts it, keeps it if it is the best or among the
-// Top, and reports whether it fits.
-func (sr *searcher) try(s plan.Strategy) bool {
+// Top, and reports what it made of it. The verdict is the tensors'
+// count's (scale.EvaluateCounted) for a plan that would not be kept
+// anyway, and the caching allocator's simulated reservation
+// (scale.Judge, a replay of milliseconds) for one that would: a plan
+// over on the count is over on the reservation (never below it), and
+// which plan is kept depends only on the verdicts of those it would
+// keep, so the search keeps the plans it would with every plan judged
+// (TestSearchJudgesAsAlways).
+func (sr *searcher) try(s plan.Strategy) tried {
 	sp := sr.sp
 	if sp.Prefilter != nil && !sp.Prefilter(s) {
-		return false
+		return setAside
 	}
 	pl, err := plan.Resolve(sr.m, s, sr.p)
 	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
-		return false
+		return setAside
 	}
 	if sp.For.Refuses != nil {
 		if why := sp.For.Refuses(pl); why != nil {
@@ -304,17 +349,28 @@ func (sr *searcher) try(s plan.Strategy) bool {
 				sr.out.RefusedWhy = why.Error()
 			}
 			sr.out.Refused++
-			return false
+			return setAside
 		}
 	}
-	r := scale.EvaluateCached(sr.m, pl, &sr.p, sr.cache, false)
+	r := sr.evaluate(pl)
 	sr.out.Evaluated++
-	if !r.Fits {
-		return false
+	if !sr.accepts(&r) {
+		return setAside
 	}
-	if r.Verdict == plan.VerdictTight && !sp.AllowTight {
-		sr.out.Tight++
-		return false
+	if !sr.always && !sr.better(r) && !sr.entersTop(&r) {
+		sr.out.Fitting++
+		return fitted
+	}
+	if !sr.always {
+		r = scale.Judge(sr.m, &sr.p, r)
+		sr.out.Judged++
+		if !r.Fits {
+			sr.out.OverReserved++
+			return overReserved
+		}
+		if !sr.accepts(&r) {
+			return overReserved // tight on the reservation, set aside
+		}
 	}
 	sr.out.Fitting++
 	if sr.better(r) {
@@ -322,6 +378,29 @@ func (sr *searcher) try(s plan.Strategy) bool {
 	}
 	if sp.Top > 0 {
 		sr.out.Top = keepTop(sr.out.Top, r, sp.Top)
+	}
+	return fitted
+}
+
+// evaluate is plan pl's result, its verdict on the count
+// (scale.EvaluateCounted), or judged (scale.EvaluateCached) where
+// always.
+func (sr *searcher) evaluate(pl plan.Plan) scale.Result {
+	if sr.always {
+		return scale.EvaluateCached(sr.m, pl, &sr.p, sr.cache, false)
+	}
+	return scale.EvaluateCounted(sr.m, pl, &sr.p, sr.cache)
+}
+
+// accepts reports whether r's verdict keeps it, counting a tight one
+// set aside (Result.Tight).
+func (sr *searcher) accepts(r *scale.Result) bool {
+	if !r.Fits {
+		return false
+	}
+	if r.Verdict == plan.VerdictTight && !sr.sp.AllowTight {
+		sr.out.Tight++
+		return false
 	}
 	return true
 }
@@ -477,6 +556,8 @@ func (sr *searcher) recomputed(base plan.Strategy) {
 	// keeps[dist]: the plan without recomputation fits, so no block
 	// recomputation of it can be the fastest (it only adds forward passes)
 	// and, without Top to fill, fewestRecomputed's search is skipped.
+	// Fitted on its count alone (try did not judge it), it was no faster
+	// than the best then, and so is no block recomputation of it.
 	var keeps [3]bool
 	for _, rcm := range sr.recomputes {
 		rc := rcm.rc
@@ -493,7 +574,7 @@ func (sr *searcher) recomputed(base plan.Strategy) {
 			s.FP8Gather = sp.FP8Gather && s.FSDP
 			fits := sr.try(s)
 			if rc == plan.NoRecompute {
-				keeps[di] = fits
+				keeps[di] = fits == fitted
 			}
 			if s.Experts > 1 && rc != plan.FullRecompute && (P == 1 || V > 1) {
 				// The experts' all-to-alls overlapped with another
@@ -503,10 +584,7 @@ func (sr *searcher) recomputed(base plan.Strategy) {
 				sr.try(o)
 			}
 			if rc == plan.FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
-				if k := fewestRecomputed(sr.m, s, &sr.p, sp.AllowTight); k > 0 {
-					s.RecomputeLayers = k
-					sr.try(s)
-				}
+				sr.blockRecomputed(s)
 			}
 		}
 	}
@@ -543,6 +621,33 @@ func expertMeshes(m transformer.Spec, T, C, D int) []expertMesh {
 	return out
 }
 
+// blockRecomputed tries s, a plan with full recomputation, with the
+// fewest layers per model chunk recomputing that fit (fewestRecomputed),
+// found on the tensors' count: where the reservation sets that plan
+// aside (overReserved), the fewest that fit on the reservation are more,
+// found on it. A plan with more layers recomputing is no faster, so
+// where the count's fewest would not be kept neither would the
+// reservation's.
+func (sr *searcher) blockRecomputed(s plan.Strategy) {
+	fits := scale.CountFitsTight
+	if sr.always {
+		fits = scale.FitsTight
+	}
+	k := fewestRecomputed(sr.m, s, &sr.p, 1, func(pl plan.Plan) bool { return fits(sr.m, pl, &sr.p, sr.sp.AllowTight) })
+	if k == 0 {
+		return
+	}
+	s.RecomputeLayers = k
+	if sr.try(s) != overReserved {
+		return
+	}
+	k = fewestRecomputed(sr.m, s, &sr.p, k+1, func(pl plan.Plan) bool { return scale.FitsTight(sr.m, pl, &sr.p, sr.sp.AllowTight) })
+	if k > 0 {
+		s.RecomputeLayers = k
+		sr.try(s)
+	}
+}
+
 // keepTop inserts r into top, kept sorted by step time (stable: earlier
 // plans first among equals) and at most k long.
 func keepTop(top []scale.Result, r scale.Result, k int) []scale.Result {
@@ -560,26 +665,27 @@ func keepTop(top []scale.Result, r scale.Result, k int) []scale.Result {
 }
 
 // fewestRecomputed is, for plan s with full recomputation, the fewest
-// layers per model chunk that can recompute (block recomputation) with
-// the plan still fitting, 0 when every layer must (or the plan does not
-// fit at all). Fewer recomputing layers is faster and takes more memory,
-// so the fewest that fits is the fastest: a bisection. A tight plan
-// fits only where tight (Space.AllowTight).
-func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, tight bool) int {
+// layers per model chunk, from, that can recompute (block
+// recomputation) with the plan still fitting (fits), 0 when every layer
+// must (or the plan does not fit at all). Fewer recomputing layers is
+// faster and takes more memory, so the fewest that fits is the fastest:
+// a bisection.
+func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, from int, fits func(plan.Plan) bool) int {
+	s.RecomputeLayers = 0
 	all, err := plan.Resolve(m, s, *p)
-	if err != nil || !scale.FitsTight(m, all, p, tight) {
+	if err != nil || !fits(all) {
 		return 0
 	}
 	most := 0
 	for _, l := range all.Stages {
 		most = max(most, (l+all.VP-1)/all.VP)
 	}
-	lo, hi := 1, most // the answer is in [lo, hi]; hi = most is every layer
+	lo, hi := max(from, 1), most // the answer is in [lo, hi]; hi = most is every layer
 	for lo < hi {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := plan.Resolve(m, s, *p)
-		if err == nil && scale.FitsTight(m, pl, p, tight) {
+		if err == nil && fits(pl) {
 			hi = mid
 		} else {
 			lo = mid + 1

@@ -255,7 +255,7 @@ func TestFewestRecomputed(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, &q, false); got != want {
+		if got := fewestRecomputed(m, full, &q, 1, func(pl plan.Plan) bool { return scale.FitsTight(m, pl, &q, false) }); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
 	}
@@ -315,9 +315,12 @@ func TestContextSearch(t *testing.T) {
 }
 
 // TestFitsAsEvaluated: fits, the memory alone, says what a whole
-// evaluation's Fits says, on every plan Search enumerates for models
-// that fit, fit only with recomputation, and do not fit at all.
+// evaluation's Fits says, on the count (CountFitsTight, EvaluateCounted)
+// on every plan Search enumerates for models that fit, fit only with
+// recomputation, and do not fit at all, and on the reservation
+// (FitsTight, EvaluateCached) on a sample of them.
 func TestFitsAsEvaluated(t *testing.T) {
+	const judgedEvery = 37
 	for _, c := range []struct {
 		m    transformer.Spec
 		pod  string
@@ -334,9 +337,17 @@ func TestFitsAsEvaluated(t *testing.T) {
 		n, yes := 0, 0
 		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl plan.Plan) bool {
 			n++
-			want := scale.EvaluateCached(c.m, pl, &p, nil, false).Fits
-			if got := scale.FitsTight(c.m, pl, &p, true); got != want {
-				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
+			want := scale.EvaluateCounted(c.m, pl, &p, nil).Fits
+			if got := scale.CountFitsTight(c.m, pl, &p, true); got != want {
+				t.Errorf("%s: fits on the count %v, evaluated %v", pl, got, want)
+			}
+			if n%judgedEvery == 0 {
+				// The verdict on the reservation, a replay of
+				// milliseconds: on every judgedEvery-th plan.
+				want := scale.EvaluateCached(c.m, pl, &p, nil, false).Fits
+				if got := scale.FitsTight(c.m, pl, &p, true); got != want {
+					t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
+				}
 			}
 			if want {
 				yes++
@@ -377,7 +388,7 @@ func TestCachedAsEvaluated(t *testing.T) {
 		n, bad := 0, 0
 		c.sp.Keep = func(pl plan.Plan) bool {
 			n++
-			got, want := scale.EvaluateCached(c.m, pl, &p, cache, false), scale.EvaluateCached(c.m, pl, &p, nil, false)
+			got, want := scale.EvaluateCounted(c.m, pl, &p, cache), scale.EvaluateCounted(c.m, pl, &p, nil)
 			if !reflect.DeepEqual(got, want) && bad < 5 {
 				bad++
 				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)
@@ -429,9 +440,12 @@ func TestPrefilterKeepsTheBest(t *testing.T) {
 // plan without recomputation 1% over its peak (within the regime's
 // ±1.9%: tight): the search sets it aside and counts it, and with
 // AllowTight keeps it (the fastest, no forward run again) and counts it
-// among the fitting. The recomputing plans' bisection takes a tight
-// plan as fitting only with AllowTight: by default no plan the search
-// returns is tight.
+// among the fitting (every plan it evaluates is fitting, or over on the
+// reservation it is judged on where it would keep it: OverReserved).
+// The recomputing plans' bisection takes a tight plan as fitting only
+// with AllowTight: by default no plan the search returns is tight (one
+// recomputing layer fits on the count and is tight on the reservation:
+// the search takes two).
 func TestSearchSetsTightAside(t *testing.T) {
 	m, err := transformer.Parse("llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=2048,vocab=128256,batch=16")
 	if err != nil {
@@ -476,9 +490,14 @@ func TestSearchSetsTightAside(t *testing.T) {
 			t.Errorf("default: %s kept, %q", r.Plan, r.Verdict)
 		}
 	}
-	if all.Tight != 0 || all.Fitting < def.Fitting+def.Tight || all.Best.Verdict != plan.VerdictTight || all.Best.Plan.Recompute != plan.NoRecompute {
-		t.Errorf("allow tight: %d set aside, %d fitting, best %s %q; want 0, at least %d, no recomputation, tight",
-			all.Tight, all.Fitting, all.Best.Plan, all.Best.Verdict, def.Fitting+def.Tight)
+	// No plan here is over on the count: every one evaluated is counted
+	// as fitting, tight or over on the reservation.
+	if def.Fitting+def.Tight+def.OverReserved != def.Evaluated {
+		t.Errorf("default: %d fitting, %d tight, %d over on the reservation of %d evaluated", def.Fitting, def.Tight, def.OverReserved, def.Evaluated)
+	}
+	if all.Tight != 0 || all.Fitting+all.OverReserved != all.Evaluated || all.Best.Verdict != plan.VerdictTight || all.Best.Plan.Recompute != plan.NoRecompute {
+		t.Errorf("allow tight: %d set aside, %d fitting and %d over on the reservation of %d, best %s %q; want 0, all, no recomputation, tight",
+			all.Tight, all.Fitting, all.OverReserved, all.Evaluated, all.Best.Plan, all.Best.Verdict)
 	}
 }
 
