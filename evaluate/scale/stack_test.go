@@ -213,7 +213,7 @@ func TestStackRefused(t *testing.T) {
 		{stackMoE, "dp=8,ep=8,cuda-graphs=full", "cuda-graphs=full with dropless routing"},
 		{stackMoE, "dp=8,ep=8,cuda-graphs=dense,recompute=full", "cuda-graphs=dense with recompute=full"},
 		{stackMoE, "pp=2,vp=2,dp=4,ep=4,dispatcher=allgather,epoverlap=on", "epoverlap=on with dispatcher=allgather"},
-		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather or flex`},
+		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather, flex (deepep) or hybridep`},
 		{stackMoE, "dp=8,ep=8,routing=capacity:0", "want capacity:F"},
 		{stackMoE, "dp=8,ep=8,permute-fusion=maybe", `"maybe" is not on or off`},
 		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
