@@ -149,20 +149,19 @@ func (c *coster) tpCPReduce(b float64) phase {
 // once (the few padded rows left out); the backward of each is the
 // other's kernel on the gradient: 3 kernels each way. None in BF16, with
 // SequentialMLP (grouped-gemm=off), off Megatron's layers, with the flex
-// dispatcher (HybridEP pads each expert's count in its dispatch under
-// fp8 or fp4: token_dispatcher.py _HybridEPManager, pad_multiple from
-// get_align_size_for_quantization, at b0cc2706, d7288711 and d0b3b775,
-// so the GEMMs' padding finds them aligned; DeepEP does not, without
-// moe_router_padding_for_quantization, but placer does not tell the two
-// backends apart and every flex row of the Qwen3 sweeps but 26.02's H100
-// row runs HybridEP), and where
+// dispatcher's HybridEP backend (dispatcher=hybridep: HybridEP pads each
+// expert's count in its dispatch under fp8 or fp4: token_dispatcher.py
+// _HybridEPManager, pad_multiple from get_align_size_for_quantization,
+// at b0cc2706, d7288711 and d0b3b775, so the GEMMs' padding finds them
+// aligned; DeepEP, dispatcher=flex, does not pad without
+// moe_router_padding_for_quantization, so its rows are padded here), and where
 // capacity routing pads every expert to an aligned count
 // (apply_router_token_dropping with pad_to_capacity: each source rank's
 // get_capacity(nl x TopK, E, factor) = ceil(nl x TopK / E x factor)
 // rows an expert, EP x ETP of them gathered: 25.09's token-dropping
 // rows at 4,096 or 8,192 tokens give 256 or 512, aligned).
 func (c *coster) quantPadding(rows, nl float64) (fwd, bwd phase) {
-	if c.fp8 == 0 || !c.megatronLayers() || c.pl.Run.ExpertLoop || c.pl.Run.Dispatcher == plan.DispatcherFlex {
+	if c.fp8 == 0 || !c.megatronLayers() || c.pl.Run.ExpertLoop || c.pl.Run.HybridEP {
 		return fwd, bwd
 	}
 	if f := c.pl.Run.Capacity; f > 0 {

@@ -118,8 +118,9 @@ func TestAuxLoss(t *testing.T) {
 // 134,217,728 bytes the tokens' padding and the output's unpadding each
 // read and write, the probabilities' padding 65,536: 3 launches forward,
 // the same 3 backward. None in BF16, with SequentialMLP
-// (grouped-gemm=off), on torchtitan's layer, or with the flex dispatcher
-// (HybridEP's dispatch pads the counts); none with capacity
+// (grouped-gemm=off), on torchtitan's layer, or with HybridEP
+// (dispatcher=hybridep: its dispatch pads the counts; DeepEP's,
+// dispatcher=flex, does not: padded); none with capacity
 // routing at factor 1 (4,096 x 8 / 128 = 256 rows an expert from each of
 // 16 ranks: 4,096, aligned); at factor 1.01 on one rank ceil(258.56) =
 // 259 rows an expert, not aligned: padded.
@@ -131,7 +132,8 @@ func TestQuantPadding(t *testing.T) {
 		fwd        [][4]float64
 	}{
 		{"FP8 current scaling", q30A2A, pads},
-		{"HybridEP pads in its dispatch (flex)", q30Plan, nil},
+		{"HybridEP pads in its dispatch", q30A2A + ",dispatcher=hybridep", nil},
+		{"DeepEP does not (flex)", q30Plan, pads},
 		{"BF16", "ep=16,dp=16,mbs=1,distopt=on,stack=megatron-bridge-26.04", nil},
 		{"SequentialMLP", q30A2A + ",grouped-gemm=off", nil},
 		{"torchtitan", "ep=16,dp=16,mbs=1,fp8=current,stack=torchtitan-0.2", nil},

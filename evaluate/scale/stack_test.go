@@ -213,7 +213,7 @@ func TestStackRefused(t *testing.T) {
 		{stackMoE, "dp=8,ep=8,cuda-graphs=full", "cuda-graphs=full with dropless routing"},
 		{stackMoE, "dp=8,ep=8,cuda-graphs=dense,recompute=full", "cuda-graphs=dense with recompute=full"},
 		{stackMoE, "pp=2,vp=2,dp=4,ep=4,dispatcher=allgather,epoverlap=on", "epoverlap=on with dispatcher=allgather"},
-		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather or flex`},
+		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather, flex (deepep) or hybridep`},
 		{stackMoE, "dp=8,ep=8,routing=capacity:0", "want capacity:F"},
 		{stackMoE, "dp=8,ep=8,permute-fusion=maybe", `"maybe" is not on or off`},
 		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
@@ -239,6 +239,7 @@ func TestStackRoundTrip(t *testing.T) {
 		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
 		"dp=8,stack=torchtitan-0.2,compile=on",
 		"dp=4,cp=2,stack=torchtitan-0.2,compile=on,cp-rotate=alltoall",
+		"dp=8,ep=8,stack=model-zoo-moe-dev,dispatcher=hybridep",
 	} {
 		s, err := plan.ParseStrategy(text)
 		if err != nil {
@@ -247,6 +248,20 @@ func TestStackRoundTrip(t *testing.T) {
 		again, err := plan.ParseStrategy(s.String())
 		if err != nil || !again.Equal(s) || again.Software.Settings() != s.Software.Settings() {
 			t.Errorf("%s: written %q, read back %+v, %v", text, s.String(), again.Software, err)
+		}
+	}
+	// dispatcher=hybridep is flex with HybridEP; deepep and flex are
+	// flex with DeepEP.
+	for _, c := range []struct {
+		text   string
+		hybrid bool
+	}{{"ep=8,dispatcher=hybridep", true}, {"ep=8,dispatcher=deepep", false}, {"ep=8,dispatcher=flex", false}} {
+		s, err := plan.ParseStrategy(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Software.Settings(); got.Dispatcher != plan.DispatcherFlex || got.HybridEP != c.hybrid {
+			t.Errorf("%s: dispatcher %s, HybridEP %v; want flex, %v", c.text, got.Dispatcher, got.HybridEP, c.hybrid)
 		}
 	}
 	s, _ := plan.ParseStrategy("stack=megatron-core-0.16,grouped-gemm=on")

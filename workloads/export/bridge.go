@@ -282,8 +282,8 @@ func bridgeData(s plan.Strategy, D int, set func(string, any)) {
 }
 
 // bridgeExperts writes the experts' stack as TransformerConfig's fields,
-// as moeStack writes Megatron-LM's flags: the dispatcher (flex with the
-// DeepEP backend placer costs), grouped GEMMs, the fused permutation and
+// as moeStack writes Megatron-LM's flags: the dispatcher (flex with its
+// backend, DeepEP or HybridEP), grouped GEMMs, the fused permutation and
 // router, a capacity factor padded to capacity, and the all-to-all
 // overlap (model.overlap_moe_expert_parallel_comm with
 // model.delay_wgrad_compute; Bridge's CommOverlapConfig, absent from
@@ -292,7 +292,7 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 	st := s.Software.Settings()
 	set("model.moe_token_dispatcher_type", st.Dispatcher)
 	if st.Dispatcher == plan.DispatcherFlex {
-		set("model.moe_flex_dispatcher_backend", "deepep")
+		set("model.moe_flex_dispatcher_backend", flexBackend(st))
 	}
 	set("model.moe_grouped_gemm", !st.ExpertLoop)
 	set("model.moe_permute_fusion", !st.UnfusedPermute)

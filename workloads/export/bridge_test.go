@@ -297,3 +297,24 @@ func FuzzBridgeOverrides(f *testing.F) {
 		}
 	})
 }
+
+// TestBridgeFlexBackend: the flex dispatcher's backend as the plan names
+// it, Megatron-Core's moe_flex_dispatcher_backend: DeepEP for
+// dispatcher=flex, HybridEP for dispatcher=hybridep.
+func TestBridgeFlexBackend(t *testing.T) {
+	_, moe := bridgeModels(t)
+	for _, c := range []struct{ dispatcher, want string }{
+		{plan.DispatcherFlex, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=deepep "},
+		{plan.DispatcherHybridEP, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep "},
+	} {
+		s := plan.Strategy{Replicas: 8, Experts: 4, ExpertTensor: 1, MicroBatchSize: 1, MicroBatches: 2, DistOpt: true,
+			Software: plan.Software{Dispatcher: c.dispatcher}}
+		got, err := BridgeOverrides(moe, s, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(got, " "); !strings.Contains(g, c.want) {
+			t.Errorf("dispatcher=%s: overrides\n%s\nwant %q in them", c.dispatcher, g, c.want)
+		}
+	}
+}

@@ -380,8 +380,10 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 // moeStack writes the software keys of a mixture-of-experts plan (the
 // strategy's stack= and its own keys: evaluate/scale's Settings, as
 // placer costs them) as Megatron-Core 0.16's arguments: the token
-// dispatcher (flex as DeepEP, the backend placer costs: HybridEP is
-// costed as DeepEP), the fused permutation and router
+// dispatcher (flex with its backend: DeepEP, or HybridEP where the plan
+// says dispatcher=hybridep; core_v0.16.1 transformer_config.py
+// moe_flex_dispatcher_backend Literal['deepep', 'hybridep'], a flag
+// through arguments.py's ArgumentGroupFactory), the fused permutation and router
 // (--moe-permute-fusion, --moe-router-fusion; off by default in
 // Megatron-Core, on in placer's default stack as in Megatron-Bridge's
 // recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
@@ -390,7 +392,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	add("--moe-token-dispatcher-type", st.Dispatcher)
 	if st.Dispatcher == plan.DispatcherFlex {
-		add("--moe-flex-dispatcher-backend", "deepep")
+		add("--moe-flex-dispatcher-backend", flexBackend(st))
 	}
 	if !st.ExpertLoop {
 		add("--moe-grouped-gemm")
@@ -552,4 +554,13 @@ func shellWord(w string) string {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// flexBackend is Megatron-Core's moe_flex_dispatcher_backend of the flex
+// dispatcher's settings st: "hybridep" or "deepep".
+func flexBackend(st plan.Settings) string {
+	if st.HybridEP {
+		return plan.DispatcherHybridEP
+	}
+	return "deepep"
 }

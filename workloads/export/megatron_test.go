@@ -230,6 +230,8 @@ func TestMegatronStack(t *testing.T) {
 			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-permute-fusion --moe-router-fusion ",
 				"--cuda-graph-impl transformer_engine --cuda-graph-scope attn"},
 			[]string{"--moe-grouped-gemm", "--cuda-graph-scope attn mlp"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=hybridep",
+			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "}, []string{"deepep"}, ""},
 		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,routing=capacity:1.25,cuda-graphs=full",
 			[]string{"--moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity", "--cuda-graph-scope attn moe"}, nil, ""},
 		{dense, "tp=1,pp=1,dp=8,mbs=2,cuda-graphs=dense", []string{"--cuda-graph-impl transformer_engine --cuda-graph-scope attn mlp"}, []string{"--moe-"}, ""},

@@ -62,8 +62,9 @@ func (step *Step) Allocator() *AllocatorPeak {
 	var csBuf [3]counter
 	var stageBuf [128]Stage
 	cs, stages := step.counters(csBuf[:0]), step.stages(stageBuf[:0])
+	_, flex := DispatcherBuffers(pl, &step.Model, p)
 	cfg := alloc.Config{Expandable: expandable(pl), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - DeepEPBuffers(pl, &step.Model)}
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - flex}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}

@@ -126,14 +126,11 @@ func align128(n int64) int64 { return (n + 127) / 128 * 128 }
 // NVLink buffer with its signals and the workspace (cudaMalloc), and
 // the RDMA buffer as the NVSHMEM heap maps it (whole 512 MiB pieces).
 // None without the flex dispatcher or where the dispatcher's group is
-// one GPU. HybridEP, Megatron-Core's other flex backend
-// (moe_flex_dispatcher_backend "hybridep"), sizes its buffers by the
-// tokens a rank sends (init_hybrid_ep_buffer's seq_len) and has no
-// setting of its own here: its rows are costed as DeepEP, buffers
-// included.
+// one GPU, and under HybridEP, Megatron-Core's other flex backend
+// (dispatcher=hybridep: HybridEPBuffers).
 func DeepEPBuffers(pl *plan.Plan, m *transformer.Spec) int64 {
 	ranks := pl.ETP * pl.EP
-	if pl.Run.Dispatcher != plan.DispatcherFlex || !m.MoE() || ranks <= 1 {
+	if pl.Run.Dispatcher != plan.DispatcherFlex || pl.Run.HybridEP || !m.MoE() || ranks <= 1 {
 		return 0
 	}
 	nvl, rdma := deepEPHints(m.Hidden, ranks)

@@ -231,8 +231,8 @@ func (step *Step) Count(stages []Stage) Peak {
 }
 
 // finish adds to pk (Bytes and its parts counted) what the allocator
-// does not hold (the CUDA context, NCCL's buffers, DeepEP's buffers
-// under the flex dispatcher: DeepEPBuffers), the GPU's usable memory
+// does not hold (the CUDA context, NCCL's buffers, DeepEP's or
+// HybridEP's buffers under the flex dispatcher: DispatcherBuffers), the GPU's usable memory
 // and the verdict at the regime's measured error e, for plans of
 // counter c.
 func (pk *Peak) finish(c *counter, e plan.RegimeError) {
@@ -245,8 +245,8 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
 			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
 		outside = ctx + nccl
-		if dv := DeepEPBuffers(&c.pl, &c.m); dv > 0 {
-			pk.Parts = append(pk.Parts, plan.MemoryPart{Name: "DeepEP buffers", Bytes: dv, Outside: true})
+		if name, dv := DispatcherBuffers(&c.pl, &c.m, c.pod); dv > 0 {
+			pk.Parts = append(pk.Parts, plan.MemoryPart{Name: name, Bytes: dv, Outside: true})
 			outside += dv
 		}
 	}

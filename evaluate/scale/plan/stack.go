@@ -20,8 +20,9 @@ type Software struct {
 	// Stack is the named stack (Stacks' keys; "": the default).
 	Stack string
 	// Dispatcher is Megatron-Core's moe_token_dispatcher_type
-	// (DispatcherAllToAll, DispatcherAllGather, DispatcherFlex; "": the
-	// stack's).
+	// (DispatcherAllToAll, DispatcherAllGather, DispatcherFlex with
+	// DeepEP, DispatcherHybridEP: flex with moe_flex_dispatcher_backend
+	// "hybridep"; "": the stack's).
 	Dispatcher string
 	// PermuteFusion, RouterFusion and GroupedGEMM are Megatron-Core's
 	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm (Unset:
@@ -67,6 +68,7 @@ const (
 	DispatcherAllToAll  = "alltoall"
 	DispatcherAllGather = "allgather"
 	DispatcherFlex      = "flex"
+	DispatcherHybridEP  = "hybridep"
 
 	GraphsOff   = "off"
 	GraphsDense = "dense"
@@ -83,6 +85,12 @@ type Settings struct {
 	// Dispatcher is the token dispatcher (alltoall, allgather or flex:
 	// DeepEP's fused kernels).
 	Dispatcher string
+	// HybridEP: the flex dispatcher's backend is HybridEP
+	// (moe_flex_dispatcher_backend "hybridep", dispatcher=hybridep), not
+	// DeepEP. Its kernels are costed as DeepEP's (placer has no HybridEP
+	// measurement); its fixed buffers (memory.HybridEPBuffers) and its
+	// padding of each expert's rows in the dispatch under FP8 are its own.
+	HybridEP bool
 	// UnfusedPermute, UnfusedRouter and ExpertLoop are
 	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm off:
 	// the permutation as Megatron-Core's sequence of small PyTorch
@@ -180,7 +188,8 @@ type NamedStack struct {
 //     apply_flex_dispatcher_backend) and HybridEP from 26.02.01 on
 //     (v0.3.1 to v0.5.0: moe_flex_dispatcher_backend "hybridep",
 //     moe_token_dispatcher_type "flex" in qwen3_30b_a3b_pretrain_config_h100):
-//     dispatcher=flex, HybridEP costed as DeepEP's kernels. The releases'
+//     dispatcher=flex for DeepEP, dispatcher=hybridep for HybridEP (its
+//     kernels costed as DeepEP's). The releases'
 //     settings are the same: a stack each makes every row's reading
 //     explicit (TestBridgeStacks). megatron-bridge-25.11 is what placer
 //     costed before (v0.2.1 sets the same on H100: git diff v0.2.0 v0.2.1);
@@ -288,7 +297,10 @@ func (sw Software) Settings() Settings {
 		}
 	}
 	if sw.Dispatcher != "" {
-		st.Dispatcher = sw.Dispatcher
+		st.Dispatcher, st.HybridEP = sw.Dispatcher, false
+	}
+	if sw.Dispatcher == DispatcherHybridEP {
+		st.Dispatcher, st.HybridEP = DispatcherFlex, true
 	}
 	set := func(t Toggle, off *bool) {
 		if t != Unset {
@@ -333,9 +345,9 @@ func (sw Software) check() error {
 		}
 	}
 	switch sw.Dispatcher {
-	case "", DispatcherAllToAll, DispatcherAllGather, DispatcherFlex:
+	case "", DispatcherAllToAll, DispatcherAllGather, DispatcherFlex, DispatcherHybridEP:
 	default:
-		return strategyError("dispatcher %q: want alltoall, allgather or flex", sw.Dispatcher)
+		return strategyError("dispatcher %q: want alltoall, allgather, flex (deepep) or hybridep", sw.Dispatcher)
 	}
 	switch sw.Graphs {
 	case "", GraphsOff, GraphsDense, GraphsFull:
@@ -466,7 +478,7 @@ func (sw Software) keys() []string {
 }
 
 // Short is st in a plan's short form where it differs from
-// DefaultSettings (report's tables): "ag" or "flex" for the dispatcher,
+// DefaultSettings (report's tables): "ag", "flex" or "hybridep" for the dispatcher,
 // "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
 // per expert, "cg" or "cgfull" CUDA graphs, "capF" capacity routing,
 // "lf" the fused cross-entropy; ""
@@ -479,7 +491,7 @@ func (st Settings) Short(moe bool) string {
 		case DispatcherAllGather:
 			parts = append(parts, "ag")
 		case DispatcherFlex:
-			parts = append(parts, "flex")
+			parts = append(parts, map[bool]string{false: "flex", true: "hybridep"}[st.HybridEP])
 		}
 		if st.UnfusedPermute {
 			parts = append(parts, "pu")

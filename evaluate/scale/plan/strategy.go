@@ -668,7 +668,7 @@ func (s Strategy) moeString() []string {
 // recompute=selective) and embedding-layer and loss-layer (on: the
 // embedding, the loss counted as a layer of the pipeline split) and the
 // software stack's keys (stack.go): stack (a named stack: Stacks),
-// dispatcher (alltoall, allgather or flex), permute-fusion, router-fusion
+// dispatcher (alltoall, allgather, flex or hybridep), permute-fusion, router-fusion
 // and grouped-gemm (on or off), cuda-graphs (off, dense or full),
 // routing (dropless or capacity:F) and loss-fusion (on: Transformer
 // Engine's fused cross-entropy), each written over the stack's, and

@@ -86,20 +86,22 @@ func BenchmarkSearchBridgeLargestFor(b *testing.B) {
 // sweeps names the stack of the release in its label, and the settings
 // in effect are its release's with its model's own (by hand, from the
 // recipes: 25.09's Qwen3 rows capacity factor 1; Qwen3-30B-A3B the flex
-// dispatcher from 26.02 on; everything else the all-to-all dispatcher,
-// dropless).
+// dispatcher from 26.02 on, DeepEP in 26.02, HybridEP from 26.02.01;
+// everything else the all-to-all dispatcher, dropless).
 func TestBridgeRowsStacks(t *testing.T) {
 	type run struct {
 		dispatcher string
 		capacity   float64
+		hybridEP   bool
 	}
-	a2a, drop, flex := run{plan.DispatcherAllToAll, 0}, run{plan.DispatcherAllToAll, 1}, run{plan.DispatcherFlex, 0}
+	a2a, drop, flex := run{plan.DispatcherAllToAll, 0, false}, run{plan.DispatcherAllToAll, 1, false}, run{plan.DispatcherFlex, 0, false}
+	hybrid := run{plan.DispatcherFlex, 0, true}
 	wants := map[string]map[string]run{
 		"Llama 3 8B":      {"25.09": a2a, "25.11": a2a},
 		"Llama 3 70B":     {"25.09": a2a, "25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a},
 		"Llama 3.1 405B":  {"25.09": a2a, "25.11": a2a, "26.02": a2a, "26.04.01": a2a, "26.06": a2a},
 		"GPT-OSS 120B":    {"25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a, "26.06": a2a},
-		"Qwen3-30B-A3B":   {"25.09": drop, "25.11": a2a, "26.02": flex, "26.02.01": flex, "26.04": flex, "26.04.01": flex, "26.06": flex},
+		"Qwen3-30B-A3B":   {"25.09": drop, "25.11": a2a, "26.02": flex, "26.02.01": hybrid, "26.04": hybrid, "26.04.01": hybrid, "26.06": hybrid},
 		"Qwen3-235B-A22B": {"25.09": drop, "25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a},
 	}
 	const prefix = "Megatron-Bridge DGX-H100 by release: "
@@ -138,9 +140,9 @@ func TestBridgeRowsStacks(t *testing.T) {
 				t.Errorf("%s, %s: stack %q, want megatron-bridge-%s", sw.Name, r.Label, s.Software.Stack, rel)
 			}
 			st := s.Software.Settings()
-			if st.Dispatcher != w.dispatcher || st.Capacity != w.capacity || st.Graphs != plan.GraphsOff ||
+			if st.Dispatcher != w.dispatcher || st.HybridEP != w.hybridEP || st.Capacity != w.capacity || st.Graphs != plan.GraphsOff ||
 				st.UnfusedPermute || st.UnfusedRouter || st.ExpertLoop {
-				t.Errorf("%s, %s: %+v, want dispatcher %s, capacity %g, the rest fused, grouped, no graphs", sw.Name, r.Label, st, w.dispatcher, w.capacity)
+				t.Errorf("%s, %s: %+v, want dispatcher %s (HybridEP %v), capacity %g, the rest fused, grouped, no graphs", sw.Name, r.Label, st, w.dispatcher, w.hybridEP, w.capacity)
 			}
 		}
 	}

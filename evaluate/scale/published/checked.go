@@ -66,7 +66,8 @@ func Features(m transformer.Spec, s plan.Strategy) []string {
 	// fusion or graphs no checked row ran are unchecked.
 	run := s.Software.Settings()
 	moe := m.MoE()
-	add(moe && run.Dispatcher != plan.DispatcherAllToAll, "dispatcher="+run.Dispatcher)
+	add(moe && run.Dispatcher != plan.DispatcherAllToAll && !run.HybridEP, "dispatcher="+run.Dispatcher)
+	add(moe && run.HybridEP, "dispatcher="+plan.DispatcherHybridEP)
 	add(moe && run.UnfusedPermute, "permute-fusion=off")
 	add(moe && run.UnfusedRouter, "router-fusion=off")
 	add(moe && run.ExpertLoop, "grouped-gemm=off")

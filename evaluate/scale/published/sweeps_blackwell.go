@@ -37,7 +37,7 @@ const bridgeBlackwellSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summ
 // NVFP4 (llama3_llm_pretrain.py: tp_comm_overlap False if precision is
 // nvfp4); GPT-OSS's recompute_modules layernorm and moe_act on GB200 and
 // B200 and CUDA graphs over attention on GB300; Qwen3-30B-A3B's HybridEP
-// (dispatcher=flex, costed as DeepEP) and CUDA graphs over attention where
+// (dispatcher=hybridep, its kernels costed as DeepEP's) and CUDA graphs over attention where
 // its GPU's recipe scopes them there (B200 from 26.02.01), else over the
 // router alone (not costed: as on H100); every row's fused cross-entropy
 // (fusedLoss). MXFP8's primary weights are MXFP8 in every release and
@@ -151,7 +151,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 	// B200_FP8_MX_V1 = the BF16 config: scope attn, moe_router,
 	// moe_preprocess), over the router alone on GB200 and GB300's MXFP8.
 	q30 := func(sys, rel string, mbs int, tps float64) SweepRow {
-		keys := ",dispatcher=flex"
+		keys := ",dispatcher=hybridep"
 		switch {
 		case sys == "B200" && rel == "26.02":
 			// v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1: MBS 1,

@@ -185,8 +185,8 @@ const bridgeSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archi
 // (stack=megatron-bridge-<release>, Stacks: the settings its container's
 // Megatron-Bridge tag sets on H100) and, where one model's recipe
 // differs, that setting on the row: 25.09's token-dropping Qwen3 runs
-// (routing=capacity:1), Qwen3-30B-A3B's DeepEP (26.02) and HybridEP
-// (26.02.01 on: dispatcher=flex, costed as DeepEP). The other plan keys
+// (routing=capacity:1), Qwen3-30B-A3B's DeepEP (26.02: dispatcher=flex) and HybridEP
+// (26.02.01 on: dispatcher=hybridep, its kernels costed as DeepEP's). The other plan keys
 // are those placer report megatron reads from the 25.11 recipes
 // (MegatronBridge): BF16 gradient reduction, the distributed optimizer
 // (or Megatron-FSDP where the row states FSDP), sequence parallelism and
@@ -248,9 +248,9 @@ func bridgeReleases() []Sweep {
 	// Qwen3-30B-A3B's H100 recipe runs a flex backend from 26.02 on.
 	const deepep = "DeepEP: v0.3.0 qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 moe_flex_dispatcher_backend \"deepep\""
 	hybridep := func(tag string) string {
-		return "HybridEP, costed as DeepEP: " + tag + " qwen3_llm_pretrain.py qwen3_30b_a3b_pretrain_config_h100 (moe_token_dispatcher_type \"flex\") and QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 (moe_flex_dispatcher_backend \"hybridep\")"
+		return "HybridEP (dispatcher=hybridep: its buffers and its FP8 padding in the dispatch; its kernels costed as DeepEP's): " + tag + " qwen3_llm_pretrain.py qwen3_30b_a3b_pretrain_config_h100 (moe_token_dispatcher_type \"flex\") and QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 (moe_flex_dispatcher_backend \"hybridep\")"
 	}
-	const flex = ",dispatcher=flex"
+	const flex, hybrid = ",dispatcher=flex", ",dispatcher=hybridep"
 	return []Sweep{
 		sweep("Llama 3 8B, FSDP on 8 GPUs", l8("25.09", 14079, unstated), l8("25.11", 14451, "")),
 		sweep("Llama 3 70B, TP 4 x PP 8 on 64 GPUs",
@@ -271,9 +271,9 @@ func bridgeReleases() []Sweep {
 			q30("25.09", "PP2 VP24 EP8", dropKeys, 512, 2, 10494, unstated+"; "+drop),
 			q30("25.11", "PP2 VP24 EP8", "", 512, 2, 5275, "v0.2.0's H100 FP8 recipe is PP 2 x VP 12, MBS 1 (workload_base_configs.py): the row's mapping is 25.09's; its dispatcher alltoall in both"),
 			q30("26.02", "PP2 VP12 EP8", flex, 1024, 1, 5113, deepep),
-			q30("26.02.01", "PP2 VP12 EP8", flex, 1024, 1, 9058, hybridep("v0.3.1")+"; that recipe's mapping is EP 16 without a pipeline (f29a269f), not the row's (v0.3.0's): its dispatcher is read from the tag, not certain"),
-			q30("26.04", "EP16", flex, 1024, 1, 8901, hybridep("v0.4.0")), q30("26.04.01", "EP16", flex, 1024, 1, 8960, hybridep("v0.4.2")),
-			q30("26.06", "EP16", flex, 1024, 1, 8826, hybridep("v0.5.0"))),
+			q30("26.02.01", "PP2 VP12 EP8", hybrid, 1024, 1, 9058, hybridep("v0.3.1")+"; that recipe's mapping is EP 16 without a pipeline (f29a269f), not the row's (v0.3.0's): its dispatcher is read from the tag, not certain"),
+			q30("26.04", "EP16", hybrid, 1024, 1, 8901, hybridep("v0.4.0")), q30("26.04.01", "EP16", hybrid, 1024, 1, 8960, hybridep("v0.4.2")),
+			q30("26.06", "EP16", hybrid, 1024, 1, 8826, hybridep("v0.5.0"))),
 		sweep("Qwen3-235B-A22B, TP 2 x PP 8 x EP 32 on 256 GPUs",
 			q235("25.09", dropKeys, 2048, 1204, unstated+"; "+drop), q235("25.11", "", 2048, 1575, ""), q235("26.02", "", 8192, 1633, ""),
 			q235("26.02.01", "", 8192, 1611, ""), q235("26.04", "", 8192, 1686, ""), q235("26.04.01", "", 8192, 1712, "")),
