@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"sync"
 
 	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -79,7 +80,12 @@ func (step *Step) Allocator() *AllocatorPeak {
 		return titanReplay(cfg, stages, cs)
 	}
 	var best *AllocatorPeak
-	var tr []alloc.Event // one buffer for every stage's trace
+	// One buffer for every stage's trace, kept between calls (a search
+	// replays the plans it keeps: growing a trace of tens of thousands
+	// of events anew for each was a fifth of its CPU time).
+	bp := traceBuffers.Get().(*[]alloc.Event)
+	tr := (*bp)[:0]
+	defer func() { *bp = tr[:0]; traceBuffers.Put(bp) }()
 	for s := range stages {
 		k := counterOf(cs, pl.TPs[s])
 		c := &cs[k]
@@ -94,6 +100,10 @@ func (step *Step) Allocator() *AllocatorPeak {
 	}
 	return best
 }
+
+// traceBuffers holds the event buffers Allocator's traces are written
+// into (*[]alloc.Event), reused from one call to the next.
+var traceBuffers = sync.Pool{New: func() any { return new([]alloc.Event) }}
 
 // needs is what ap's stage asks of the device: its reservation, or
 // where its replay ran out of the device what it needed then (more than
