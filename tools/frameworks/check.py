@@ -142,6 +142,7 @@ def torchtitan_case(case):
     if "quantize.linear.float8" in cfg.model.converters:
         f8 = cfg.quantize.linear.float8
         facts["float8"] = dict(recipe=f8.recipe_name, filter_fqns=list(f8.filter_fqns))
+        facts["float8_all_gather"] = [f8.enable_fsdp_float8_all_gather, f8.precompute_float8_dynamic_scale_for_fsdp]
     p, world = cfg.parallelism, case["world"]
     pp = p.pipeline_parallel_degree
 

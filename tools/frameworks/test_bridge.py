@@ -53,6 +53,8 @@ PLANS = {
     "experts, flex, a2a overlap": (MIXTRAL, 64, "tp=2,pp=2,vp=4,dp=16,ep=8,etp=1,mbs=1,sp=on,distopt=on,epoverlap=on,dispatcher=flex",
                                    {"model.expert_model_parallel_size": 8, "model.expert_tensor_parallel_size": 1, "model.moe_token_dispatcher_type": "flex",
                                     "model.moe_flex_dispatcher_backend": "deepep", "model.overlap_moe_expert_parallel_comm": True}),
+    "experts, hybridep": (MIXTRAL, 64, "tp=2,pp=2,dp=16,ep=8,etp=1,mbs=1,sp=on,distopt=on,dispatcher=hybridep",
+                          {"model.moe_token_dispatcher_type": "flex", "model.moe_flex_dispatcher_backend": "hybridep"}),
     "lora": (LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,peft=lora,lora-rank=8,lora-alpha=16,lora-targets=qkv+proj,distopt=on",
              {"peft.dim": 8, "peft.alpha": 16, "peft.target_modules": ["linear_qkv", "linear_proj"], "dataset.packed_sequence_specs": None}),
     "lora, packed": (QWEN3, 8, "tp=2,pp=1,dp=4,mbs=1,peft=lora,pack=on,pack-len=1024:2048,distopt=on",

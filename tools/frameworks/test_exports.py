@@ -71,6 +71,7 @@ LLAMA_PLANS = {
     "float8, async tp": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,tpoverlap=on,fp8=current", [16, 16]),
     "float8 rowwise": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,fp8=rowwise,stack=torchtitan-0.2,compile=on", [16, 16]),
     "float8 rowwise_with_gw_hp": ("dp=64,mbs=1,fsdp=on,fp8=rowwise_with_gw_hp,stack=torchtitan-0.2,compile=on", None),
+    "float8 all-gather": ("dp=64,mbs=1,fsdp=on,fp8=current,fp8gather=on,stack=torchtitan-0.2,compile=on", None),
     "ddp alone": ("dp=64,mbs=2", None),
 }
 # A transformer at cluster scale for DeepSpeed 0.19: name -> (workload,
@@ -242,11 +243,16 @@ class TestExports(unittest.TestCase):
                     self.assertEqual(facts["schedule"], want)
                 # torchao's recipe as torchtitan read it (fp8=current is
                 # its tensorwise); the rowwise ones leave the output out.
-                recipe = dict(kv.split("=") for kv in strategy.split(",")).get("fp8")
+                keys = dict(kv.split("=") for kv in strategy.split(","))
+                recipe, gather = keys.get("fp8"), keys.get("fp8gather") == "on"
                 want8 = None
                 if recipe:
-                    want8 = dict(recipe="tensorwise" if recipe == "current" else recipe,
+                    # fp8gather=on leaves recipe_name unset (torchtitan
+                    # refuses it beside the float8 all-gather): torchao's
+                    # tensorwise default, the gather and its scales on.
+                    want8 = dict(recipe=None if gather else "tensorwise" if recipe == "current" else recipe,
                                  filter_fqns=[] if recipe == "current" else ["output"])
+                    self.assertEqual(facts.get("float8_all_gather"), [gather, gather])
                 self.assertEqual(facts.get("float8"), want8)
         for name, (strategy, words) in LLAMA_REFUSED.items():
             with self.subTest(name):

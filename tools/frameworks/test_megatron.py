@@ -133,6 +133,7 @@ SETTINGS = {
     # dispatcher, fusions, grouped GEMMs, capacity and CUDA graphs as
     # placer costs them, written as Megatron-Core 0.16's arguments.
     "stack-flex-graphs-dense": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=flex,cuda-graphs=dense"),
+    "stack-hybridep": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=hybridep"),
     "stack-capacity-graphs-full": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,routing=capacity:1.25,cuda-graphs=full"),
     "stack-megatron-core-0.16": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,stack=megatron-core-0.16"),
     "stack-dense-layers-graphs": (MOE_DENSE, 8, "tp=1,pp=2,dp=4,ep=4,mbs=1,cuda-graphs=dense,recompute-modules=moe_act+layernorm"),
@@ -406,11 +407,13 @@ class Megatron(unittest.TestCase):
             want.update({"num_moe_experts": x, "moe_router_topk": int(model["topk"]), "moe_ffn_hidden_size": f,
                          "moe_shared_expert_intermediate_size": int(model["shared"]) * f if "shared" in model else None,
                          "moe_layer_freq": [0] * dense + [1] * (L - dense) if dense else 1,
-                         "moe_token_dispatcher_type": st["dispatcher"], "moe_grouped_gemm": st["grouped GEMM"] == "on",
+                         "moe_token_dispatcher_type": "flex" if st["dispatcher"] == "hybridep" else st["dispatcher"],
+                         "moe_grouped_gemm": st["grouped GEMM"] == "on",
                          "moe_permute_fusion": st["permute fusion"] == "on", "moe_router_fusion": st["router fusion"] == "on",
                          "moe_expert_capacity_factor": cap, "moe_pad_expert_input_to_capacity": cap is not None})
-            if st["dispatcher"] == "flex":
-                want["moe_flex_dispatcher_backend"] = "deepep"
+            if st["dispatcher"] in ("flex", "hybridep"):
+                # HybridEP is the flex dispatcher's other backend.
+                want["moe_flex_dispatcher_backend"] = "hybridep" if st["dispatcher"] == "hybridep" else "deepep"
         else:
             want["num_moe_experts"] = None
         graphs = st["CUDA graphs"]
