@@ -55,7 +55,7 @@ func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report
 // their values without it (plan.Pod.WithoutSource).
 func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
 	var rep report.Sweeps
-	var sumAbs, sumOut, sumPeak float64
+	var sumAbs, sumOut, sumPeak, sumWithout float64
 	for _, sw := range sweeps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -63,6 +63,8 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == published.Order}
 		var measured, predicted, outPredicted []float64
 		var labels []string
+		var kept, keptPredicted []float64 // the rows of no known regression
+		keptAbs := 0.0
 		// What the sweep's source chose: the same for every row.
 		_, reset := plan.Pod{}.WithoutSource(tuned, sw.Set)
 		for _, row := range sw.Rows {
@@ -83,12 +85,22 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 			}
 			measured, predicted, labels = append(measured, r.Measured), append(predicted, r.Predicted), append(labels, r.Label)
 			outPredicted = append(outPredicted, r.OutOfSamplePredicted)
+			if r.Regression != "" {
+				out.Regressions++
+			} else {
+				kept, keptPredicted, keptAbs = append(kept, r.Measured), append(keptPredicted, r.Predicted), keptAbs+abs(r.Error)
+			}
 			if out.OrderOnly {
 				rep.Ordered++ // a rank has no error
 				continue
 			}
 			sumAbs += abs(r.Error)
 			sumOut += abs(r.OutOfSampleError)
+			if r.Regression != "" {
+				rep.Regressions++
+			} else {
+				sumWithout += abs(r.Error)
+			}
 			out.MeanAbsError += abs(r.Error)
 			rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
 		}
@@ -106,6 +118,13 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 			out.FastestMeasured, out.FastestPredicted = labels[fm], labels[fp]
 			out.OrderHolds = out.Concordant == out.Pairs
 		}
+		if n := len(kept); out.Regressions > 0 && n > 0 {
+			o := &report.SweepWithout{Rows: n, MeanAbsError: keptAbs / float64(n)}
+			if rho := spearman(kept, keptPredicted); n >= 3 && !math.IsNaN(rho) {
+				o.Spearman = &rho
+			}
+			out.WithoutRegressions = o
+		}
 		out.Sample = published.SampleErrorOf(sw.Set, reset, measured, predicted, outPredicted, spearman)
 		if out.OrderOnly {
 			out.Sample.MeanAbs, out.Sample.OutMeanAbs = 0, 0 // a rank is no figure to be off by
@@ -114,6 +133,9 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 	}
 	if n := rep.Rows - rep.Ordered; n > 0 {
 		rep.MeanAbsError, rep.OutOfSampleMeanAbsError = sumAbs/float64(n), sumOut/float64(n)
+		if k := n - rep.Regressions; rep.Regressions > 0 && k > 0 {
+			rep.MeanAbsErrorWithoutRegressions = sumWithout / float64(k)
+		}
 	}
 	rep.ByGPU = sweepsByGPU(rep.Sweeps)
 	if rep.Peaks > 0 {
@@ -164,7 +186,7 @@ func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
 // reset (none: the same prediction).
 func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []plan.TunedConstant) report.SweepRow {
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
-		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
+		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved, Regression: row.Regression}
 	res, out, m, p, err := evalSweepRow(row, set, tuned)
 	r.GPU = p.Hardware.Name
 	if err != nil {

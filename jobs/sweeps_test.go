@@ -318,3 +318,45 @@ func TestSweepsByGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepsWithoutRegressions: a row its framework's tracker lists as a
+// regression of its release keeps its error in the sweep's mean, and the
+// sweep and the report say the mean (and the sweep its Spearman) over
+// the other rows as well, by hand from the rows' own errors.
+func TestSweepsWithoutRegressions(t *testing.T) {
+	const w, c = "gpt:layers=4,hidden=1024,heads=16,seq=2048,vocab=32000,batch=64", "dgx-h100:1"
+	plans := []string{"tp=1,pp=1,dp=8,mbs=1", "tp=2,pp=1,dp=4,mbs=1,sp=on", "tp=4,pp=1,dp=2,mbs=1,sp=on", "tp=8,pp=1,dp=1,mbs=1,sp=on"}
+	sw := published.Sweep{Name: "s", Set: "s", Unit: published.StepSeconds}
+	for i, s := range plans {
+		sw.Rows = append(sw.Rows, published.SweepRow{Label: s, Workload: w, Cluster: c, Strategy: s, Measured: 0.1 * float64(i+1)})
+	}
+	sw.Rows[1].Regression = "tracker/1"
+	clean := published.Sweep{Name: "t", Set: "t", Unit: published.StepSeconds, Rows: []published.SweepRow{sw.Rows[0]}}
+	rep, err := sweepsOf(context.Background(), []published.Sweep{sw, clean}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Sweeps[0]
+	var all, kept float64
+	var measured, predicted []float64
+	for i, r := range s.Rows {
+		all += math.Abs(r.Error) / 4
+		if i != 1 {
+			kept += math.Abs(r.Error) / 3
+			measured, predicted = append(measured, r.Measured), append(predicted, r.Predicted)
+		}
+	}
+	if s.Rows[1].Regression != "tracker/1" || s.Regressions != 1 || !near(s.MeanAbsError, all, 1e-12) || s.WithoutRegressions == nil ||
+		s.WithoutRegressions.Rows != 3 || !near(s.WithoutRegressions.MeanAbsError, kept, 1e-12) ||
+		s.WithoutRegressions.Spearman == nil || *s.WithoutRegressions.Spearman != spearman(measured, predicted) {
+		t.Errorf("sweep: %d regressions, mean %g, without %+v; want 1, %g, 3 rows at %g", s.Regressions, s.MeanAbsError, s.WithoutRegressions, all, kept)
+	}
+	if rep.Sweeps[1].WithoutRegressions != nil || rep.Sweeps[1].Regressions != 0 {
+		t.Errorf("a sweep of no regression: %+v, want none", rep.Sweeps[1].WithoutRegressions)
+	}
+	// The report: five rows, one of a regression; the other four's mean.
+	want := (3*kept + math.Abs(rep.Sweeps[1].Rows[0].Error)) / 4
+	if rep.Regressions != 1 || !near(rep.MeanAbsErrorWithoutRegressions, want, 1e-12) || !near(rep.MeanAbsError, (4*all+math.Abs(rep.Sweeps[1].Rows[0].Error))/5, 1e-12) {
+		t.Errorf("report: %d regressions, without %g, mean %g; want 1, %g", rep.Regressions, rep.MeanAbsErrorWithoutRegressions, rep.MeanAbsError, want)
+	}
+}

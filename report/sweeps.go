@@ -20,6 +20,12 @@ type Sweeps struct {
 	// OutOfSampleMeanAbsError is the mean |error| over the same rows, each
 	// sweep's with the constants its own source chose reset (Sweep.Sample).
 	OutOfSampleMeanAbsError float64 `json:"out_of_sample_mean_abs_error"`
+	// Regressions counts the predicted rows whose framework's tracker
+	// lists their figure as a regression of their release
+	// (SweepRow.Regression); MeanAbsErrorWithoutRegressions is
+	// MeanAbsError over the other rows (where there are any such rows).
+	Regressions                    int     `json:"regressions,omitempty"`
+	MeanAbsErrorWithoutRegressions float64 `json:"mean_abs_error_without_regressions,omitempty"`
 	// Rows and Refused count the rows placer predicted and those whose
 	// plan it cannot write; Ordered the predicted rows of order-only
 	// sweeps (a rank published, no figure: outside the errors).
@@ -82,6 +88,12 @@ type Sweep struct {
 	// |error|.
 	Spearman     *float64 `json:"spearman"`
 	MeanAbsError float64  `json:"mean_abs_error"`
+	// Regressions counts the rows of a known regression of their
+	// release (SweepRow.Regression); WithoutRegressions is the sweep's
+	// mean |error| and Spearman over the other rows (nil where it has
+	// none, or none other).
+	Regressions        int           `json:"regressions,omitempty"`
+	WithoutRegressions *SweepWithout `json:"without_regressions,omitempty"`
 	// OrderOnly: the publication states only the order (Measured is a
 	// rank, 1 the fastest; Predicted is seconds a step), so no error.
 	OrderOnly bool `json:"order_only,omitempty"`
@@ -102,6 +114,15 @@ type Sweep struct {
 	// source set chose reset to their values without it (leave one
 	// source out), which constants, and the source set.
 	Sample published.SampleError `json:"in_and_out_of_sample"`
+}
+
+// SweepWithout is a sweep's figures over its rows less those of a known
+// regression: how many rows, their mean |error| and Spearman (nil under
+// three rows or all alike).
+type SweepWithout struct {
+	Rows         int      `json:"rows"`
+	MeanAbsError float64  `json:"mean_abs_error"`
+	Spearman     *float64 `json:"spearman"`
 }
 
 // SweepRow is one row of a sweep: as published, as placer reads it, and
@@ -126,6 +147,9 @@ type SweepRow struct {
 	OutOfSampleError     float64 `json:"out_of_sample_error,omitempty"`
 	Fits                 bool    `json:"fits"`
 	Refused              string  `json:"refused,omitempty"`
+	// Regression cites the framework's tracker where it lists the row's
+	// figure as a regression of its release (published.SweepRow.Regression).
+	Regression string `json:"regression,omitempty"`
 	// HostBound: a pipeline stage of the plan is bound by its host.
 	HostBound bool `json:"host_bound,omitempty"`
 	// PublishedPeakGiB is the published peak memory of a GPU (0: none;
@@ -166,6 +190,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 				if r.HostBound {
 					pred += " (host)"
 				}
+				if r.Regression != "" {
+					pred += " (regression)"
+				}
 			}
 			rows = append(rows, []string{wrap(r.Label, 30), formatSweep(r.Measured), pred, e, peakCell(r), wrap(CompactPlan(r.Strategy), 26), wrap(r.Note, 30)})
 		}
@@ -186,6 +213,13 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		mae := Percent(sw.MeanAbsError)
 		if sw.OrderOnly {
 			mae = "n/a (order only)"
+		}
+		if o := sw.WithoutRegressions; o != nil && !sw.OrderOnly {
+			mae += fmt.Sprintf(" (%s without the %d %s of a known regression", Percent(o.MeanAbsError), sw.Regressions, plural(sw.Regressions, "row", "rows"))
+			if o.Spearman != nil {
+				mae += fmt.Sprintf(", Spearman %.2f", *o.Spearman)
+			}
+			mae += ")"
 		}
 		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\n%s\nstack: %s\nsource: %s\n\n", rho, mae, order,
 			OutOfSampleLine(sw.Sample, sw.OrderOnly), sw.Stack, sw.Source); err != nil {
@@ -218,9 +252,14 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s in sample, %s out of sample (each sweep's own source left out), largest %s\n"+
-		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
-		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.OutOfSampleMeanAbsError), Percent(s.MaxAbsError))
+	without := ""
+	if s.Regressions > 0 {
+		without = fmt.Sprintf("; %s without the %d %s of a known regression", Percent(s.MeanAbsErrorWithoutRegressions), s.Regressions, plural(s.Regressions, "row", "rows"))
+	}
+	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s in sample, %s out of sample (each sweep's own source left out), largest %s%s\n"+
+		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; (regression): the framework's own tracker lists the row's figure as a regression of its release (its note cites it); "+
+		"flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
+		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.OutOfSampleMeanAbsError), Percent(s.MaxAbsError), without)
 	return err
 }
 
@@ -299,4 +338,12 @@ func writeRatios(w io.Writer, rs []SweepRatio) error {
 	}
 	_, err := fmt.Fprintf(w, "%d of %d ratios within %s of the published\n\n", held, len(rs), Percent(published.RatioTolerance))
 	return err
+}
+
+// plural is one where n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -102,6 +102,10 @@ type CheckedRow struct {
 	Set         string  `json:"source_set"`
 	OutOfSample float64 `json:"out_of_sample_error"`
 	OutFast     bool    `json:"out_of_sample_fast"`
+	// Regression cites the framework's tracker listing the row's figure
+	// as a regression of its release (SweepRow.Regression): such a row
+	// checks no plan, and a regime's error is said without it.
+	Regression string `json:"regression,omitempty"`
 }
 
 // Tolerance is the error within which the row checks a plan:
@@ -116,14 +120,17 @@ func (r CheckedRow) Tolerance() float64 {
 // Difference is one way a published row differs from a plan: the
 // trait, the row's value and the plan's.
 type Difference struct {
-	Trait string `json:"trait"` // precision, attention, layers, family, GPU, parallelism, scale, sequence, error
+	Trait string `json:"trait"` // precision, attention, layers, family, GPU, parallelism, scale, sequence, error, regression
 	Row   string `json:"row"`
 	Plan  string `json:"plan"`
 }
 
 func (d Difference) String() string {
-	if d.Trait == "error" {
+	switch d.Trait {
+	case "error":
 		return fmt.Sprintf("error (predicted %s off the row, beyond its %s tolerance)", d.Row, d.Plan)
+	case "regression":
+		return fmt.Sprintf("a known regression of its release (%s)", d.Row)
 	}
 	return fmt.Sprintf("%s (%s vs %s)", d.Trait, d.Row, d.Plan)
 }
@@ -185,8 +192,9 @@ func ratio(a, b int) float64 {
 
 // Differences are the ways row r differs from a plan of traits t:
 // precision, attention, layers, family, GPU, parallelism, scale,
-// sequence, then
-// its error where beyond its tolerance.
+// sequence, then its error where beyond its tolerance, then whether its
+// figure is a known regression of its release (a row that measured a
+// defect checks no plan).
 func Differences(r CheckedRow, t Traits) []Difference {
 	var d []Difference
 	add := func(trait string, differ bool, row, plan string) {
@@ -204,6 +212,7 @@ func Differences(r CheckedRow, t Traits) []Difference {
 	add("scale", far(ratio(r.GPUs, t.GPUs)), fmt.Sprint(r.GPUs), fmt.Sprintf("%d GPUs", t.GPUs))
 	add("sequence", far(ratio(r.Seq, t.Seq)), fmt.Sprint(r.Seq), fmt.Sprintf("%d tokens", t.Seq))
 	add("error", math.Abs(r.Error) > r.Tolerance(), fmt.Sprintf("%+.0f%%", 100*r.Error), fmt.Sprintf("%.0f%%", 100*r.Tolerance()))
+	add("regression", r.Regression != "", r.Regression, "")
 	return d
 }
 

@@ -52,6 +52,10 @@ func TestCheckPlan(t *testing.T) {
 		})}, false, "other", []string{"attention (flash vs cudnn)", "layers (eager vs fused)", "family (moe vs dense)", "GPU (A100 vs H100)", "parallelism (EP+FSDP vs FSDP)"}},
 		{"a same row placer misses", []CheckedRow{row8B("off", func(r *CheckedRow) { r.Error = 0.3 })}, false, "off",
 			[]string{"error (predicted +30% off the row, beyond its 10% tolerance)"}},
+		{"a same row within tolerance, but a known regression", []CheckedRow{row8B("slow release", func(r *CheckedRow) { r.Regression = "tracker/1" })}, false, "slow release",
+			[]string{"a known regression of its release (tracker/1)"}},
+		{"a row without the regression first", []CheckedRow{row8B("slow release", func(r *CheckedRow) { r.Regression = "tracker/1" }), row8B("64", func(r *CheckedRow) { r.GPUs = 64 })},
+			true, "64", nil},
 		{"fewest differences of kind first", []CheckedRow{fp8, row8B("128", func(r *CheckedRow) { r.GPUs = 128 })}, false, "128",
 			[]string{"scale (128 vs 32 GPUs)"}},
 		{"scale and sequence only after kind", []CheckedRow{
@@ -133,6 +137,13 @@ func TestRegimeError(t *testing.T) {
 	}
 	if want := "dense BF16 FSDP on H100: mean |error| 15% (largest 20%, 1 of 2 too fast) on 2 published rows (in-sample)"; got.String() != want {
 		t.Errorf("%q, want %q", got, want)
+	}
+	// A row its framework's tracker lists as a regression of its
+	// release is left out, and said: (0.20 + 0.10) / 2 again.
+	withRegression := append(rows, row8B("E, regressed", func(r *CheckedRow) { r.Error, r.Regression = 1.4, "tracker/1" }))
+	if got := ErrorOf(withRegression, g); got.Rows != 2 || math.Abs(got.MeanAbs-0.15) > 1e-12 || got.Regressions != 1 ||
+		got.String() != "dense BF16 FSDP on H100: mean |error| 15% (largest 20%, 1 of 2 too fast) on 2 published rows (in-sample; 1 row of a known regression of its release left out)" {
+		t.Errorf("with a regression row: %+v, %q", got, got)
 	}
 	tp := RegimeOf(Traits{Precision: "bf16", Family: "dense", Parallel: []string{"fsdp", "pp", "tp"}, GPU: "h200"})
 	if none := ErrorOf(rows, tp); none.Rows != 0 || !strings.HasPrefix(none.String(), "no published row of this regime (dense BF16 PP on H200)") {

@@ -112,9 +112,9 @@ func Checked() []CheckedRow { return checkedRows }
 func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 	var out []CheckedRow
 	round := func(e float64) float64 { return math.Round(e*1e4) / 1e4 }
-	keep := func(source, set string, m transformer.Spec, s plan.Strategy, p plan.Pod, e, eOut float64, fast func(float64) bool) {
+	keep := func(source, set, regression string, m transformer.Spec, s plan.Strategy, p plan.Pod, e, eOut float64, fast func(float64) bool) {
 		out = append(out, CheckedRow{Source: source, Traits: TraitsOf(m, s, p), Error: round(e), Fast: fast(e),
-			Set: set, OutOfSample: round(eOut), OutFast: fast(eOut)})
+			Set: set, OutOfSample: round(eOut), OutFast: fast(eOut), Regression: regression})
 	}
 	tables := []struct {
 		name string
@@ -143,7 +143,7 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 				}
 				return r.TFLOPs/row.TFLOPs - 1
 			}
-			keep(t.name+", "+row.Name, row.Set, row.Model, r.Plan.Strategy, p, e(r), e(rOut), func(e float64) bool { return e > 0 })
+			keep(t.name+", "+row.Name, row.Set, row.Regression, row.Model, r.Plan.Strategy, p, e(r), e(rOut), func(e float64) bool { return e > 0 })
 		}
 	}
 	for _, sw := range Sweeps() {
@@ -165,7 +165,7 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 			if x := e(r) + e(rOut); math.IsNaN(x) || math.IsInf(x, 0) {
 				continue
 			}
-			keep(sw.Name+", "+row.Label, sw.Set, m, r.Plan.Strategy, p, e(r), e(rOut),
+			keep(sw.Name+", "+row.Label, sw.Set, row.Regression, m, r.Plan.Strategy, p, e(r), e(rOut),
 				func(e float64) bool { return (e > 0) == (sw.Unit == TokensPerGPU) })
 		}
 	}

@@ -166,9 +166,13 @@ func encodeChecked(rows []CheckedRow) ([]byte, error) {
 		for _, p := range r.Parallel {
 			par = append(par, strconv.Quote(p))
 		}
-		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t, Set: %q, OutOfSample: %s, OutFast: %t},\n",
+		regression := ""
+		if r.Regression != "" {
+			regression = fmt.Sprintf(", Regression: %q", r.Regression)
+		}
+		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t, Set: %q, OutOfSample: %s, OutFast: %t%s},\n",
 			r.Source, r.Precision, r.Attention, r.Layers, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast,
-			r.Set, strconv.FormatFloat(r.OutOfSample, 'g', -1, 64), r.OutFast)
+			r.Set, strconv.FormatFloat(r.OutOfSample, 'g', -1, 64), r.OutFast, regression)
 	}
 	b.WriteString("}\n")
 	return format.Source([]byte(b.String()))

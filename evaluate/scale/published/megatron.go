@@ -42,6 +42,9 @@ type Row struct {
 	Tokens float64 `json:"published_tokens_per_gpu,omitempty"`
 	// Precision is the publication's ("BF16", "FP8 current scaling").
 	Precision string `json:"-"`
+	// Regression: as SweepRow.Regression, the maintainers' tracker
+	// listing the row's figure as a regression of its release.
+	Regression string `json:"regression,omitempty"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -354,6 +357,10 @@ func MegatronBridge() []Row {
 		p.Strategy.TPOverlap = on
 		return p
 	}
+	regressed := func(p Row, cite string) Row {
+		p.Regression = cite
+		return p
+	}
 	spec := func(text string) transformer.Spec {
 		m, err := transformer.Parse(text)
 		if err != nil {
@@ -384,8 +391,8 @@ func MegatronBridge() []Row {
 			plan.Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
 		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
 			plan.Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
-		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
-			plan.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
+		regressed(noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
+			plan.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)), BridgeQwen3DroplessRegression),
 		tpOverlap(noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
 			plan.Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
 				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)), false),

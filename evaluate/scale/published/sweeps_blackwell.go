@@ -151,7 +151,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 	// B200_FP8_MX_V1 = the BF16 config: scope attn, moe_router,
 	// moe_preprocess), over the router alone on GB200 and GB300's MXFP8.
 	q30 := func(sys, rel string, mbs int, tps float64) SweepRow {
-		keys, note := ",dispatcher=hybridep", ""
+		keys, note, regression := ",dispatcher=hybridep", "", ""
 		switch {
 		case sys == "B200" && rel == "26.02":
 			// v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1: MBS 1,
@@ -163,7 +163,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 			// v0.3.1 by HybridEP, MBS 4 and attention graphs (Megatron-
 			// Bridge pull request "Fix Qwen3 30B A3B B200 perf config to use
 			// hybridep+flex dispatcher"): the row stays, too fast.
-			keys = ""
+			keys, regression = "", BridgeQwen3DroplessRegression
 			note = "a known regression of this release, kept as published: Megatron-Bridge's tracker, " +
 				"\"[Regression] Low QWEN3 30B B200 and H100 performance with dropless\" (github.com/NVIDIA-NeMo/Megatron-Bridge/issues/1998, 2026-01-20, open), " +
 				"2x slower than token-dropping (25.11's 9,299 tokens/s against 25.09's 18,066 at MBS 1); v0.3.1 moved to HybridEP, MBS 4 and attention graphs " +
@@ -172,7 +172,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 			keys += ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
-			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss, Note: note}.measured(tps)
+			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss, Note: note, Regression: regression}.measured(tps)
 	}
 	return []blackwellGroup{
 		{"Llama 3 8B, DP 8 on 8 GPUs", "GB200", []SweepRow{l8("GB200", "25.09", "FP8-CS", 31357, unstated), l8("GB200", "25.09", "FP8-MX", 29925, unstated),
