@@ -200,7 +200,7 @@ func TestReadAttentionKeysByHand(t *testing.T) {
 		return fmt.Sprintf(`{"kind": "longattn", "name": "r", "backend": "flash", "batch": 1, "heads": 32, "head_dim": 128, "v_head_dim": 128, "seq": %d, "seq_k": %d, "causal": %t, "fwd_seconds": 0.025, "bwd_seconds": 0.07}`, seq, seqK, causal)
 	}
 	for _, c := range []struct {
-		seq, seqK     int
+		seq, seqK    int
 		flops, elems float64
 	}{
 		// 32 heads x 32,768 queries x 16,384 keys x (128 + 128), every
