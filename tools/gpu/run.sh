@@ -171,7 +171,9 @@ step host 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only
 step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm,smallmm --json $MH > $OUT/shapes.jsonl"
 
 # 1g. longattn: fused attention at long sequences and a context-parallel
-# ring's chunks (Llama 3 8B's heads; about 40 s); hflayer: transformers'
+# ring's chunks, and torch's load-balanced ring's two calls (two query
+# chunks against one key chunk, one against two) as it passes them
+# (Llama 3 8B's heads; about 50 s); hflayer: transformers'
 # own decoder layers (Llama 3.2 1B, Llama 3 8B, Qwen3-30B-A3B's MoE), wall
 # time against the GPU's busy time (the layer a user's framework builds,
 # beside the profile's own; about 30 s).

@@ -1542,6 +1542,51 @@ def sec_longattn(args):
             if cuda:
                 torch.cuda.empty_cache()
         globals()["WARMUP"], globals()["RUNS"] = old
+    ring_lb_calls(args, dt, backends, sdpa_kernel, hq, hkv, d)
+
+
+# torch's load-balanced ring (torch/distributed/tensor/experimental/
+# _attention.py, _templated_ring_attention and its backward, as of torch
+# 1963fc8, December 2024: each rank holds chunks r and 2C-1-r of 2C) runs
+# one SDPA call a step after step 0, is_causal=False, on views of its
+# contiguous Q, K and V: at i <= rank both query chunks against the first
+# key chunk (key.chunk(2, dim=2)[0]), at i > rank the second query chunk
+# (query.chunk(2, dim=2)[1], and the output, its gradient and the LSE's
+# half backward) against both key chunks. These are those two calls at
+# chunks of 8K and 16K tokens (16K: torchtitan's 8B rows at 32K tokens a
+# GPU), with the views as the ring passes them.
+RING_LB_CHUNKS = (8192, 16384)
+
+
+def ring_lb_calls(args, dt, backends, sdpa_kernel, hq, hkv, d):
+    cuda = torch.device(DEVICE).type == "cuda"
+    for c in ((128,) if args.quick else RING_LB_CHUNKS):
+        for name, sq, sk in (("ring.lbq.c%d" % c, 2 * c, c), ("ring.lbk.c%d" % c, c, 2 * c)):
+            for bname, backend in backends:
+                def f(c=c, sq=sq, sk=sk, backend=backend):
+                    def rand(h):
+                        return torch.randn(1, h, 2 * c, d, device=DEVICE, dtype=dt)
+                    q, k, v = rand(hq), rand(hkv).repeat_interleave(hq // hkv, dim=1), rand(hkv).repeat_interleave(hq // hkv, dim=1)
+                    if sq == c:  # i > rank: the second query chunk, every key
+                        q = q.chunk(2, dim=2)[1]
+                    else:  # i <= rank: every query, the first key chunk
+                        k, v = k.chunk(2, dim=2)[0], v.chunk(2, dim=2)[0]
+                    q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+                    g = torch.randn(1, hq, sq, d, device=DEVICE, dtype=dt)
+                    ctx = sdpa_kernel(backend) if backend is not None else _null()
+                    with ctx:
+                        fn = F.scaled_dot_product_attention
+                        fwd = bench(lambda: fn(q, k, v, is_causal=False))
+                        both = bench(lambda: torch.autograd.grad(fn(q, k, v, is_causal=False), (q, k, v), g))
+                    fl = 2 * hq * sq * sk * 2 * d  # every score: Q K^T and P V
+                    bwd = both - fwd
+                    return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": bwd,
+                            "fwd_flops": fl, "fwd_tflops": fl / fwd / 1e12,
+                            "bwd_tflops": 2.5 * fl / bwd / 1e12 if bwd > 0 else None}
+                guarded("longattn", "%s.%s" % (name, bname), backend=bname, batch=1, heads=hq, kv_heads=hkv,
+                        head_dim=d, v_head_dim=d, seq=sq, seq_k=sk, causal=False)(f)
+                if cuda:
+                    torch.cuda.empty_cache()
 
 
 # The layer a user's framework builds (Hugging Face transformers' decoder

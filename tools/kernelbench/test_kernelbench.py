@@ -149,6 +149,25 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(len(by["smallmm"]), 2)
         self.assertTrue(all(l["seconds"] > 0 and l["tflops"] > 0 for l in by["smallmm"]), by["smallmm"])
 
+    def test_longattn_ring_calls(self):
+        # torch's load-balanced ring's two calls (quick: 4 heads, head 32,
+        # chunks of 128): 256 queries against 128 keys and 128 against
+        # 256, each every score twice (Q K^T and P V): 2 x 4 x 256 x 128 x
+        # (32 + 32) = 16,777,216 FLOPs, not causal, seq the queries and
+        # seq_k the keys.
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--only", "longattn", "--runs", "1", "--warmup", "0", "--json"])
+        lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
+        ring = {l["name"]: l for l in lines if ".lb" in l["name"]}
+        self.assertEqual(sorted(ring), ["ring.lbk.c128.math", "ring.lbq.c128.math"])
+        for name, (sq, sk) in {"ring.lbq.c128.math": (256, 128), "ring.lbk.c128.math": (128, 256)}.items():
+            l = ring[name]
+            self.assertNotIn("error", l)
+            self.assertEqual((l["seq"], l["seq_k"], l["causal"]), (sq, sk, False))
+            self.assertEqual(l["fwd_flops"], 16777216)
+            self.assertGreater(l["fwd_seconds"], 0)
+
     def test_conv_flops(self):
         # EfficientNet's first depthwise 3x3: 32 channels at 112 px, batch
         # 32: 2 x 32 x 112^2 x 32 x (32/32) x 9 multiply-adds.

@@ -91,24 +91,35 @@ func (r *AttentionRate) Rate(d int) float64 {
 
 // MeasuredAttention is one case of kernelbench's attention or longattn
 // section: an attention of Batch x Heads queries of Seq tokens against
-// Seq keys, causal (the causal half of the scores) or not (every score:
-// a context-parallel ring's block of one chunk against an earlier one),
-// Q and K of HeadDim, V of VHeadDim, timed forward and backward
-// (seconds) with one backend.
+// SeqK keys (0: Seq), causal (the causal half of the scores: Seq keys)
+// or not (every score: a context-parallel ring's block of one chunk
+// against an earlier one, or torch's load-balanced ring's call of two
+// chunks of queries against one of keys, or one against two), Q and K
+// of HeadDim, V of VHeadDim, timed forward and backward (seconds) with
+// one backend.
 type MeasuredAttention struct {
 	Name              string
 	Backend           string
 	Batch, Heads, Seq int
+	SeqK              int
 	HeadDim, VHeadDim int
 	Causal            bool
 	Fwd, Bwd          float64
 }
 
+// keys is the case's key length: SeqK, or Seq where it is 0.
+func (m MeasuredAttention) keys() float64 {
+	if m.SeqK > 0 {
+		return float64(m.SeqK)
+	}
+	return float64(m.Seq)
+}
+
 // Flops is the case's forward FLOPs (AttentionRate's F): a causal call
-// the causal half of the scores, a full one all of them.
+// the causal half of the scores, a full one all of them (queries x
+// keys).
 func (m MeasuredAttention) flops() float64 {
-	s := float64(m.Seq)
-	f := float64(m.Batch) * float64(m.Heads) * s * s * float64(m.HeadDim+m.VHeadDim)
+	f := float64(m.Batch) * float64(m.Heads) * float64(m.Seq) * m.keys() * float64(m.HeadDim+m.VHeadDim)
 	if !m.Causal {
 		f *= 2
 	}
@@ -138,6 +149,7 @@ type attentionLine struct {
 	Batch   int      `json:"batch"`
 	Heads   int      `json:"heads"`
 	Seq     int      `json:"seq"`
+	SeqK    *int     `json:"seq_k"`
 	D       int      `json:"head_dim"`
 	DV      int      `json:"v_head_dim"`
 	Causal  *bool    `json:"causal"`
@@ -169,6 +181,16 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 		if l.Causal == nil {
 			return fmt.Errorf("line %d (%s): no causal (true: the causal half; false: a full block)", n, l.Name)
 		}
+		var seqK int
+		if l.SeqK != nil {
+			seqK = *l.SeqK
+			if seqK <= 0 {
+				return fmt.Errorf("line %d (%s): seq_k %d: want above 0", n, l.Name, seqK)
+			}
+			if *l.Causal && seqK != l.Seq {
+				return fmt.Errorf("line %d (%s): causal with seq %d and seq_k %d: want a causal call square", n, l.Name, l.Seq, seqK)
+			}
+		}
 		for _, v := range []struct {
 			name string
 			v    *float64
@@ -180,7 +202,7 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 				return fmt.Errorf("line %d (%s): %s %v: want a time above 0", n, l.Name, v.name, *v.v)
 			}
 		}
-		out = append(out, MeasuredAttention{Name: l.Name, Backend: l.Backend, Batch: l.Batch, Heads: l.Heads, Seq: l.Seq,
+		out = append(out, MeasuredAttention{Name: l.Name, Backend: l.Backend, Batch: l.Batch, Heads: l.Heads, Seq: l.Seq, SeqK: seqK,
 			HeadDim: l.D, VHeadDim: l.DV, Causal: *l.Causal, Fwd: *l.Fwd, Bwd: *l.Bwd})
 		return nil
 	})
@@ -308,6 +330,7 @@ type AttentionCheck struct {
 	Heads        int     `json:"heads"`
 	HeadDim      int     `json:"head_dim"`
 	Seq          int     `json:"seq"`
+	SeqK         int     `json:"seq_k,omitempty"`
 	Batch        int     `json:"batch"`
 	FwdMeasured  float64 `json:"fwd_measured_s"`
 	FwdPredicted float64 `json:"fwd_predicted_s"`
@@ -329,7 +352,7 @@ func CheckAttention(ms []MeasuredAttention, ks Node) ([]AttentionCheck, error) {
 			return nil, fmt.Errorf("%s: no measured attention kernel", m.Name)
 		}
 		a := k.Attention[0]
-		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, Batch: m.Batch,
+		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, SeqK: m.SeqK, Batch: m.Batch,
 			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.Time(m.Call(1)),
 			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.Time(m.Call(2.5))}
 	}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -187,4 +188,54 @@ func FuzzReadAttentionBench(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadAttentionKeysByHand: a case with its own key length (seq_k,
+// torch's load-balanced ring's calls: two query chunks against one key
+// chunk, one against two) is read with its FLOPs over queries x keys,
+// its query elements over the queries; a causal case must be square, and
+// seq_k above 0.
+func TestReadAttentionKeysByHand(t *testing.T) {
+	line := func(seq, seqK int, causal bool) string {
+		return fmt.Sprintf(`{"kind": "longattn", "name": "r", "backend": "flash", "batch": 1, "heads": 32, "head_dim": 128, "v_head_dim": 128, "seq": %d, "seq_k": %d, "causal": %t, "fwd_seconds": 0.025, "bwd_seconds": 0.07}`, seq, seqK, causal)
+	}
+	for _, c := range []struct {
+		seq, seqK    int
+		flops, elems float64
+	}{
+		// 32 heads x 32,768 queries x 16,384 keys x (128 + 128), every
+		// score twice (Q K^T and P V): 2^43; the queries' elements 32 x
+		// 32,768 x 256 = 2^28.
+		{32768, 16384, 1 << 43, 1 << 28},
+		// Half the queries against twice the keys: the same FLOPs, half
+		// the elements.
+		{16384, 32768, 1 << 43, 1 << 27},
+	} {
+		ms, err := ReadAttentionBench(strings.NewReader(line(c.seq, c.seqK, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := ms[0].Call(1)
+		if call.Flops != c.flops || call.Elems != c.elems || call.Tail != 0 || ms[0].SeqK != c.seqK {
+			t.Errorf("seq %d, seq_k %d: %+v (seq_k %d), want FLOPs %g, elements %g, no tail", c.seq, c.seqK, call, ms[0].SeqK, c.flops, c.elems)
+		}
+	}
+	// Without seq_k the keys are the queries: 16,384 x 16,384, full.
+	ms, err := ReadAttentionBench(strings.NewReader(strings.Replace(line(16384, 1, false), `"seq_k": 1, `, "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ms[0].Call(1).Flops; got != 1<<42 {
+		t.Errorf("no seq_k: FLOPs %g, want 2^42", got)
+	}
+	for _, c := range []struct {
+		text, want string
+	}{
+		{line(32768, 0, false), "line 1 (r): seq_k 0: want above 0"},
+		{line(32768, 16384, true), "line 1 (r): causal with seq 32768 and seq_k 16384: want a causal call square"},
+	} {
+		if _, err := ReadAttentionBench(strings.NewReader(c.text)); err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %v, want %q", c.text, err, c.want)
+		}
+	}
 }
