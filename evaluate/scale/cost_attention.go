@@ -206,7 +206,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
 		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
 	// Flash attention over the causal half (the window's keys where the
-	// model has one: CausalKeys): Q K^T at Head + RopeDim, P V at Head.
+	// model has one, by whole tiles: TiledKeys): Q K^T at Head + RopeDim,
+	// P V at Head.
 	attnFlops := 2 * n * c.pl.TiledKeys(m, attnTile) * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
