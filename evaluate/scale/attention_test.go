@@ -12,8 +12,9 @@ import (
 // TestSlidingWindowCost: a sliding window changes a layer's forward by
 // exactly its attention kernel's time at the window's FLOPs against the
 // causal half's, by hand: 4,096 tokens, 8 heads of 64 on one GPU, every
-// layer windowed to 128 keys (126.015625 a query on average: CausalKeys),
-// cuDNN's forward fit at head dimension 64.
+// layer windowed to 128 keys, computed in tiles of 128 queries by 128
+// keys (252 a query on average: TiledKeys; the window's own mean,
+// CausalKeys, is 126.015625), cuDNN's forward fit at head dimension 64.
 func TestSlidingWindowCost(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestSlidingWindowCost(t *testing.T) {
 	call := func(keys float64) kernels.AttentionCall {
 		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: e, Tail: n * 2 * d, HeadDim: 64}
 	}
-	want := r.Time(call(126.015625)) - r.Time(call(2048))
+	want := r.Time(call(252)) - r.Time(call(2048))
 	if got := fwd(win) - fwd(full); math.Abs(got-want) > 1e-12 {
 		t.Errorf("the window changes the forward by %g s, want %g", got, want)
 	}

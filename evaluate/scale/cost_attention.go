@@ -71,6 +71,20 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	return fwd, bwd, rec
 }
 
+// attnTile is the queries and the keys of one tile of a fused attention
+// kernel, which computes a sliding window's keys by whole tiles
+// (transformer.Spec.TiledKeys): FlashAttention-2's forward at head width
+// 64, 128 x 128 (Dao-AILab/flash-attention 01afd16d,
+// csrc/flash_attn/src/flash_fwd_launch_template.h run_mha_fwd_hdim64,
+// Flash_fwd_kernel_traits<64, 128, 128, ...>). PyTorch's FlexAttention
+// skips masked blocks of the same 128 x 128 (torch 2.14.1
+// torch/nn/attention/flex_attention.py, _DEFAULT_SPARSE_BLOCK_SIZE, the
+// default BLOCK_SIZE of create_block_mask). cuDNN's tiles are not
+// public; FlashAttention-2's stand for them and for every head width
+// (at 128 its forward tile is 128 x 64: a 128-key window still spans
+// 256 keys a query tile).
+const attnTile = 128
+
 // coreAttention is a block's core attention forward and backward
 // (attnBlock's; eagerBlock's SDPA): flash attention, context
 // parallelism's ring of it, or the unfused kernels where the pod's
@@ -87,8 +101,9 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	// a sliding window in some layers, the keys a query meets on average
 	// over the layers (CausalKeys: the layers' costs are one layer's
 	// times their number, so the mean is exact in the sum; a kernel's
-	// time is linear in its FLOPs).
-	attnFlops := 2 * 2 * n * c.pl.PackedKeys(m) * (heads / T) * d
+	// time is linear in its FLOPs), each window layer's at the tile
+	// granularity the kernel computes it (TiledKeys, attnTile).
+	attnFlops := 2 * 2 * n * c.pl.TiledKeys(m, attnTile) * (heads / T) * d
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
 	// This GPU's K and V as a context-parallel ring moves them (every
@@ -194,8 +209,9 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
 		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
 	// Flash attention over the causal half (the window's keys where the
-	// model has one: CausalKeys): Q K^T at Head + RopeDim, P V at Head.
-	attnFlops := 2 * n * c.pl.PackedKeys(m) * heads * (2*d + r)
+	// model has one, by whole tiles: TiledKeys): Q K^T at Head + RopeDim,
+	// P V at Head.
+	attnFlops := 2 * n * c.pl.TiledKeys(m, attnTile) * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}

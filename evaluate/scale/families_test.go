@@ -30,8 +30,9 @@ func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 // TestGlobalEveryCost: Gemma 3's layout (the window in all but every
 // sixth layer) changes a layer's forward by exactly its attention
 // kernel's time at the keys a query meets on average over the layers,
-// by hand: 6 layers, 5 windowed to 128 keys (126.015625 a query at 4,096
-// tokens), 1 over the causal half (2,048): (5 x 126.015625 + 2,048) / 6.
+// by hand: 6 layers, 5 windowed to 128 keys (252 a query at 4,096
+// tokens in tiles of 128 by 128: TiledKeys), 1 over the causal half
+// (2,048): (5 x 252 + 2,048) / 6.
 func TestGlobalEveryCost(t *testing.T) {
 	full := mustSpec(t, "llama:layers=6,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
 	win := mustSpec(t, "llama:layers=6,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,window=128,global_every=6")
@@ -43,7 +44,7 @@ func TestGlobalEveryCost(t *testing.T) {
 		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
 	r := &h100.Attention[0].Fwd
-	want := r.Time(call((5*126.015625+2048)/6)) - r.Time(call(2048))
+	want := r.Time(call((5*252+2048)/6.0)) - r.Time(call(2048))
 	if got := fWin.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
 		t.Errorf("global_every=6 changes the forward by %g s, want %g", got, want)
 	}

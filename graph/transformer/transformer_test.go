@@ -184,3 +184,48 @@ func TestWindow(t *testing.T) {
 		t.Errorf("window_every alone: %v", err)
 	}
 }
+
+// TestTiledKeys: a window layer's keys as a fused kernel computes them in
+// tiles of 128 queries by 128 keys (or 16), by hand. GPT-OSS 120B: the
+// first query tile 128 keys, the 31 others two key tiles, 256: a mean of
+// (128 + 31 x 256) / 32 = 252 in its 18 window layers. A window of 100
+// over 512 tokens: tile 0 128 keys, tiles 1-3 two tiles (rows 128-255
+// reach key 29, in tile 0): (128 + 3 x 256) / 4 = 224. 320 tokens, window
+// 128: rows 0-127 128 keys, 128-255 256, the 64 rows 256-319 keys 128-319,
+// 192: (128 x 128 + 128 x 256 + 64 x 192) / 320 = 192. A window of 16
+// under tiles of 128 over 256 tokens: (128 + 256) / 2 = 192. Tiles of 16
+// on the 4,096-token window of 128: the first tile 16 keys, tiles 1-7
+// 16(t+1), then 144 (nine tiles): (16+32+...+128 + 248 x 144) / 256 =
+// (576 + 35,712) / 256 = 141.75. Causal, chunked and whole-sequence
+// layers, and tile 0, as CausalKeys.
+func TestTiledKeys(t *testing.T) {
+	parse := func(text string) Spec {
+		m, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	oss, _ := Preset("gpt-oss-120b")
+	shape := "llama:layers=4,hidden=256,heads=4,vocab=1000,batch=1,"
+	for _, c := range []struct {
+		name string
+		m    Spec
+		tile int
+		keys float64
+	}{
+		{"gpt-oss-120b", oss, 128, (18*252 + 18*2048) / 36.0},
+		{"window 100 of 512", parse(shape + "seq=512,window=100"), 128, 224},
+		{"320 tokens", parse(shape + "seq=320,window=128"), 128, 192},
+		{"window under a tile", parse(shape + "seq=256,window=16"), 128, 192},
+		{"tiles of 16", parse(shape + "seq=4096,window=128"), 16, 141.75},
+		{"tile 0", parse(shape + "seq=4096,window=128"), 0, 126.015625},
+		{"whole-sequence window", parse(shape + "seq=4096,window=4096"), 128, 2048},
+		{"chunks", parse(shape + "seq=64,chunk=16"), 128, parse(shape + "seq=64,chunk=16").CausalKeys()},
+		{"causal", parse(shape + "seq=4096"), 128, 2048},
+	} {
+		if got := c.m.TiledKeys(c.tile); math.Abs(got-c.keys) > 1e-9 {
+			t.Errorf("%s: %v keys a query, want %v", c.name, got, c.keys)
+		}
+	}
+}
