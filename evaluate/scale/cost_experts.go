@@ -71,9 +71,9 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
+	fwd = t(router).plus(g.scores).plus(g.multihotF()).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
 	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
+	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.multihotB).plus(g.scoresB).
 		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
@@ -370,7 +370,10 @@ func (c *coster) splitCastCalls(local float64) float64 {
 //     reduce-scatter;
 //   - flex: DeepEP's dispatch waits for its received count before its
 //     kernel: the dispatch, the permutation, the experts, the
-//     unpermutation and the combine.
+//     unpermutation and the combine; where the plan converts the
+//     received indices unfused (unfusedMultihot) each run of the
+//     conversion after one of its synchronizations is issued from an
+//     empty queue too (multihotRuns), the permutation after the last.
 //
 // The token exchanges are split half before the experts, half after
 // (dispatch and combine), the bookkeeping likewise (sort and restore,
@@ -395,7 +398,18 @@ func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
 	case plan.DispatcherAllGather:
 		return drain(h, 0, g.permute, routed, g.unpermute, half)
 	case plan.DispatcherFlex:
-		return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		if !c.unfusedMultihot() {
+			return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		}
+		// The dispatch and the conversion's first run follow the
+		// received count's wait; each later run follows a
+		// synchronization of its own, from an empty queue, the last one
+		// on to the combine.
+		tl := drain(h, 0, half, g.multihot[0])
+		for _, r := range g.multihot[1:multihotSyncs] {
+			tl = tl.plus(drain(h, 0, r))
+		}
+		return tl.plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
 	}
 	return drain(h, g.permute.busy, half, bhalf, routed, bhalf, half, g.unpermute)
 }
