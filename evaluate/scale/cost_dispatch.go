@@ -74,10 +74,12 @@ func (c *coster) unfusedMultihot() bool {
 // multihotSyncs is _indices_to_multihot's device-to-host
 // synchronizations, and multihotRuns its forward's kernels between them
 // and multihotLaunchesB its backward's, counted from its code
-// (core_v0.16.0 token_dispatcher.py, the same at 1e057005; PyTorch's
-// nonzero counts, copies the count to the host and waits, then selects;
-// repeat_interleave by a device tensor takes its cumsum's last element
-// with .item()):
+// (core_v0.16.0 token_dispatcher.py, the same at 1e057005; a boolean
+// index runs PyTorch's nonzero, which counts, copies the count to the
+// host and waits on it, then selects: aten/src/ATen/native/cuda/Nonzero.cu;
+// repeat_interleave by a device tensor without output_size takes its
+// cumsum's last element with .item(): aten/src/ATen/native/Repeat.h
+// repeat_interleave_common):
 //   - before the first: two torch.zeros (the map, the probabilities),
 //     indices != -1, and indices[mask]'s nonzero count: 4;
 //   - before the second: nonzero's select and the gather of
