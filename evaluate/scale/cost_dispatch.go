@@ -33,7 +33,9 @@ import (
 //   - and with permute-fusion=off and dropless routing three more: the
 //     unfused permute's two masked_selects and the unpermute's one
 //     (moe_utils.permute and unpermute, fused=False: a masked_select's
-//     size is read on the host).
+//     size is read on the host);
+//   - and on DeepEP's received tokens made into the multihot map
+//     unfused three more (unfusedMultihot).
 func (c *coster) dispatchSyncs() float64 {
 	run := &c.pl.Run
 	n := 1.0
@@ -49,13 +51,92 @@ func (c *coster) dispatchSyncs() float64 {
 	if run.UnfusedPermute && run.Capacity == 0 {
 		n += 3
 	}
+	if c.unfusedMultihot() {
+		n += multihotSyncs
+	}
 	return n
+}
+
+// unfusedMultihot says the plan's DeepEP dispatch hands its received
+// tokens' top-k indices and probabilities to the local permutation
+// through _DeepepManager._indices_to_multihot, PyTorch's ops, not the
+// fused kernel: Megatron-Core takes the fused one only with
+// --enable-experimental and moe_permute_fusion both on
+// (megatron/core/transformer/moe/token_dispatcher.py
+// get_permuted_hidden_states_by_experts, at 1e057005 and core_v0.16.0),
+// so with Settings.UnfusedMultihot or permute-fusion=off. HybridEP's
+// manager permutes in its own kernels.
+func (c *coster) unfusedMultihot() bool {
+	run := &c.pl.Run
+	return run.Dispatcher == plan.DispatcherFlex && !run.HybridEP && (run.UnfusedMultihot || run.UnfusedPermute)
+}
+
+// multihotSyncs is _indices_to_multihot's device-to-host
+// synchronizations, and multihotRuns its forward's kernels between them
+// and multihotLaunchesB its backward's, counted from its code
+// (core_v0.16.0 token_dispatcher.py, the same at 1e057005; a boolean
+// index runs PyTorch's nonzero, which counts, copies the count to the
+// host and waits on it, then selects: aten/src/ATen/native/cuda/Nonzero.cu;
+// repeat_interleave by a device tensor without output_size takes its
+// cumsum's last element with .item(): aten/src/ATen/native/Repeat.h
+// repeat_interleave_common):
+//   - before the first: two torch.zeros (the map, the probabilities),
+//     indices != -1, and indices[mask]'s nonzero count: 4;
+//   - before the second: nonzero's select and the gather of
+//     indices[mask], mask.sum(dim=1), torch.arange and
+//     repeat_interleave's cumsum: 5;
+//   - before the third: repeat_interleave's fill, the map's index_put_
+//     and probs[mask]'s nonzero count: 3;
+//   - after it: the select and gather of probs[mask], the
+//     probabilities' index_put_ and the map's .bool(): 4.
+//
+// Backward, to the dispatched probabilities DeepEP's combine
+// differentiates: the index_put_'s gather and probs[mask]'s zeros and
+// index_put_, 3.
+const (
+	multihotSyncs     = 3
+	multihotLaunchesB = 3
+)
+
+var multihotRuns = [multihotSyncs + 1]int{4, 5, 3, 4}
+
+// multihot is _indices_to_multihot over recv received tokens, each with
+// k top-k slots, into local experts (unfusedMultihot): its forward's
+// kernels in multihotRuns' four runs, the three synchronizations between
+// them, and its backward. Each kernel is memory-bound over an even share
+// of what the conversion moves: the two maps written and read (an int64
+// and an FP32 an expert a token), the indices and probabilities (int64,
+// FP32) read, selected and written.
+func (c *coster) multihot(recv, k, local float64) (runs [multihotSyncs + 1]phase, bwd phase) {
+	n := 0
+	for _, r := range multihotRuns {
+		n += r
+	}
+	bytes := recv * (2*12*local + 3*12*k)
+	for i, r := range multihotRuns {
+		runs[i] = c.small(r, bytes*float64(r)/float64(n))
+	}
+	return runs, c.small(multihotLaunchesB, recv*(12*local+12*k))
 }
 
 // moeGluePhases are an MoE layer's router top-k and permutation as the
 // stack runs them, forward and backward.
 type moeGluePhases struct {
 	scores, scoresB, permute, permuteB, unpermute, unpermuteB phase
+	// multihot, multihotB: DeepEP's received tokens made into the
+	// multihot map before the permutation, unfused (unfusedMultihot):
+	// the forward's kernels as the synchronizations split them.
+	multihot  [multihotSyncs + 1]phase
+	multihotB phase
+}
+
+// multihotF is g's multihot conversion forward, its runs together.
+func (g *moeGluePhases) multihotF() phase {
+	var f phase
+	for _, r := range g.multihot {
+		f = f.plus(r)
+	}
+	return f
 }
 
 // glue is the router's scores and top-k and the permutation of nl
@@ -88,6 +169,10 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 	}
 	if run.UnfusedPermute {
 		c.unfusedPermute(&g, permute, unpermute, rows, nl, h, E)
+	}
+	if c.unfusedMultihot() {
+		recv, _ := c.deepEPReceived(nl)
+		g.multihot, g.multihotB = c.multihot(recv, float64(c.m.TopK*c.pl.ETP), E/float64(c.pl.EP))
 	}
 	// The router's load-balancing loss beside its top-k (cost_qwen3.go).
 	auxF, auxB := c.auxLoss(nl)

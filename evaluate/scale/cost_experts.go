@@ -71,9 +71,9 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
+	fwd = t(router).plus(g.scores).plus(g.multihotF()).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
 	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
+	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.multihotB).plus(g.scoresB).
 		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
@@ -148,7 +148,11 @@ func (c *coster) expertWork() moeWork {
 	if mods.Has(plan.RecomputeMoEAct) {
 		rec = t(actFn).plus(c.casts(erows * cols)).plus(clampF)
 	}
-	expertsB := tg(fc1b).plus(tg(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2b)).
+	// The data gradients as the forward GEMMs; the weight gradients into
+	// the main gradients (expertWgrad).
+	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
+	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
+	expertsB := tg(fc1b).plus(tg(fc1w)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2w)).
 		plus(c.bwdCasts(erows*h, erows*cols)).plus(clampB)
 	experts.calls += c.splitCastCalls(local)
 	expertsB.calls += c.splitCastCalls(local)
@@ -177,6 +181,34 @@ func (c *coster) expertWork() moeWork {
 		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
 	}
 	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
+}
+
+// expertWgrad is the weight gradient of the experts' GEMM g (c.back of
+// an lgemm over in input and out output elements, w weight elements) on
+// Megatron-Core's layers: Transformer Engine's GroupedLinear (and Linear,
+// SequentialMLP's) with fuse_wgrad_accumulation, which Megatron-Core
+// sets from gradient_accumulation_fusion (extensions/transformer_engine.py
+// TEGroupedLinear, 1e057005 and core_v0.16.0; on by default in
+// Megatron-LM's arguments), writes the weight gradient into the
+// parameter's main gradient and, after a step's first micro-batch,
+// accumulates into it (TE v2.4 module/grouped_linear.py backward:
+// wgrad_list = main_grads, accumulate=accumulate_wgrad_into_param_main_grad):
+// the main gradient read and written (Plan.GradBytes an element) besides
+// the input and the output gradient, no weight. Without the fusion the
+// BF16 weight gradient is written and then added into the main gradient
+// by a kernel of its own, more traffic than this. With few rows an
+// expert the main gradient's traffic outweighs the GEMM's FLOPs (the
+// roofline's max): at 512 rows, 4,096 x 3,072 weights take 100 MB of
+// FP32 traffic against 12.9 GFLOP. Off Megatron's layers g as it is.
+func (c *coster) expertWgrad(g kernel, in, out, w float64) kernel {
+	if !c.megatronLayers() || in+w <= 0 {
+		return g
+	}
+	gb := c.pl.GradBytes()
+	s := g.read / ((in + w) * bf16) // lgemm's bytes per BF16 byte: 1, 1/2 in FP8, 1/4 in NVFP4
+	g.read = (in+out)*bf16*s + w*gb
+	g.writes = w * gb
+	return g
 }
 
 // moeGlue is what an MoE block runs around its experts for nl tokens on
@@ -370,7 +402,10 @@ func (c *coster) splitCastCalls(local float64) float64 {
 //     reduce-scatter;
 //   - flex: DeepEP's dispatch waits for its received count before its
 //     kernel: the dispatch, the permutation, the experts, the
-//     unpermutation and the combine.
+//     unpermutation and the combine; where the plan converts the
+//     received indices unfused (unfusedMultihot) each run of the
+//     conversion after one of its synchronizations is issued from an
+//     empty queue too (multihotRuns), the permutation after the last.
 //
 // The token exchanges are split half before the experts, half after
 // (dispatch and combine), the bookkeeping likewise (sort and restore,
@@ -395,7 +430,18 @@ func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
 	case plan.DispatcherAllGather:
 		return drain(h, 0, g.permute, routed, g.unpermute, half)
 	case plan.DispatcherFlex:
-		return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		if !c.unfusedMultihot() {
+			return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		}
+		// The dispatch and the conversion's first run follow the
+		// received count's wait; each later run follows a
+		// synchronization of its own, from an empty queue, the last one
+		// on to the combine.
+		tl := drain(h, 0, half, g.multihot[0])
+		for _, r := range g.multihot[1:multihotSyncs] {
+			tl = tl.plus(drain(h, 0, r))
+		}
+		return tl.plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
 	}
 	return drain(h, g.permute.busy, half, bhalf, routed, bhalf, half, g.unpermute)
 }

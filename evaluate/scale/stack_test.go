@@ -50,7 +50,16 @@ const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
 //     without the gather (-1 forward); allgather and flex run none of it
 //     (-4 and -3 on their own counts);
 //   - capacity routing does not force balance: no random logits (the
-//     clone and normal_ of auxLoss, -2 forward).
+//     clone and normal_ of auxLoss, -2 forward);
+//   - DeepEP's received indices made into the multihot map unfused
+//     (_indices_to_multihot: multihotRuns' 4 + 5 + 3 + 4 kernels and 3
+//     syncs forward, 3 kernels backward) where permute-fusion=off or the
+//     stack runs no --enable-experimental: flex with permute-fusion=off
+//     -4 + 17 + 16 forward, -3 + 9 + 3 backward, 1 + 3 + 3 syncs;
+//     stack=model-zoo-moe-dev (flex, router-fusion off, no experimental)
+//     -4 + 5 + 16, -3 + 3 + 3, 4 syncs; its dispatcher=alltoall the
+//     unfused router alone; HybridEP's manager runs no such conversion
+//     (its own launches less the default's: TestMultihotStacks).
 func TestStackLaunchesAndSyncs(t *testing.T) {
 	base := "dp=8,ep=8,mbs=1"
 	c0 := stackCoster(t, stackMoE, base, "dgx-h100:1")
@@ -67,6 +76,9 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 		{"permute-fusion=off,routing=capacity:1", 17 - 1 - 2, 9, 0},
 		{"dispatcher=allgather", 2 - 4, 2 - 3, 2},
 		{"dispatcher=flex", -4, -3, 1},
+		{"dispatcher=flex,permute-fusion=off", -4 + 17 + 16, -3 + 9 + 3, 7},
+		{"stack=model-zoo-moe-dev", -4 + 5 + 16, -3 + 3 + 3, 4},
+		{"stack=model-zoo-moe-dev,dispatcher=alltoall", 5, 3, 1},
 	} {
 		k := base
 		if c.keys != "" {

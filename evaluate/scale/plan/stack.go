@@ -97,6 +97,16 @@ type Settings struct {
 	// kernels, the router's top-k likewise, one GEMM pair per local
 	// expert (SequentialMLP) in place of the grouped GEMMs.
 	UnfusedPermute, UnfusedRouter, ExpertLoop bool
+	// UnfusedMultihot is DeepEP's received top-k indices and
+	// probabilities made into the local experts' multihot map by PyTorch
+	// ops (_DeepepManager._indices_to_multihot: boolean-mask indexing and
+	// a repeat_interleave by a device tensor, each a device-to-host
+	// synchronization) rather than the fused kernel, which Megatron-Core
+	// runs only with --enable-experimental and moe_permute_fusion
+	// (megatron/core/transformer/moe/token_dispatcher.py
+	// get_permuted_hidden_states_by_experts, the same gate at 1e057005
+	// and core_v0.16.0). The flex dispatcher's DeepEP backend only.
+	UnfusedMultihot bool
 	// Graphs is the CUDA graphs' scope: off, dense (each layer's
 	// attention and a dense layer's MLP replayed from a graph; a dropless
 	// MoE layer eager) or full (the whole layer).
@@ -204,10 +214,16 @@ type NamedStack struct {
 //     kernels not counted one by one;
 //   - model-zoo-moe-dev: yanring/Megatron-MoE-ModelZoo's Qwen3 runs
 //     (best_practice/Qwen3/readme.md, Megatron-Core moe_dev and main of
-//     2025; model_configs/benchmarking/Qwen3-235B-A22B.yaml:
-//     --moe-permute-fusion, --moe-router-fusion, --moe-grouped-gemm, no
-//     CUDA graph flag): DeepEP's dispatcher (the table's "DeepEP" rows;
-//     its "A2A" row is dispatcher=alltoall), dropless.
+//     May 2025) with the configuration of the commits that published
+//     them (b06a6d8 model_configs/benchmarking/Qwen3-235B-A22B.yaml,
+//     8017e11 examples/qwen3/readme.md and 31c5686 run_235b.sh, 2025-05):
+//     --moe-permute-fusion, --moe-grouped-gemm, no CUDA graph flag;
+//     neither --moe-router-fusion nor --enable-experimental, which
+//     274316a added on 2025-08-20 (Megatron-LM 1e057005's arguments.py
+//     has no router-fusion flag): the unfused router and DeepEP's unfused
+//     multihot conversion (UnfusedMultihot). DeepEP's dispatcher (the
+//     table's "DeepEP" rows; its "A2A" row is dispatcher=alltoall),
+//     dropless.
 var Stacks = []NamedStack{
 	{Name: "megatron-core-0.16", Settings: Settings{Dispatcher: DispatcherAllGather, UnfusedPermute: true, UnfusedRouter: true, ExpertLoop: true, Graphs: GraphsOff},
 		Source: "NVIDIA/Megatron-LM core_v0.16.0 megatron/core/transformer/transformer_config.py (TransformerConfig defaults)"},
@@ -236,8 +252,8 @@ var Stacks = []NamedStack{
 		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") under torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersHF},
 		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") with BF16 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
-	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
-		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},
+	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff, UnfusedRouter: true, UnfusedMultihot: true},
+		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md (8017e11), model_configs/benchmarking/Qwen3-235B-A22B.yaml (b06a6d8: no --moe-router-fusion, no --enable-experimental)"},
 }
 
 // bridgeH100 is what every Megatron-Bridge release of the archive sets

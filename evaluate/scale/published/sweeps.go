@@ -204,7 +204,9 @@ func torchtitan405BCP() Sweep {
 // BF16, sequence 4,096, global batch 2,048, step times): the cross-node
 // and intra-node expert-parallel strategies side by side. Every row is
 // read with the model zoo's stack (stack=model-zoo-moe-dev: DeepEP's flex
-// dispatcher, fused permutation and router, grouped GEMMs), the pipeline
+// dispatcher, fused permutation, grouped GEMMs, the router and DeepEP's
+// multihot conversion unfused as the May 2025 configuration ran them,
+// without --moe-router-fusion or --enable-experimental), the pipeline
 // of 32 stages, which ran the all-to-all dispatcher ("A2A" in the
 // table's Dispatcher column), with dispatcher=alltoall.
 func qwen3ModelZoo() Sweep {
