@@ -425,6 +425,10 @@ class Megatron(unittest.TestCase):
                 scope.append("moe")
         got = {name: getattr(c, name) for name in want}
         self.assertEqual(got, want, key)
+        # DeepEP's fused multihot conversion, which placer's default stack
+        # costs, runs only under Megatron-Core's experimental features.
+        deepep = "experts" in model and st["dispatcher"] == "flex" and st["permute fusion"] == "on"
+        self.assertEqual(a.enable_experimental, deepep, key)
         if scope:
             self.assertEqual([x.name for x in c.cuda_graph_scope], scope, key)
         if recipe:

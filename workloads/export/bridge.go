@@ -294,6 +294,12 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 	if st.Dispatcher == plan.DispatcherFlex {
 		set("model.moe_flex_dispatcher_backend", flexBackend(st))
 	}
+	if fusedMultihot(st) {
+		// Megatron-Core's experimental features, as --enable-experimental
+		// (moeStack): Bridge 0.5.0 training/setup.py sets them from
+		// DistributedInitConfig.enable_megatron_core_experimental.
+		set("dist.enable_megatron_core_experimental", true)
+	}
 	set("model.moe_grouped_gemm", !st.ExpertLoop)
 	set("model.moe_permute_fusion", !st.UnfusedPermute)
 	set("model.moe_router_fusion", !st.UnfusedRouter)

@@ -300,12 +300,15 @@ func FuzzBridgeOverrides(f *testing.F) {
 
 // TestBridgeFlexBackend: the flex dispatcher's backend as the plan names
 // it, Megatron-Core's moe_flex_dispatcher_backend: DeepEP for
-// dispatcher=flex, HybridEP for dispatcher=hybridep.
+// dispatcher=flex, HybridEP for dispatcher=hybridep; DeepEP with
+// Megatron-Core's experimental features on, under which alone it runs
+// the fused multihot conversion placer costs (HybridEP runs none).
 func TestBridgeFlexBackend(t *testing.T) {
 	_, moe := bridgeModels(t)
-	for _, c := range []struct{ dispatcher, want string }{
-		{plan.DispatcherFlex, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=deepep "},
-		{plan.DispatcherHybridEP, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep "},
+	const experimental = "dist.enable_megatron_core_experimental=true"
+	for _, c := range []struct{ dispatcher, want, not string }{
+		{plan.DispatcherFlex, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=deepep " + experimental + " ", ""},
+		{plan.DispatcherHybridEP, "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep ", experimental},
 	} {
 		s := plan.Strategy{Replicas: 8, Experts: 4, ExpertTensor: 1, MicroBatchSize: 1, MicroBatches: 2, DistOpt: true,
 			Software: plan.Software{Dispatcher: c.dispatcher}}
@@ -313,8 +316,8 @@ func TestBridgeFlexBackend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := strings.Join(got, " "); !strings.Contains(g, c.want) {
-			t.Errorf("dispatcher=%s: overrides\n%s\nwant %q in them", c.dispatcher, g, c.want)
+		if g := strings.Join(got, " ") + " "; !strings.Contains(g, c.want) || c.not != "" && strings.Contains(g, c.not) {
+			t.Errorf("dispatcher=%s: overrides\n%s\nwant %q in them, not %q", c.dispatcher, g, c.want, c.not)
 		}
 	}
 }

@@ -388,11 +388,21 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 // Megatron-Core, on in placer's default stack as in Megatron-Bridge's
 // recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
 // Megatron-Core runs SequentialMLP, one GEMM pair per local expert) and
-// a capacity factor, padded to capacity as placer costs it.
+// a capacity factor, padded to capacity as placer costs it. DeepEP with
+// the fused permutation, where the stack costs the fused multihot
+// conversion (not Settings.UnfusedMultihot), needs Megatron-Core's
+// experimental features (--enable-experimental): Megatron-Core takes
+// the fused conversion only under them
+// (token_dispatcher.py _DeepepManager.get_permuted_hidden_states_by_experts,
+// core_v0.16.0), and runs the unfused one, 3 device-to-host
+// synchronizations a layer, without.
 func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	add("--moe-token-dispatcher-type", st.Dispatcher)
 	if st.Dispatcher == plan.DispatcherFlex {
 		add("--moe-flex-dispatcher-backend", flexBackend(st))
+	}
+	if fusedMultihot(st) {
+		add("--enable-experimental")
 	}
 	if !st.ExpertLoop {
 		add("--moe-grouped-gemm")
@@ -558,6 +568,14 @@ func shellWord(w string) string {
 
 // flexBackend is Megatron-Core's moe_flex_dispatcher_backend of the flex
 // dispatcher's settings st: "hybridep" or "deepep".
+// fusedMultihot: the plan's stack costs DeepEP's received indices made
+// into the local experts' multihot map by the fused kernel, which
+// Megatron-Core runs only with its experimental features on and the
+// permutation fused.
+func fusedMultihot(st plan.Settings) bool {
+	return st.Dispatcher == plan.DispatcherFlex && !st.HybridEP && !st.UnfusedPermute && !st.UnfusedMultihot
+}
+
 func flexBackend(st plan.Settings) string {
 	if st.HybridEP {
 		return plan.DispatcherHybridEP

@@ -227,11 +227,22 @@ func TestMegatronStack(t *testing.T) {
 			[]string{"--moe-token-dispatcher-type allgather --expert-model-parallel-size 4"},
 			[]string{"--moe-grouped-gemm", "--moe-permute-fusion", "--moe-router-fusion"}, ""},
 		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=flex,grouped-gemm=off,cuda-graphs=dense",
-			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-permute-fusion --moe-router-fusion ",
+			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --enable-experimental --moe-permute-fusion --moe-router-fusion ",
 				"--cuda-graph-impl transformer_engine --cuda-graph-scope attn"},
 			[]string{"--moe-grouped-gemm", "--cuda-graph-scope attn mlp"}, ""},
 		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=hybridep",
-			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "}, []string{"deepep"}, ""},
+			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "}, []string{"deepep", "--enable-experimental"}, ""},
+		// DeepEP's fused multihot conversion, which placer's default stack
+		// costs, runs only under Megatron-Core's experimental features;
+		// the model zoo's stack costs the unfused one and writes none, and
+		// so does an unfused permutation.
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=flex",
+			[]string{"--moe-flex-dispatcher-backend deepep --enable-experimental "}, nil, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,stack=model-zoo-moe-dev",
+			[]string{"--moe-flex-dispatcher-backend deepep "}, []string{"--enable-experimental", "--moe-router-fusion"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=flex,permute-fusion=off",
+			[]string{"--moe-flex-dispatcher-backend deepep "}, []string{"--enable-experimental", "--moe-permute-fusion"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2", nil, []string{"--enable-experimental"}, ""},
 		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,routing=capacity:1.25,cuda-graphs=full",
 			[]string{"--moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity", "--cuda-graph-scope attn moe"}, nil, ""},
 		{dense, "tp=1,pp=1,dp=8,mbs=2,cuda-graphs=dense", []string{"--cuda-graph-impl transformer_engine --cuda-graph-scope attn mlp"}, []string{"--moe-"}, ""},
