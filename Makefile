@@ -254,24 +254,29 @@ bench-runner: venv
 # load 8; 29 s, 28 CPU s, at load 3; 2026-11-27).
 test-python: test-python-venv test-python-debian
 
-test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
+test-python-venv: test-python-venv-tools test-python-venv-package
 
 # make test runs the Python tests as two groups side by side (make -j2):
-# test-python-venv-tools (the exporter, the runner, the experts and the
-# frameworks' checks) and test-python-package-debian (placer_torch's own
-# tests, then Debian's 1.13, then Megatron's checks), not current torch
+# test-python-venv-tools (the exporter, the runner, the experts, the
+# frameworks' and Megatron's checks) and test-python-package-debian
+# (placer_torch's own tests, then Debian's 1.13), not current torch
 # against Debian's (265 s against 110 s, 2026-11-27). In a quiet make test
-# of 2026-11-27 (2 cores, the groups side by side) the suites now in the
+# of 2026-11-27 (2 cores, the groups side by side) the suites then in the
 # first took 45.6 + 133.5 + 11.4 + 13.8 = 204 s by their own count
-# ("Ran N tests in"), those now in the second 68.2 + 124.2 + 12.3 = 205 s:
-# Megatron's checks (12.3 s) moved from the first group, whose suites
-# took 24 s more than the second's, to the second. The first group's
-# placer_torch tests are pytest's -m commands, the second's -m package
-# and -m debian (tests/conftest.py's GROUPS).
-test-python-venv-tools: build venv-test venv-frameworks venv-bridge
+# ("Ran N tests in"), those in the second 68.2 + 124.2 + 12.3 = 205 s, with
+# Megatron's checks (12.3 s) in the second. In the fresh-clone make test
+# of 2026-11-28 (commit 93b9ec2, 2 quiet cores) the first group's suites
+# took 193.4 (-m commands) + 14.3 + 6.4 = 214 s, the second's 111.3
+# (-m package) + 73.1 (-m debian) + 0.0 + 32.9 + 22.1 + 10.5 + 41.7
+# (Megatron's) = 291 s: Megatron's checks moved back to the first group
+# (256 s against 250 s by those counts). The first group's placer_torch
+# tests are pytest's -m commands, the second's -m package and -m debian
+# (tests/conftest.py's GROUPS).
+test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m pytest -v -rs -m commands
 	$(MAKE) test-frameworks
 	$(MAKE) test-bridge
+	$(MAKE) test-megatron
 
 test-python-venv-package: build venv-test venv-frameworks venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_MEGATRON=$(MEGATRON_DIR) $(TORCH_PY) -m pytest -v -rs -m package
@@ -279,7 +284,6 @@ test-python-venv-package: build venv-test venv-frameworks venv-megatron
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package
 	$(MAKE) test-python-debian
-	$(MAKE) test-megatron
 
 test-python-debian-runner: build py-deps
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -v -rs -m debian_runner
@@ -422,8 +426,8 @@ test-frameworks-03: build venv-frameworks-03
 # Measured on this project's 2-core machine (2026-11-26, others' jobs
 # running, load 7): 2 s to install, 17 MB; test-megatron 30 s, 17 CPU s
 # (every plan of placer report megatron, the docs' examples, every
-# setting); the last step of make test's second Python group
-# (test-python-package-debian) and a step of test-python-venv.
+# setting); the last step of make test's first Python group
+# (test-python-venv-tools).
 MEGATRON_PINS := megatron-core==0.16.1
 MEGATRON_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/megatron
 .PHONY: venv-megatron test-megatron
@@ -451,8 +455,8 @@ test-megatron: build venv-megatron
 # its pyarrow, pandas, dill, multiprocess, xxhash, dateutil). No
 # Transformer Engine. Measured on this project's 2-core machine
 # (2026-11-27, others' jobs running): 20 s to install, 302 MB;
-# test-bridge 18 to 31 s (its "Ran 3 tests in"), the last step of make
-# test's first Python group (test-python-venv-tools).
+# test-bridge 18 to 31 s (its "Ran 3 tests in"), a step of make test's
+# first Python group (test-python-venv-tools).
 BRIDGE_PINS := megatron-bridge==0.5.0 megatron-core==0.18.0 omegaconf==2.3.0 hydra-core==1.3.2 antlr4-python3-runtime==4.9.3 \
 	datasets==5.2.0 pyarrow==26.0.1 pandas==3.1.1 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 python-dateutil==4.0.0
 BRIDGE_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/bridge

@@ -220,7 +220,7 @@ func TestPublishedRunsFit(t *testing.T) {
 // second opinion, not a measurement.
 func TestBesideMegatronLMEstimate(t *testing.T) {
 	for _, pub := range published.MegatronA100() {
-		r, err := megatronRow(context.Background(), pub)
+		r, err := publishedRow(context.Background(), pub)
 		if err != nil {
 			t.Fatal(err)
 		}

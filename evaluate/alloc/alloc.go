@@ -135,24 +135,30 @@ func (a *Allocator) poolOf(stream int32, small bool) int32 {
 	return int32(len(a.pools) - 1)
 }
 
-// freeIndex is where block key (size, addr) sits in p's free list.
+// freeIndex is where block key (size, addr) sits in p's free list: the
+// first block not below it, and whether that block is it. (A lower
+// bound written out: slices.BinarySearchFunc's comparison closure,
+// called through a function value, was most of Replay's time.)
 func (a *Allocator) freeIndex(p *pool, size, addr int64) (int, bool) {
-	return slices.BinarySearchFunc(p.free, [2]int64{size, addr}, func(i int32, k [2]int64) int {
-		b := &a.blocks[i]
-		if b.size != k[0] {
-			if b.size < k[0] {
-				return -1
-			}
-			return 1
+	return a.freeIndexIn(p.free, size, addr)
+}
+
+func (a *Allocator) freeIndexIn(free []int32, size, addr int64) (int, bool) {
+	blocks := a.blocks
+	lo, hi := 0, len(free)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if b := &blocks[free[mid]]; b.size < size || b.size == size && b.addr < addr {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		switch {
-		case b.addr < k[1]:
-			return -1
-		case b.addr > k[1]:
-			return 1
-		}
-		return 0
-	})
+	}
+	if lo == len(free) {
+		return lo, false
+	}
+	b := &blocks[free[lo]]
+	return lo, b.size == size && b.addr == addr
 }
 
 func (a *Allocator) insertFree(i int32) {
@@ -160,6 +166,18 @@ func (a *Allocator) insertFree(i int32) {
 	p := &a.pools[b.pool]
 	at, _ := a.freeIndex(p, b.size, b.addr)
 	p.free = slices.Insert(p.free, at, i)
+}
+
+// moveFree moves free block i, at at in its pool's free list, to its
+// place there now that its key is smaller (a split block keeping its
+// rest): the blocks between shift up one, the rest of the list stays
+// (rather than a removal and an insertion moving it twice).
+func (a *Allocator) moveFree(i int32, at int) {
+	b := &a.blocks[i]
+	free := a.pools[b.pool].free
+	to, _ := a.freeIndexIn(free[:at], b.size, b.addr)
+	copy(free[to+1:at+1], free[to:at])
+	free[to] = i
 }
 
 func (a *Allocator) removeFree(i int32) {
@@ -208,8 +226,9 @@ func (a *Allocator) Malloc(size int64, stream int32) (int32, error) {
 	}
 	n := roundSize(size)
 	pi := a.poolOf(stream, n <= SmallSize)
-	b, ok := a.freeBlock(pi, n)
+	b, at, ok := a.freeBlock(pi, n)
 	if !ok {
+		at = -1
 		b, ok = a.allocBlock(pi, n)
 	}
 	if !ok {
@@ -222,15 +241,16 @@ func (a *Allocator) Malloc(size int64, stream int32) (int32, error) {
 		a.st.Needed = a.st.Reserved + n
 		return -1, fmt.Errorf("alloc: %d bytes with %d reserved of %d: %w", size, a.st.Reserved, a.cfg.Capacity, ErrOutOfMemory)
 	}
-	return a.found(b, n, size), nil
+	return a.found(b, at, n, size), nil
 }
 
-// freeBlock is get_free_block: the best fit among pool pi's free blocks.
-func (a *Allocator) freeBlock(pi int32, n int64) (int32, bool) {
+// freeBlock is get_free_block: the best fit among pool pi's free
+// blocks, left in the free list at at (found takes it out).
+func (a *Allocator) freeBlock(pi int32, n int64) (int32, int, bool) {
 	p := &a.pools[pi]
 	at, _ := a.freeIndex(p, n, -1<<62)
 	if at == len(p.free) {
-		return -1, false
+		return -1, 0, false
 	}
 	if a.cfg.Expandable && a.blocks[p.free[at]].seg >= 0 {
 		// Best fit by the size a block could grow to: its own and the
@@ -246,9 +266,7 @@ func (a *Allocator) freeBlock(pi int32, n int64) (int32, bool) {
 			at++
 		}
 	}
-	i := p.free[at]
-	p.free = slices.Delete(p.free, at, at+1)
-	return i, true
+	return p.free[at], at, true
 }
 
 // allocBlock is alloc_block: a new segment, or pages mapped.
@@ -268,8 +286,10 @@ func (a *Allocator) allocBlock(pi int32, n int64) (int32, bool) {
 }
 
 // found is alloc_found_block: block b serves a request of n bytes
-// (size asked), split where should_split says.
-func (a *Allocator) found(b int32, n, size int64) int32 {
+// (size asked), split where should_split says. at >= 0: b is a free
+// block at at in its pool's free list (freeBlock), taken out of it, or
+// where split, the rest it keeps moved to its place there.
+func (a *Allocator) found(b int32, at int, n, size int64) int32 {
 	blk := a.blocks[b]
 	rest := blk.size - n
 	split := rest > SmallSize
@@ -285,8 +305,15 @@ func (a *Allocator) found(b int32, n, size int64) int32 {
 		}
 		r := &a.blocks[b]
 		r.prev, r.addr, r.size = u, blk.addr+n, rest
-		a.insertFree(b)
+		if at >= 0 {
+			a.moveFree(b, at)
+		} else {
+			a.insertFree(b)
+		}
 		b = u
+	} else if at >= 0 {
+		p := &a.pools[blk.pool]
+		p.free = slices.Delete(p.free, at, at+1)
 	}
 	ub := &a.blocks[b]
 	ub.allocated, ub.req = true, size
@@ -513,7 +540,9 @@ type Event struct {
 // failing request).
 func Replay(cfg Config, trace []Event) (Stats, error) {
 	a := New(cfg)
-	var h []int32
+	// A tensor's handle by its id: a trace frees what it allocates, so
+	// about half its events allocate (the ids run from 0).
+	h := make([]int32, 0, len(trace)/2+1)
 	for k, e := range trace {
 		if e.Tensor < 0 {
 			return a.st, fmt.Errorf("alloc: event %d: tensor %d", k, e.Tensor)
