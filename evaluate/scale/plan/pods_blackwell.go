@@ -81,9 +81,12 @@ var blackwellPods = map[string]podPreset{
 //     (smHeld): the datasheet peaks of one die differ by the clock the
 //     product is rated at under its limit (HGX B200 2,250 TF at 1,000 W,
 //     GB200's GPU 2,500 TF at 1,200 W, the same 148-SM GPU: NVIDIA's GB200
-//     NVL72 and HGX B200 specifications, "Configurable up to 1,200W" and
-//     "up to 1,000W"), which smHeld prices, so that a GB200 kernel does
-//     not also run at the 1.111x higher peak;
+//     NVL72 and HGX B200 specification table, "FP16/BF16 Tensor Core 5
+//     PFLOPS | 4.5 PFLOPS" with sparsity, "Configurable up to 1,200W |
+//     Configurable up to 1,000W", as copied at https://zdszero.github.io/
+//     Computer/Artificial_Intelligence/Hardware.html), which smHeld
+//     prices, so that a GB200 kernel does not also run at the 1.111x
+//     higher peak;
 //   - GEMMs at kernels.BlackwellGEMM of that rate; FP8 GEMMs with
 //     per-tensor and blockwise scales at kernels.BlackwellFP8's speedups,
 //     MXFP8 and NVFP4 ones at kernels.BlackwellBlockScaled's (NVFP4's at
