@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -44,14 +45,14 @@ var blackwellPods = map[string]podPreset{
 	// B200 node of roofline's hardware_blackwell.go: "8x ConnectX-7 IB
 	// NDR 400Gb/s", "B200 TGP 1000W").
 	"dgx-b200": {hardware: "b200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("b200", 148, kernels.MUFUBlackwell, carriedHeld(1980, 1000)), power: 1000,
+		kernels: blackwellKernels("b200", 148, kernels.MUFUBlackwell, 1000), power: 1000,
 		source: "DGX B200: 8 x B200 SXM (180 GB, 1,000 W), NVLink 5 NVSwitch, 8 x 400 Gb/s ConnectX-7; kernels modelled"},
 	// DGX B300: 8 x B300 (Blackwell Ultra, 270 GB, 1,100 W) on NVLink 5
 	// NVSwitch, 8 x 800 Gb/s ConnectX-8 (HGX B300's "networking bandwidth
 	// 1.6 TB/s", twice HGX B200's 0.8 TB/s of 8 x 400 Gb/s, both ways: the
 	// table of roofline's hardware_blackwell.go [hgx]).
 	"dgx-b300": {hardware: "b300", perNode: 8, nics: 8, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("b300", 160, kernels.MUFUBlackwellUltra, carriedHeld(1980, 1100)), power: 1100,
+		kernels: blackwellKernels("b300", 160, kernels.MUFUBlackwellUltra, 1100), power: 1100,
 		source: "DGX B300: 8 x B300 (270 GB, 1,100 W), NVLink 5 NVSwitch, 8 x 800 Gb/s ConnectX-8; kernels modelled"},
 	// GB200 NVL72: 72 Blackwell GPUs (186 GB, 1,200 W: the technical
 	// brief's GB200 configuration) and 36 Grace CPUs in one NVLink 5
@@ -59,7 +60,7 @@ var blackwellPods = map[string]podPreset{
 	// tray with 4 ConnectX-7 400 Gb/s NICs (the MLPerf GB200 NVL72's "for
 	// each 4-GPU node: 4x ... BlueField-3 [ConnectX-7 Lx]"): 72 a domain.
 	"gb200-nvl72": {hardware: "gb200", perNode: 72, nics: 72, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb200", 148, kernels.MUFUBlackwell, carriedHeld(2112, 1200)), power: 1200,
+		kernels: blackwellKernels("gb200", 148, kernels.MUFUBlackwell, 1200), power: 1200,
 		source: "GB200 NVL72: 72 x Blackwell (186 GB, 1,200 W) in one NVLink 5 domain, 72 x 400 Gb/s ConnectX-7; kernels modelled"},
 	// GB300 NVL72: 72 Blackwell Ultra GPUs (279 GB, 1,400 W) in one
 	// NVLink 5 domain, a ConnectX-8 SuperNIC of 800 Gb/s per GPU ("72
@@ -67,22 +68,33 @@ var blackwellPods = map[string]podPreset{
 	// "each GPU has ConnectX-8 SuperNIC at 800 Gb/s", vendordeep.com's
 	// copy of NVIDIA's GB300 announcement).
 	"gb300-nvl72": {hardware: "gb300", perNode: 72, nics: 72, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb300", 160, kernels.MUFUBlackwellUltra, carriedHeld(1980, 1400)), power: 1400,
+		kernels: blackwellKernels("gb300", 160, kernels.MUFUBlackwellUltra, 1400), power: 1400,
 		source: "GB300 NVL72: 72 x Blackwell Ultra (279 GB, 1,400 W) in one NVLink 5 domain, 72 x 800 Gb/s ConnectX-8; kernels modelled"},
 }
 
 // blackwellKernels are the modelled kernels of a Blackwell GPU (hardware
-// preset gpu, sms streaming multiprocessors, held its clock under held
-// load), from published kernel benchmarks (evaluate/scale/kernels'
-// blackwell.go):
-//   - GEMMs at kernels.BlackwellGEMM of the BF16 peak; FP8 GEMMs with
+// preset gpu, sms streaming multiprocessors, power limit tdpW), from
+// published kernel benchmarks (evaluate/scale/kernels' blackwell.go):
+//   - every compute-bound kernel at its sms SMs' rate at the B200's
+//     clock (smPeak), not at the GPU's datasheet peak, and held at the
+//     clock its power limit allows on the Blackwell SM's power curve
+//     (smHeld): the datasheet peaks of one die differ by the clock the
+//     product is rated at under its limit (HGX B200 2,250 TF at 1,000 W,
+//     GB200's GPU 2,500 TF at 1,200 W, the same 148-SM GPU: NVIDIA's GB200
+//     NVL72 and HGX B200 specification table, "FP16/BF16 Tensor Core 5
+//     PFLOPS | 4.5 PFLOPS" with sparsity, "Configurable up to 1,200W |
+//     Configurable up to 1,000W", as copied at https://zdszero.github.io/
+//     Computer/Artificial_Intelligence/Hardware.html), which smHeld
+//     prices, so that a GB200 kernel does not also run at the 1.111x
+//     higher peak;
+//   - GEMMs at kernels.BlackwellGEMM of that rate; FP8 GEMMs with
 //     per-tensor and blockwise scales at kernels.BlackwellFP8's speedups,
 //     MXFP8 and NVFP4 ones at kernels.BlackwellBlockScaled's (NVFP4's at
 //     its share of the GPU's FP4 over BF16 peak);
 //   - fused attention: kernels.BlackwellAttention (cuDNN's), its
 //     exponentials at mufu MUFU.EX2 results a clock an SM (16 on B200
 //     and GB200, 32 on Blackwell Ultra: kernels.MUFUBlackwellUltra) at
-//     the clock the BF16 peak implies (kernels.ExpRate);
+//     the same clock (kernels.ExpRate of smPeak);
 //   - NVLink 5's bus bandwidth at the share of its line rate NCCL
 //     measured on NVLink 4 (362 of 450 GB/s on DGX H100: 724 of 900
 //     GB/s), the NIC at the 47 of 50 GB/s measured on an NDR NIC, the
@@ -95,19 +107,20 @@ var blackwellPods = map[string]podPreset{
 //     nvidia-b100: "SMs 148"), 160 on Blackwell Ultra
 //     (https://awesomeagents.ai/hardware/nvidia-gb300-nvl72: "160
 //     streaming multiprocessors").
-func blackwellKernels(gpu string, sms, mufu int, held *kernels.HeldClock) kernels.Node {
+func blackwellKernels(gpu string, sms, mufu int, tdpW float64) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestBlackwellPods)
+	rate := smPeak(sms)
 	k := kernels.H100
 	k.Provenance = "modelled from published kernel benchmarks and the H100's measured ones (docs/hardware.md), not measured on a Blackwell GPU"
-	k.GEMM = kernels.BlackwellGEMM()
-	k.ExpRate = kernels.ExpRate(h.FP16Tensor, mufu, kernels.TensorPerClockBlackwell)
-	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(h.FP16Tensor, sms, k.ExpRate)}
+	k.GEMM = kernels.BlackwellGEMM() * rate / h.FP16Tensor
+	k.ExpRate = kernels.ExpRate(rate, mufu, kernels.TensorPerClockBlackwell)
+	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(rate, sms, k.ExpRate)}
 	k.SMs = sms
 	k.IntraBus = h.NVLinkBandwidth * float64(h.NVLinks) * kernels.H100.IntraBus / (25e9 * 18)
 	k.FP8Peak = h.FP8Tensor
 	k.FP8Fwd, k.FP8Bwd, k.FP8Block = kernels.BlackwellFP8()
 	k.MXFP8Fwd, k.MXFP8Bwd, k.NVFP4Fwd, k.NVFP4Bwd = kernels.BlackwellBlockScaled(h.FP4Tensor / h.FP16Tensor)
-	k.Held = held
+	k.Held = smHeld(sms, tdpW)
 	// NCCL's channels on NVLink 5 are not derived here (kernels.H100's
 	// CTAs are sm90's): the compute beside a collective takes arXiv
 	// 2507.03114's mean slowdown (A100, H100, MI250, MI210) instead.
@@ -116,24 +129,46 @@ func blackwellKernels(gpu string, sms, mufu int, held *kernels.HeldClock) kernel
 	return k
 }
 
-// carriedHeld is the held clock of a GPU of burst clock burstMHz at power
-// limit tdpW with nothing of it measured under held load: the H100 SXM's
-// measured shape carried over (kernels.H100Held), assumed. It holds the same
-// share of its burst clock at its own limit (1,612.5 / 1,980), rests at
-// the same share of it (75.5 / 700 W), and its compute-bound kernels
-// follow the clock by the same share (0.633), its power controller
-// averages over the same window (0.09 s), so at the pod's stated
-// limit a compute-bound kernel takes the H100's 1.144x its burst time;
-// power=off prices the burst. The burst clocks: B200 1,980 MHz
-// ("Boost Clock 1.98GHz", https://hmc-tech.com/gpus/nvidia-b200-vs-
-// nvidia-b100), GB200's GPU 2,112 MHz (https://hmc-tech.com/gpu/
-// nvidia-h100-vs-nvidia-h200-sxm-vs-nvidia-gb200); for Blackwell Ultra
-// none was found and the B200's stands (only the ratio enters the
-// slowdown).
-func carriedHeld(burstMHz, tdpW float64) *kernels.HeldClock {
+// b200SMs and b200TDP are the B200's: the Blackwell GPU whose datasheet
+// peak (2,250 TF dense BF16, roofline's b200) and limit (1,000 W) the
+// others' SMs are priced from.
+const (
+	b200SMs = 148
+	b200TDP = 1000
+)
+
+// smPeak is the dense BF16 tensor rate of sms Blackwell SMs at the clock
+// the B200's peak is rated at (2,250 TF over 148 SMs): 2,250 TF on B200
+// and GB200's GPU (the same GPU), 2,432.4 TF on 160 Blackwell Ultra SMs,
+// whose SM does as many BF16 FLOPs a clock (kernels.
+// TensorPerClockBlackwell on both).
+func smPeak(sms int) float64 {
+	b, _ := roofline.Preset("b200")
+	return b.FP16Tensor * float64(sms) / b200SMs
+}
+
+// smHeld is the held clock of a Blackwell GPU of sms SMs at power limit
+// tdpW, nothing of it measured under held load: the B200 at its 1,000 W
+// holds the H100 SXM's measured shape carried over (kernels.H100Held,
+// assumed: the same share of its burst clock, 1,612.5 / 1,980 MHz, at
+// rest the same share of its limit, 75.5 / 700 x 1,000 = 107.86 W, the
+// same exponent 3, compute share 0.633 and window), and every Blackwell
+// SM draws what a B200 SM draws at the same clock: P = Idle + sms k f^3,
+// so f = 1,612.5 x ((tdpW - 107.86) / sms / ((1,000 - 107.86) / 148))^(1/3),
+// at most the 1,980 MHz burst (B200's "Boost Clock 1.98GHz",
+// https://hmc-tech.com/gpus/nvidia-b200-vs-nvidia-b100). A GB200 at
+// 1,200 W holds 1,724.97 MHz (a compute-bound kernel 1.0935x its burst
+// time, the B200 1.1442x), a B300 (160 SMs, 1,100 W) 1,627.8 (1.1369x),
+// a GB300 (160, 1,400 W) 1,777.6 (1.0720x). Assumed: the Blackwell Ultra
+// SM's power a clock that of Blackwell's (the same TSMC 4NP process and
+// SM, NVIDIA's "Inside NVIDIA Blackwell Ultra" blog), and the idle power
+// the B200's on each (its HBM, NVLink and the rest of the package).
+func smHeld(sms int, tdpW float64) *kernels.HeldClock {
 	h := kernels.H100Held
-	r := burstMHz / h.BurstMHz
-	return &kernels.HeldClock{BurstMHz: burstMHz, HeldMHz: h.HeldMHz * r, TDPW: tdpW, IdleW: h.IdleW / h.TDPW * tdpW,
+	idle := h.IdleW / h.TDPW * b200TDP
+	perSM := (tdpW - idle) / float64(sms) / ((b200TDP - idle) / b200SMs)
+	held := min(h.HeldMHz*math.Cbrt(perSM), h.BurstMHz)
+	return &kernels.HeldClock{BurstMHz: h.BurstMHz, HeldMHz: held, TDPW: tdpW, IdleW: idle,
 		Exponent: h.Exponent, Share: h.Share, WindowS: h.WindowS}
 }
 

@@ -17,19 +17,21 @@ import (
 // GB200's and GB300's GPUs, 4,500 on B300, the H100's 1,978.9 on H200), NVLink's bus
 // bandwidth (NVLink 5's 900 GB/s x 362/450, NCCL's measured share on
 // NVLink 4: 724 GB/s) and a compute-bound kernel's time at the stated
-// limit over its burst (the H100's shape carried: 0.6326 x 1980/1612.5 +
-// 0.3674 = 1.14417).
+// limit over its burst (smHeld: 0.6326 x 1980 / f + 0.3674 at the clock
+// f its limit allows; the H200 the H100's measured 1,612.5 MHz, 1.14417;
+// the Blackwell pods in TestSMHeld).
 func TestBlackwellPods(t *testing.T) {
 	for _, c := range []struct {
 		text                             string
 		gpus, perNode, host, nics        int
 		nicBytes, power, fp8, intra, mem float64
+		slow                             float64
 	}{
-		{"dgx-h200:2", 16, 8, 8, 8, 50e9, 700, 1978.9e12, 362e9, 141e9},
-		{"dgx-b200:4", 32, 8, 8, 8, 50e9, 1000, 4500e12, 724e9, 180e9},
-		{"dgx-b300:1", 8, 8, 8, 8, 100e9, 1100, 4500e12, 724e9, 270e9},
-		{"gb200-nvl72:1", 72, 72, 4, 72, 50e9, 1200, 5000e12, 724e9, 186e9},
-		{"gb300-nvl72:2", 144, 72, 4, 72, 100e9, 1400, 5000e12, 724e9, 279e9},
+		{"dgx-h200:2", 16, 8, 8, 8, 50e9, 700, 1978.9e12, 362e9, 141e9, 1.14417},
+		{"dgx-b200:4", 32, 8, 8, 8, 50e9, 1000, 4500e12, 724e9, 180e9, 1.14417},
+		{"dgx-b300:1", 8, 8, 8, 8, 100e9, 1100, 4500e12, 724e9, 270e9, 1.13689},
+		{"gb200-nvl72:1", 72, 72, 4, 72, 50e9, 1200, 5000e12, 724e9, 186e9, 1.09353},
+		{"gb300-nvl72:2", 144, 72, 4, 72, 100e9, 1400, 5000e12, 724e9, 279e9, 1.07202},
 	} {
 		p, err := ParsePod(c.text)
 		if err != nil {
@@ -42,8 +44,8 @@ func TestBlackwellPods(t *testing.T) {
 			t.Errorf("%s: %d GPUs, %d a node, %d a host, %d NICs of %g B/s, %g W, FP8 %g, NVLink bus %g, memory %d",
 				c.text, p.GPUs(), p.PerNode, p.HostGPUs(), p.NICs, p.NICBandwidth, p.PowerLimit, p.Kernels.FP8Peak, bw, p.Hardware.Memory)
 		}
-		if _, slow := p.HeldClock(); !within(slow, 1.14417, 1e-5) {
-			t.Errorf("%s: compute-bound slowdown at %g W = %g, want 1.14417", c.text, p.PowerLimit, slow)
+		if _, slow := p.HeldClock(); !within(slow, c.slow, 1e-5) {
+			t.Errorf("%s: compute-bound slowdown at %g W = %g, want %g", c.text, p.PowerLimit, slow, c.slow)
 		}
 		if h, _ := roofline.Preset(p.Hardware.Name); p.Kernels.FP8Peak != h.FP8Tensor {
 			t.Errorf("%s: kernels' FP8 peak %g, its hardware's %g", c.text, p.Kernels.FP8Peak, h.FP8Tensor)
@@ -130,20 +132,25 @@ func TestBlackwellFP8Speedups(t *testing.T) {
 // 19.1727e12 FLOPs a layer in (12.758 + 13.102) / 2 = 12.930 ms on a
 // 2,250 TF B300 is 0.65903 of its peak; in (32.014 + 31.909) / 2 =
 // 31.9615 ms on an 835.5 TF H200 NVL 0.71798): 0.756 x 0.91789 =
-// 0.69393. cuDNN's attention at head dimension 128 forward: 1,613 / 1.3
-// = 1,240.8 TFLOP/s on B200 (2,250 TF), 2,500 / 2,250 of it on GB200 =
-// 1,378.6 (the same exponentials per tensor FLOP); on GB300, whose
-// Blackwell Ultra doubles the exponentials (32 MUFU.EX2 a clock an SM:
-// 9.7656e12 a second), 1,946.6 (kernels' TestAttentionByGPU); its Beta the H100's 0.5461e-12 s x 132 / 148 SMs =
-// 0.48706e-12, x 132 / 160 on GB300 = 0.45053e-12; T0 the H100's 11.62 us.
+// 0.69393 of its SMs' rate at the B200's clock (smPeak: 2,250 TF x SMs /
+// 148), so of the datasheet peak 0.69393 on B200, x 2,250 / 2,500 =
+// 0.62454 on GB200 (the same 148 SMs), x 2,432.43 / 2,500 = 0.67518 on
+// GB300 (160 SMs). cuDNN's attention at head dimension 128 forward:
+// 1,613 / 1.3 = 1,240.8 TFLOP/s on B200, the same on GB200 (the same
+// SMs at the same clock, the same exponentials per tensor FLOP); on
+// GB300, whose Blackwell Ultra doubles the exponentials (32 MUFU.EX2 a
+// clock an SM), 1,946.6 at a 2,500 TF rate (kernels' TestAttentionByGPU:
+// both of its terms follow the rate) x 2,432.43 / 2,500 = 1,894.0; its
+// Beta the H100's 0.5461e-12 s x 132 / 148 SMs = 0.48706e-12, x 132 / 160
+// on GB300 = 0.45053e-12; T0 the H100's 11.62 us.
 func TestBlackwellGEMMAndAttention(t *testing.T) {
 	for _, c := range []struct {
 		pod              string
 		gemm, rate, beta float64
 	}{
 		{"dgx-b200", 0.69393, 1240.8e12, 0.48706e-12},
-		{"gb200-nvl72", 0.69393, 1378.6e12, 0.48706e-12},
-		{"gb300-nvl72", 0.69393, 1946.6e12, 0.45053e-12},
+		{"gb200-nvl72", 0.62454, 1240.8e12, 0.48706e-12},
+		{"gb300-nvl72", 0.67518, 1894.0e12, 0.45053e-12},
 	} {
 		p, err := ParsePod(c.pod)
 		if err != nil {
@@ -196,3 +203,41 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1
 
 // within is whether got is want to rel of want.
 func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// TestSMHeld: a Blackwell GPU's held clock on the B200's power curve an
+// SM, worked by hand. The B200 rests at 75.5 / 700 x 1,000 = 107.857 W and
+// holds 1,612.5 MHz at 1,000 W: (1,000 - 107.857) / 148 = 6.02799 W an SM
+// above rest. GB200 (148 SMs, 1,200 W): 1,092.143 / 148 = 7.37934, cube
+// root of 7.37934 / 6.02799 = 1.22418 is 1.06978: 1,724.97 MHz, a
+// compute-bound kernel 0.6326 x 1,980 / 1,724.97 + 0.3674 = 1.09353x its
+// burst time. B300 (160, 1,100 W): 992.143 / 160 = 6.20089, ratio
+// 1.02868, root 1.00947: 1,627.77 MHz, 1.13689x. GB300 (160, 1,400 W):
+// 1,292.143 / 160 = 8.07589, ratio 1.33973, root 1.10241: 1,777.63 MHz,
+// 1.07202x. A GB200 limited to 1,000 W holds the B200's clock; at 3,000 W
+// the curve passes the 1,980 MHz burst and stops there. smPeak: 2,250 TF
+// on 148 SMs, 2,250 x 160 / 148 = 2,432.43 TF on 160.
+func TestSMHeld(t *testing.T) {
+	for _, c := range []struct {
+		sms            int
+		tdp, mhz, slow float64
+	}{
+		{148, 1000, 1612.5, 1.14417},
+		{148, 1200, 1724.97, 1.09353},
+		{160, 1100, 1627.77, 1.13689},
+		{160, 1400, 1777.63, 1.07202},
+	} {
+		h := smHeld(c.sms, c.tdp)
+		if f := h.Clock(c.tdp); !within(f, c.mhz, 1e-5) || !within(h.Slowdown(f), c.slow, 1e-5) || !within(h.IdleW, 107.857, 1e-5) {
+			t.Errorf("%d SMs at %g W: %g MHz (slowdown %g, rest %g W), want %g (%g, 107.857)", c.sms, c.tdp, f, h.Slowdown(f), h.IdleW, c.mhz, c.slow)
+		}
+	}
+	if f := smHeld(148, 1200).Clock(1000); !within(f, 1612.5, 1e-9) {
+		t.Errorf("GB200 at 1,000 W: %g MHz, want the B200's 1,612.5", f)
+	}
+	if h := smHeld(148, 3000); h.HeldMHz != 1980 {
+		t.Errorf("148 SMs at 3,000 W: %g MHz, want the 1,980 burst", h.HeldMHz)
+	}
+	if !within(smPeak(148), 2250e12, 1e-12) || !within(smPeak(160), 2432.43e12, 2e-6) {
+		t.Errorf("smPeak: %g on 148 SMs, %g on 160; want 2,250 and 2,432.43 TF", smPeak(148), smPeak(160))
+	}
+}
