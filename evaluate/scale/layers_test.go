@@ -80,6 +80,10 @@ func TestTitanCompiledOutput(t *testing.T) {
 		tf, tb, nf, nb := c.titanResidualNorms()
 		fF = fF.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(nf...), -1))
 		fB = fB.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(nb...), -1))
+		for _, pr := range c.titanProjections() {
+			fF = fF.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
+			fB = fB.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+		}
 		if math.Abs(dF.busy-fF.busy) > 1e-12 || math.Abs(dB.busy-fB.busy) > 1e-12 || dF.launches != fF.launches || dB.launches != fB.launches {
 			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' and the rotary's %+v, %+v", strategy, dF, dB, fF, fB)
 		}
@@ -172,14 +176,17 @@ func TestTitanRotaryByHand(t *testing.T) {
 		}
 		// The compiled block runs them; Megatron-Core's fused block does
 		// not. With titanResidualNorms' swap: forward 7 + 3 - 4, backward
-		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients).
+		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients);
+		// with titanProjections' separate GEMMs forward 3 - 1 and 2 - 1
+		// more, backward 6 - 2 and 4 - 2, and with tp=2 the two
+		// gradients' sums (TestTitanProjectionsByHand).
 		fc, bc := layerCoster(&cs.pl.Run).Dense(cs)
 		a, m := half(cs.attnBlock()), half(cs.mlpBlock())
 		fw, bw := cs.join(a, m, false)
-		if d, w := fc.launches-fw.launches, 6.0; d != w {
+		if d, w := fc.launches-fw.launches, 6.0+3; d != w {
 			t.Errorf("%s: forward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
-		if d, w := bc.launches-bw.launches, 10.0; d != w {
+		if d, w := bc.launches-bw.launches, 10.0+6+2*float64(min(1, cs.pl.TP-1)); d != w {
 			t.Errorf("%s: backward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
 	}

@@ -57,6 +57,16 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	tf, tb, ff, fb := c.titanResidualNorms()
 	a.fwd = a.fwd.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(ff...), -1))
 	a.bwd = a.bwd.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(fb...), -1))
+	// wq, wk, wv and w1, w3 as the separate GEMMs torchtitan's block runs,
+	// in place of the fused blocks' QKV and gate-up GEMMs.
+	for i, pr := range c.titanProjections() {
+		p := &a
+		if i == 1 {
+			p = &f
+		}
+		p.fwd = p.fwd.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
+		p.bwd = p.bwd.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+	}
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
 		a.rec = a.rec.plus(c.runAll(rr...))
@@ -210,3 +220,74 @@ func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) 
 // h100SMs is an H100 SXM5's streaming multiprocessors (NVIDIA H100 Tensor
 // Core GPU Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 const h100SMs = 132
+
+// projSwap is one block half's input projections as torchtitan's
+// compiled block runs them (titanF, titanB: forward, backward) and as
+// the fused blocks charge them (fusedF, fusedB), which the caller swaps;
+// inNorm is the input gradients' sum where the norm's backward reads it
+// (no kernel of its own).
+type projSwap struct {
+	titanF, titanB, fusedF, fusedB []kernel
+	inNorm                         phase
+}
+
+// titanProjections is a compiled torchtitan block's input projections,
+// attention half then MLP half: torchtitan's Attention has wq, wk and wv
+// and its FeedForward w1 and w3, each its own nn.Linear (9dec370
+// torchtitan/models/llama/model.py; the same at v0.2.0), so torch.compile
+// runs each as its own extern cuBLAS mm (Inductor merges parallel
+// linears only under pre_grad_fusion_options, empty by default:
+// torch/_inductor/config.py, as installed here at 2.14.1), each reading
+// the whole input, where the fused blocks (attnBlock, mlpBlock) read it
+// once in one GEMM of the summed width. Each GEMM at its own shape and
+// bytes: forward reads the input and the weight and writes its output;
+// the input gradient reads the output's gradient and the weight and
+// writes an input-sized gradient; the weight gradient reads the input
+// and the output's gradient and writes the weight's (BF16: FSDP2's
+// unsharded gradient). At the narrow shards of tensor parallelism (wk,
+// wv: kv heads x head width / T columns) they are memory-bound. Autograd
+// sums the input gradients: with tensor parallelism (T > 1) the sum is
+// Partial and goes to its collective (the all-reduce, or with sp=on the
+// reduce-scatter of PrepareModuleInput's all-gather), so it is one
+// Inductor kernel reading every gradient and writing the sum; at T = 1
+// Inductor fuses it into the norm's backward reduction, which then
+// reads the other gradients too (no launch). The fused blocks charge
+// each backward GEMM the forward's bytes (back), as here swapped out.
+func (c *coster) titanProjections() []projSwap {
+	m, T := c.m, float64(c.pl.TP)
+	if m.Mixed() || m.MLA() {
+		return nil
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	d := float64(m.HeadDim())
+	act := n * h * bf16
+	swap := func(cols []float64) projSwap {
+		var s projSwap
+		total := 0.0
+		for _, o := range cols {
+			total += o
+			s.titanF = append(s.titanF, c.lgemm(2*n*h*o, act+h*o*bf16, n*o*bf16))
+			dgrad := c.back(c.lgemm(2*n*h*o, n*o*bf16+h*o*bf16, act))
+			wgrad := c.back(c.lgemm(2*n*h*o, act+n*o*bf16, h*o*bf16))
+			s.titanB = append(s.titanB, dgrad, wgrad)
+		}
+		k := float64(len(cols))
+		if T > 1 {
+			s.titanB = append(s.titanB, kernel{class: graph.ClassElementwise, flops: (k - 1) * n * h, read: k * act, writes: act})
+		} else {
+			s.inNorm = c.run(kernel{class: graph.ClassReduction, flops: (k - 1) * n * h, read: (k - 1) * act})
+			s.inNorm.busy -= c.h.Launch
+			s.inNorm.launches = 0
+		}
+		g := c.lgemm(2*n*h*total, act+h*total*bf16, n*total*bf16)
+		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.back(g), c.back(g)}
+		return s
+	}
+	kv := float64(m.KVHeads) * d / T
+	attn := swap([]float64{float64(m.Heads) * d / T, kv, kv})
+	if !m.SwiGLU() {
+		return []projSwap{attn}
+	}
+	f := float64(m.FFN) / T
+	return []projSwap{attn, swap([]float64{f, f})}
+}

@@ -1,0 +1,95 @@
+package scale
+
+import (
+	"math"
+	"testing"
+)
+
+// TestTitanProjectionsByHand: torchtitan's separate wq, wk, wv (and w1,
+// w3) GEMMs of a compiled block against the fused blocks' QKV and
+// gate-up GEMMs, by hand. Llama 3 8B at TP 8 with sp=on, MBS 12, 8,192
+// tokens: n = 98,304, h = 4,096, wq 512 columns, wk and wv 128, the fused
+// QKV 768; w1 and w3 1,792 each. On grand-teton (500 W) a GEMM runs at
+// 989.4e12 x 0.756 / 1.250845 = 597.98e12 FLOP/s, HBM at 2.4e12 x 0.8 =
+// 1.92e12 B/s for GEMMs and 2.4e12 x 0.85 = 2.04e12 for elementwise
+// kernels. One activation is 98,304 x 4,096 x 2 = 805,306,368 bytes.
+//   - wq: 412,316,860,416 FLOPs, 0.68951 ms (its 910,163,968 bytes take
+//     0.47404 ms): compute-bound, forward and each backward GEMM alike.
+//   - wk, wv: 103,079,215,104 FLOPs (0.17238 ms) but 831,520,768 bytes
+//     (input, weight, output; in the backward the same bytes in other
+//     roles): 0.43308 ms, memory-bound.
+//   - fused QKV: 618,475,290,624 FLOPs, 1.03427 ms (962,592,768 bytes,
+//     0.50135 ms).
+//   - forward: 0.68951 + 2 x 0.43308 - 1.03427 = 0.52140 ms more, 2
+//     launches more.
+//   - backward: 2 x 0.68951 + 4 x 0.43308 + the gradients' sum (3 read,
+//     1 written: 3,221,225,472 bytes at 2.04e12, 1.57903 ms) - 2 x 1.03427
+//     = 2.62183 ms more, 5 launches more.
+//   - MLP: w1, w3 at 1,443,109,011,456 FLOPs each (2.41330 ms, bytes
+//     0.61 ms) sum to the fused gate-up's time; only the sum of two
+//     gradients (2,415,919,104 bytes, 1.18427 ms) and 2 launches remain
+//     in the backward; nothing in the forward but 1 launch.
+//
+// At TP 1 (MBS 2: n = 16,384, an activation 134,217,728 bytes) every
+// projection is compute-bound and the sum is read by the norm's
+// backward: (3 - 1) x 134,217,728 bytes at 2.4e12 x 0.75 (a reduction)
+// = 0.14913 ms, no launch.
+func TestTitanProjectionsByHand(t *testing.T) {
+	const ms = 1e-3
+	total := func(ks []kernel, c coster) (busy, launches float64) {
+		p := c.runAll(ks...)
+		return p.busy, p.launches
+	}
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:8,attention=flash")
+	L := c.h.Launch
+	sw := c.titanProjections()
+	if len(sw) != 2 {
+		t.Fatalf("%d halves, want attention and MLP", len(sw))
+	}
+	cases := []struct {
+		name              string
+		titan, fused      []kernel
+		wantMs, wantLaunc float64
+	}{
+		{"attention forward", sw[0].titanF, sw[0].fusedF, 0.52140, 2},
+		{"attention backward", sw[0].titanB, sw[0].fusedB, 2.62183, 5},
+		{"MLP forward", sw[1].titanF, sw[1].fusedF, 0, 1},
+		{"MLP backward", sw[1].titanB, sw[1].fusedB, 1.18427, 3},
+	}
+	for _, k := range cases {
+		tb, tl := total(k.titan, c)
+		fb, fl := total(k.fused, c)
+		got := (tb - fb - (tl-fl)*L) / ms
+		if math.Abs(got-k.wantMs) > 2e-4 {
+			t.Errorf("%s: %.5f ms more than the fused GEMMs, by hand %.5f", k.name, got, k.wantMs)
+		}
+		if tl-fl != k.wantLaunc {
+			t.Errorf("%s: %v launches more, by hand %v", k.name, tl-fl, k.wantLaunc)
+		}
+	}
+	// The compiled block runs them: beside the fused block its forward
+	// issues the rotary kernels, Inductor's norms in place of the fused
+	// ones, and 2 + 1 projection launches more.
+	rf, _, _ := c.titanRotary()
+	tf, _, ff, _ := c.titanResidualNorms()
+	tfwd, _ := titanCompiled{}.Dense(c)
+	ffwd, _ := fusedLayers{}.Dense(c)
+	if got, want := tfwd.launches-ffwd.launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
+		t.Errorf("compiled block: %v forward launches beside the fused block's, want %v", got, want)
+	}
+	if sw[0].inNorm.busy != 0 {
+		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].inNorm.busy)
+	}
+	one := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
+	s1 := one.titanProjections()
+	if got := s1[0].inNorm.busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].inNorm.launches != 0 {
+		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].inNorm.launches)
+	}
+	for i, s := range s1 {
+		tb, tl := total(s.titanF, one)
+		fb, fl := total(s.fusedF, one)
+		if got := (tb - fb - (tl-fl)*one.h.Launch) / ms; math.Abs(got) > 2e-4 {
+			t.Errorf("TP 1, half %d: the separate forward GEMMs %.5f ms beside the fused, by hand 0 (compute-bound)", i, got)
+		}
+	}
+}
