@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -67,6 +68,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 		p.fwd = p.fwd.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
 		p.bwd = p.bwd.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
 	}
+	ua, uf := c.titanUnfusedBwd()
+	a.bwd, f.bwd = a.bwd.plus(ua), f.bwd.plus(uf)
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
 		a.rec = a.rec.plus(c.runAll(rr...))
@@ -290,4 +293,54 @@ func (c *coster) titanProjections() []projSwap {
 	}
 	f := float64(m.FFN) / T
 	return []projSwap{attn, swap([]float64{f, f})}
+}
+
+// titanUnfusedBwd is what async tensor parallelism (tpoverlap=on with
+// sp=on) leaves exposed in a compiled torchtitan block's backward,
+// attention half and MLP half: the collectives torch's micro-pipeline
+// pass cannot fuse with a GEMM, run after it (gemmComm without overlap)
+// in place of the overlapped pair the fused blocks charge. The pass
+// (torch/_inductor/fx_passes/micro_pipeline_tp.py, micro_pipeline_tp_pass,
+// as installed here at 2.14.1; torchtitan sets
+// torch._inductor.config._micro_pipeline_tp) fuses an all-gather with the
+// matmuls that take its output as their left operand
+// (fuse_all_gather_matmul, _find_consumer_matmuls) and a reduce-scatter
+// with the matmul that produces its input (fuse_matmul_reduce_scatter,
+// _find_producer_matmul: aten.mm or _scaled_mm, bare or between
+// reshapes). Forward all four fuse (wq, wk, wv after their all-gather;
+// wo before its reduce-scatter; w1, w3; w2), and in the backward the
+// all-gathers of wo's and w2's output gradients before their input
+// gradients. Two a half do not:
+//   - the reduce-scatter of the input gradient of wq, wk, wv (of w1, w3):
+//     its input is autograd's sum of their three (two) input gradients
+//     (titanProjections), an add, not a matmul;
+//   - the all-gather of their input for the weight gradients (recomputed:
+//     torchtitan's per-op policy does not save all-gathers, titanSAC):
+//     the gathered input is the weight gradient's right operand
+//     (grad_output^T @ input), not its left.
+//
+// Without tpoverlap, sp or tensor parallelism nothing changes.
+func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
+	m, T := c.m, float64(c.pl.TP)
+	if !c.pl.TPOverlap || !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+		return phase{}, phase{}
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	act := n * h * bf16
+	plain := *c
+	plain.pl.TPOverlap = false
+	unfused := func(cols float64) phase {
+		b := c.back(c.lgemm(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
+		var p phase
+		for _, k := range []roofline.Collective{roofline.ReduceScatter, roofline.AllGather} {
+			p = p.plus(plain.pair(b, k, act)).plus(scalePhase(c.pair(b, k, act), -1))
+		}
+		return p
+	}
+	attn = unfused((float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T)
+	fcols := float64(m.FFN) / T
+	if m.SwiGLU() {
+		fcols *= 2
+	}
+	return attn, unfused(fcols)
 }
