@@ -295,52 +295,72 @@ func (c *coster) titanProjections() []projSwap {
 	return []projSwap{attn, swap([]float64{f, f})}
 }
 
-// titanUnfusedBwd is what async tensor parallelism (tpoverlap=on with
-// sp=on) leaves exposed in a compiled torchtitan block's backward,
-// attention half and MLP half: the collectives torch's micro-pipeline
-// pass cannot fuse with a GEMM, run after it (gemmComm without overlap)
-// in place of the overlapped pair the fused blocks charge. The pass
+// titanUnfusedBwd is what a compiled torchtitan block's backward runs of
+// its column-parallel layers' (wq, wk, wv; w1, w3) collectives under
+// sequence parallelism (sp=on, T > 1), attention half and MLP half, as a
+// change to the fused blocks' overlapped or sequential pairs (attnBlock,
+// mlpBlock: their input gradient's reduce-scatter and the all-gather of
+// their input for the weight gradients, bwdBefore and before).
+//
+// The all-gather: torchtitan gathers the input outside the linears
+// (PrepareModuleInput and ColwiseParallel's input layout, a DTensor
+// redistribute) and each F.linear saves the gathered input for its
+// weight gradient. Under its per-op policy (recompute=selective) the
+// all-gather's output is not saved (not in _save_list: titanSAC) and the
+// backward gathers again; under full checkpointing the block's forward
+// runs again before its backward, its all-gather with it (the recomputed
+// forward, charged apart), and that output is what the weight gradients
+// read; without recomputation the forward's output is saved. So only
+// under selective recomputation does the backward gather; otherwise the
+// weight gradients are bare GEMMs.
+//
+// Async TP (tpoverlap=on) is torch's micro-pipeline pass
 // (torch/_inductor/fx_passes/micro_pipeline_tp.py, micro_pipeline_tp_pass,
 // as installed here at 2.14.1; torchtitan sets
-// torch._inductor.config._micro_pipeline_tp) fuses an all-gather with the
-// matmuls that take its output as their left operand
+// torch._inductor.config._micro_pipeline_tp). It fuses an all-gather with
+// the matmuls that take its output as their left operand
 // (fuse_all_gather_matmul, _find_consumer_matmuls) and a reduce-scatter
 // with the matmul that produces its input (fuse_matmul_reduce_scatter,
 // _find_producer_matmul: aten.mm or _scaled_mm, bare or between
 // reshapes). Forward all four fuse (wq, wk, wv after their all-gather;
 // wo before its reduce-scatter; w1, w3; w2), and in the backward the
 // all-gathers of wo's and w2's output gradients before their input
-// gradients. Two a half do not:
-//   - the reduce-scatter of the input gradient of wq, wk, wv (of w1, w3):
-//     its input is autograd's sum of their three (two) input gradients
-//     (titanProjections), an add, not a matmul;
-//   - the all-gather of their input for the weight gradients (recomputed:
-//     torchtitan's per-op policy does not save all-gathers, titanSAC):
-//     the gathered input is the weight gradient's right operand
+// gradients. Not so:
+//   - the reduce-scatter of the input gradient: its input is autograd's
+//     sum of the three (two) input gradients (titanProjections), an add,
+//     not a matmul;
+//   - the backward's all-gather for the weight gradients (selective): the
+//     gathered input is the weight gradient's right operand
 //     (grad_output^T @ input), not its left.
 //
-// Without tpoverlap, sp or tensor parallelism nothing changes.
+// These run after their GEMM (gemmComm without overlap).
 func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 	m, T := c.m, float64(c.pl.TP)
-	if !c.pl.TPOverlap || !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+	if !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
 		return phase{}, phase{}
 	}
 	n, h := c.tokens, float64(m.Hidden)
 	act := n * h * bf16
 	plain := *c
 	plain.pl.TPOverlap = false
-	unfused := func(cols float64) phase {
+	half := func(cols float64) phase {
 		b := c.back(c.lgemm(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
 		var p phase
-		for _, k := range []roofline.Collective{roofline.ReduceScatter, roofline.AllGather} {
-			p = p.plus(plain.pair(b, k, act)).plus(scalePhase(c.pair(b, k, act), -1))
+		if c.pl.TPOverlap {
+			p = plain.pair(b, roofline.ReduceScatter, act).plus(scalePhase(c.pair(b, roofline.ReduceScatter, act), -1))
+		}
+		switch {
+		case c.pl.Recompute != plan.SelectiveRecompute:
+			p = p.plus(c.run(b)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+		case c.pl.TPOverlap:
+			p = p.plus(plain.pair(b, roofline.AllGather, act)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
 		}
 		return p
 	}
-	attn = unfused((float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T)
+	attn = half((float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T)
 	fcols := float64(m.FFN) / T
 	if m.SwiGLU() {
 		fcols *= 2
 	}
-	return attn, unfused(fcols)
+	return attn, half(fcols)
 }
