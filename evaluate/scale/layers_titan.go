@@ -70,6 +70,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	}
 	ua, uf := c.titanUnfusedBwd()
 	a.bwd, f.bwd = a.bwd.plus(ua), f.bwd.plus(uf)
+	raf, rab, rmf, rmb := c.titanRowwiseUnfused()
+	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.plus(raf), a.bwd.plus(rab), f.fwd.plus(rmf), f.bwd.plus(rmb)
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
 		a.rec = a.rec.plus(c.runAll(rr...))
@@ -363,4 +365,46 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 		fcols *= 2
 	}
 	return attn, half(fcols)
+}
+
+// titanRowwiseUnfused is what async TP leaves unfused besides
+// titanUnfusedBwd's under torchao's rowwise recipes (fp8=rowwise,
+// rowwise_with_gw_hp): the all-gathers, forward and backward, whose
+// output is cast before its GEMM. torchtitan runs those recipes under
+// plain ColwiseParallel and RowwiseParallel (the tensorwise recipe's
+// Float8ColwiseParallel gathers float8: rowwise.go), so the gathered
+// BF16 tensor goes to Float8Linear's row cast (abs, amax, scale, to) and
+// only its output to torch._scaled_mm; the micro-pipeline pass fuses an
+// all-gather only with the matmuls that take its own output as their
+// left operand (_find_consumer_matmuls, micro_pipeline_tp.py at 2.14.1),
+// so it fuses none of them: forward the gathers before wq, wk, wv and
+// w1, w3; backward the gathers of wo's and w2's output gradients before
+// their input gradients. Each runs after its GEMM (gemmComm without
+// overlap) in place of the fused blocks' overlapped pair; attention
+// half then MLP half, forward then backward. The reduce-scatters after
+// wo and w2 (produced by _scaled_mm) stay fused. Elsewhere nothing.
+func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
+	m, T := c.m, float64(c.pl.TP)
+	if !plan.Rowwise(c.pl.FP8) || !c.pl.TPOverlap || !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+		return
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	act := n * h * bf16
+	plain := *c
+	plain.pl.TPOverlap = false
+	ag := func(g kernel) phase {
+		return plain.pair(g, roofline.AllGather, act).plus(scalePhase(c.pair(g, roofline.AllGather, act), -1))
+	}
+	qd := float64(m.Heads) * float64(m.HeadDim()) / T
+	qkv := (float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T
+	f := float64(m.FFN) / T
+	fcols := f
+	if m.SwiGLU() {
+		fcols = 2 * f
+	}
+	attnF = ag(c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
+	attnB = ag(c.back(c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
+	mlpF = ag(c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
+	mlpB = ag(c.back(c.lgemm(2*n*f*h, n*f*bf16+f*h*bf16, act)))
+	return attnF, attnB, mlpF, mlpB
 }

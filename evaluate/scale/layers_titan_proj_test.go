@@ -142,3 +142,58 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestTitanRowwiseUnfusedByHand: under torchao's rowwise recipe async TP
+// fuses none of the all-gathers whose output is cast before its GEMM.
+// Llama 3 8B, TP 8, sp=on, MBS 12 on grand-teton, fp8=rowwise: its GEMMs
+// at the BF16 rate (597.985e12) over the recipe's speedups (1.8655
+// forward, 1.7808 backward: plan.RowwiseSpeedups, measured), plus a 5 us
+// launch; an all-gather 1.98853 ms (TestTitanUnfusedBwdByHand); beside
+// it a GEMM on 116 of 132 SMs. In sequence gt + ct, overlapped
+// max(og, ct) + min(og, ct)/8:
+//   - QKV forward: 618,475,290,624 / 1.8655 FLOPs, gt 0.55942 ms, og
+//     0.63658 < ct: gt - og/8 = 0.47985 ms;
+//   - gate-up forward: 2,886,218,022,912 / 1.8655, gt 2.59228, og 2.94984
+//     > ct: gt + ct - og - ct/8 = 1.38241 ms;
+//   - w2's input gradient: 1,443,109,011,456 / 1.7808, gt 1.36017, og
+//     1.54778 < ct: 1.16670 ms;
+//   - wo's input gradient writes 805 MB for 0.39 ms of FLOPs: memory-bound,
+//     slower beside the all-gather's traffic; between 0 and the
+//     all-gather's time.
+//
+// BF16 or vanilla TP: nothing.
+func TestTitanRowwiseUnfusedByHand(t *testing.T) {
+	const ms = 1e-3
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on,fp8=rowwise", "grand-teton:8,attention=flash")
+	af, ab, mf, mb := c.titanRowwiseUnfused()
+	for _, k := range []struct {
+		name      string
+		got, want float64
+	}{{"QKV forward", af.busy, 0.47985}, {"gate-up forward", mf.busy, 1.38241}, {"w2 input gradient", mb.busy, 1.16670}} {
+		if math.Abs(k.got/ms-k.want) > 1e-4 {
+			t.Errorf("%s: %.5f ms exposed, by hand %.5f", k.name, k.got/ms, k.want)
+		}
+	}
+	if ab.busy <= 0 || ab.busy >= 1.98853*ms || af.launches != -7 {
+		t.Errorf("wo input gradient %.5f ms exposed, want between 0 and 1.98853; %v launches, want -7", ab.busy/ms, af.launches)
+	}
+	for _, s := range []string{
+		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on",
+		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,fp8=rowwise",
+	} {
+		o := stackCoster(t, "llama3-8b:seq=8192,batch=96", s, "grand-teton:8,attention=flash")
+		if a, b, m, d := o.titanRowwiseUnfused(); a != (phase{}) || b != (phase{}) || m != (phase{}) || d != (phase{}) {
+			t.Errorf("%s: %+v %+v %+v %+v, want nothing", s, a, b, m, d)
+		}
+	}
+	// The compiled block carries it, forward and backward.
+	tf, tb := titanCompiled{}.Dense(c)
+	ff, fb := fusedLayers{}.Dense(c)
+	ua, uf := c.titanUnfusedBwd()
+	if got, want := tf.tpExposed-ff.tpExposed, af.tpExposed+mf.tpExposed; math.Abs(got-want) > 1e-12 {
+		t.Errorf("compiled forward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
+	}
+	if got, want := tb.tpExposed-fb.tpExposed, ab.tpExposed+mb.tpExposed+ua.tpExposed+uf.tpExposed; math.Abs(got-want) > 1e-12 {
+		t.Errorf("compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
+	}
+}
