@@ -3,6 +3,8 @@ package scale
 import (
 	"math"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestTitanProjectionsByHand: torchtitan's separate wq, wk, wv (and w1,
@@ -195,5 +197,48 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 	}
 	if got, want := tb.tpExposed-fb.tpExposed, ab.tpExposed+mb.tpExposed+ua.tpExposed+uf.tpExposed; math.Abs(got-want) > 1e-12 {
 		t.Errorf("compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
+	}
+}
+
+// TestTitanClipByHand: torchtitan's step clips the gradients' norm and
+// zeroes no gradient buffer. torchao's BF16 row (Llama 3 8B, FSDP 8 on
+// grand-teton): 1,003,782,656 FP32 gradients a GPU (the optimizer share:
+// 8,030,261,248 parameters over 8).
+//   - _foreach_norm reads 4,015,130,624 bytes at 2.4e12 x 0.75 (a
+//     reduction): 2.23063 ms + a 5 us launch;
+//   - _foreach_mul_ reads and writes them at 2.4e12 x 0.85: 3.93640 ms + 5 us;
+//   - the norm's scalar all-reduced over the 8 data-parallel GPUs: a ring,
+//     2 x (7/8 x 4 / 362e9 + 7 x 6 us) = 84.0 us (TP 1: none).
+//
+// 6.26103 ms. Megatron's stack zeroes the 8,030,261,248 parameters'
+// FP32 gradient buffer in its Adam kernel, 32,121,044,992 bytes at
+// 2.04e12: 15.74561 ms that torchtitan (set_to_none) does not run. So the
+// same plan's optimizer step is 15.74561 - 6.26103 = 9.48458 ms shorter
+// on torchtitan's stack than on placer's default.
+func TestTitanClipByHand(t *testing.T) {
+	const ms = 1e-3
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=8", "dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
+	if got := titanClip(&c.pl, c.pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
+		t.Errorf("clip %.5f ms, by hand 6.26103", got)
+	}
+	m := mustSpec(t, "llama3-8b:seq=8192,batch=8")
+	p, err := plan.ParsePod("grand-teton:1,attention=flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opt [2]float64
+	for i, s := range []string{"dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "dp=8,mbs=1,fsdp=on,recompute=selective"} {
+		st, err := plan.ParseStrategy(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, st, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt[i] = r.Optimizer
+	}
+	if got := (opt[1] - opt[0]) / ms; math.Abs(got-9.48458) > 1e-4 {
+		t.Errorf("default stack's optimizer step %.5f ms longer than torchtitan's, by hand 9.48458", got)
 	}
 }
