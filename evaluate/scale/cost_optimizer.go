@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -42,7 +43,14 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 	if pl.GradBF16 {
 		optRead, optWrite = 16+bf16, 14+4
 	}
-	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + gb*paramsMax}.time(&p.Hardware)
+	zeroed := gb * paramsMax
+	if pl.Titan() {
+		zeroed = 0 // set to None, not zeroed (titanClip)
+	}
+	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + zeroed}.time(&p.Hardware)
+	if pl.Titan() {
+		t += titanClip(pl, p, opt)
+	}
 	if p.Profile != nil {
 		// The profile's AdamW step over the device's share (its time per
 		// parameter, FP32 weights and moments; profile.OptimizerTime).
@@ -70,6 +78,34 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
 			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
 		}
+	}
+	return t
+}
+
+// titanClip is torchtitan's gradient clipping, once a step before the
+// optimizer: train.py (9dec370; the same at v0.2.0) calls
+// utils.clip_grad_norm_(..., job_config.training.max_norm, foreach=True)
+// with max_norm 1.0 by default (config_manager.py), which is
+// torch.nn.utils.get_total_norm (torch._foreach_norm over the device's
+// gradients, their norms stacked and normed) then clip_grads_with_norm_
+// (torch._foreach_mul_ of every gradient by the clamped coefficient,
+// always run: torch/nn/utils/clip_grad.py avoids the branch to spare a
+// device-to-host synchronization). The gradients are the GPU's shard of
+// the FP32 parameters' (opt of them, FSDP2's reduce-scatter output, or
+// the replica's without FSDP): read once for the norm, read and written
+// once for the product. The norm of DTensor shards is partial, so its
+// scalar is all-reduced over the data-parallel and tensor-parallel
+// groups. torchtitan's optimizers.zero_grad() is torch's default
+// set_to_none=True (torch.optim.Optimizer.zero_grad), so no gradient
+// buffer is zeroed (optimizerStep charges Megatron's otherwise).
+func titanClip(pl *plan.Plan, p *plan.Pod, opt float64) float64 {
+	const grad = 4 // FP32 gradients of the FP32 sharded parameters
+	t := kernel{class: graph.ClassReduction, flops: 2 * opt, read: grad * opt}.time(&p.Hardware)
+	t += kernel{class: graph.ClassElementwise, flops: opt, read: grad * opt, writes: grad * opt}.time(&p.Hardware)
+	tpG, dpG := pl.Groups(*p, 0)
+	for _, g := range []plan.Group{dpG, tpG} {
+		c, _ := p.Collective(roofline.AllReduce, g, 4)
+		t += c
 	}
 	return t
 }

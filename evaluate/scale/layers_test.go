@@ -80,6 +80,12 @@ func TestTitanCompiledOutput(t *testing.T) {
 		tf, tb, nf, nb := c.titanResidualNorms()
 		fF = fF.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(nf...), -1))
 		fB = fB.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(nb...), -1))
+		for _, pr := range c.titanProjections() {
+			fF = fF.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
+			fB = fB.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+		}
+		ua, uf := c.titanUnfusedBwd()
+		fB = fB.plus(ua).plus(uf)
 		if math.Abs(dF.busy-fF.busy) > 1e-12 || math.Abs(dB.busy-fB.busy) > 1e-12 || dF.launches != fF.launches || dB.launches != fB.launches {
 			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' and the rotary's %+v, %+v", strategy, dF, dB, fF, fB)
 		}
@@ -94,7 +100,9 @@ func TestTitanCompiledOutput(t *testing.T) {
 // 4,096, w3 2 x 16,384 x 4,096 x 14,336. With tp=2 and sp=on wo's
 // reduce-scatter is saved and wo is not run again, the rest at half width
 // on the norms' sequence shard. The backward with recompute=selective is
-// the one with recompute=none plus these; Megatron-Core's selective
+// the one with recompute=none plus these and, with sp=on, the all-gathers
+// of wq's, wk's, wv's and w1's, w3's input for their weight gradients
+// (titanUnfusedBwd: none saves the gathered input); Megatron-Core's selective
 // recomputation (the core attention) is what it was before.
 func TestTitanSACCompiled(t *testing.T) {
 	const n, h, kw, f = 16384.0, 4096.0, 1024.0, 14336.0
@@ -125,7 +133,12 @@ func TestTitanSACCompiled(t *testing.T) {
 		_, bNone := layerCoster(&none.pl.Run).Dense(none)
 		_, _, rr := sel.titanRotary()
 		attn = attn.plus(sel.runAll(rr...))
-		if want := bNone.busy + attn.busy + mlp.busy; math.Abs(bSel.busy-want) > 1e-9 {
+		gathers := 0.0
+		if c.T > 1 {
+			ua, uf := none.titanUnfusedBwd() // the gathers none does not run, negative
+			gathers = -(ua.busy + uf.busy)
+		}
+		if want := bNone.busy + attn.busy + mlp.busy + gathers; math.Abs(bSel.busy-want) > 1e-9 {
 			t.Errorf("%s: backward %g, want %g (recompute=none's %g and the recomputed ops)", c.strategy, bSel.busy, want, bNone.busy)
 		}
 	}
@@ -172,14 +185,19 @@ func TestTitanRotaryByHand(t *testing.T) {
 		}
 		// The compiled block runs them; Megatron-Core's fused block does
 		// not. With titanResidualNorms' swap: forward 7 + 3 - 4, backward
-		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients).
+		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients);
+		// with titanProjections' separate GEMMs forward 3 - 1 and 2 - 1
+		// more, backward 6 - 2 and 4 - 2 (TestTitanProjectionsByHand).
 		fc, bc := layerCoster(&cs.pl.Run).Dense(cs)
 		a, m := half(cs.attnBlock()), half(cs.mlpBlock())
 		fw, bw := cs.join(a, m, false)
-		if d, w := fc.launches-fw.launches, 6.0; d != w {
+		if d, w := fc.launches-fw.launches, 6.0+3; d != w {
 			t.Errorf("%s: forward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
-		if d, w := bc.launches-bw.launches, 10.0; d != w {
+		// With tp=2 (no recomputation) the two gradients' sums add a
+		// launch each half and the all-gathers for the weight gradients,
+		// which go, take one each (TestTitanUnfusedBwdByHand).
+		if d, w := bc.launches-bw.launches, 10.0+6; d != w {
 			t.Errorf("%s: backward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
 	}

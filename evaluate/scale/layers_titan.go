@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -57,6 +58,20 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	tf, tb, ff, fb := c.titanResidualNorms()
 	a.fwd = a.fwd.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(ff...), -1))
 	a.bwd = a.bwd.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(fb...), -1))
+	// wq, wk, wv and w1, w3 as the separate GEMMs torchtitan's block runs,
+	// in place of the fused blocks' QKV and gate-up GEMMs.
+	for i, pr := range c.titanProjections() {
+		p := &a
+		if i == 1 {
+			p = &f
+		}
+		p.fwd = p.fwd.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
+		p.bwd = p.bwd.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+	}
+	ua, uf := c.titanUnfusedBwd()
+	a.bwd, f.bwd = a.bwd.plus(ua), f.bwd.plus(uf)
+	raf, rab, rmf, rmb := c.titanRowwiseUnfused()
+	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.plus(raf), a.bwd.plus(rab), f.fwd.plus(rmf), f.bwd.plus(rmb)
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
 		a.rec = a.rec.plus(c.runAll(rr...))
@@ -210,3 +225,186 @@ func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) 
 // h100SMs is an H100 SXM5's streaming multiprocessors (NVIDIA H100 Tensor
 // Core GPU Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 const h100SMs = 132
+
+// projSwap is one block half's input projections as torchtitan's
+// compiled block runs them (titanF, titanB: forward, backward) and as
+// the fused blocks charge them (fusedF, fusedB), which the caller swaps;
+// inNorm is the input gradients' sum where the norm's backward reads it
+// (no kernel of its own).
+type projSwap struct {
+	titanF, titanB, fusedF, fusedB []kernel
+	inNorm                         phase
+}
+
+// titanProjections is a compiled torchtitan block's input projections,
+// attention half then MLP half: torchtitan's Attention has wq, wk and wv
+// and its FeedForward w1 and w3, each its own nn.Linear (9dec370
+// torchtitan/models/llama/model.py; the same at v0.2.0), so torch.compile
+// runs each as its own extern cuBLAS mm (Inductor merges parallel
+// linears only under pre_grad_fusion_options, empty by default:
+// torch/_inductor/config.py, as installed here at 2.14.1), each reading
+// the whole input, where the fused blocks (attnBlock, mlpBlock) read it
+// once in one GEMM of the summed width. Each GEMM at its own shape and
+// bytes: forward reads the input and the weight and writes its output;
+// the input gradient reads the output's gradient and the weight and
+// writes an input-sized gradient; the weight gradient reads the input
+// and the output's gradient and writes the weight's (BF16: FSDP2's
+// unsharded gradient). At the narrow shards of tensor parallelism (wk,
+// wv: kv heads x head width / T columns) they are memory-bound. Autograd
+// sums the input gradients: with tensor parallelism (T > 1) the sum is
+// Partial and goes to its collective (the all-reduce, or with sp=on the
+// reduce-scatter of PrepareModuleInput's all-gather), so it is one
+// Inductor kernel reading every gradient and writing the sum; at T = 1
+// Inductor fuses it into the norm's backward reduction, which then
+// reads the other gradients too (no launch). The fused blocks charge
+// each backward GEMM the forward's bytes (back), as here swapped out.
+func (c *coster) titanProjections() []projSwap {
+	m, T := c.m, float64(c.pl.TP)
+	if m.Mixed() || m.MLA() {
+		return nil
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	d := float64(m.HeadDim())
+	act := n * h * bf16
+	swap := func(cols []float64) projSwap {
+		var s projSwap
+		total := 0.0
+		for _, o := range cols {
+			total += o
+			s.titanF = append(s.titanF, c.lgemm(2*n*h*o, act+h*o*bf16, n*o*bf16))
+			dgrad := c.back(c.lgemm(2*n*h*o, n*o*bf16+h*o*bf16, act))
+			wgrad := c.back(c.lgemm(2*n*h*o, act+n*o*bf16, h*o*bf16))
+			s.titanB = append(s.titanB, dgrad, wgrad)
+		}
+		k := float64(len(cols))
+		if T > 1 {
+			s.titanB = append(s.titanB, kernel{class: graph.ClassElementwise, flops: (k - 1) * n * h, read: k * act, writes: act})
+		} else {
+			s.inNorm = c.run(kernel{class: graph.ClassReduction, flops: (k - 1) * n * h, read: (k - 1) * act})
+			s.inNorm.busy -= c.h.Launch
+			s.inNorm.launches = 0
+		}
+		g := c.lgemm(2*n*h*total, act+h*total*bf16, n*total*bf16)
+		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.back(g), c.back(g)}
+		return s
+	}
+	kv := float64(m.KVHeads) * d / T
+	attn := swap([]float64{float64(m.Heads) * d / T, kv, kv})
+	if !m.SwiGLU() {
+		return []projSwap{attn}
+	}
+	f := float64(m.FFN) / T
+	return []projSwap{attn, swap([]float64{f, f})}
+}
+
+// titanUnfusedBwd is what a compiled torchtitan block's backward runs of
+// its column-parallel layers' (wq, wk, wv; w1, w3) collectives under
+// sequence parallelism (sp=on, T > 1), attention half and MLP half, as a
+// change to the fused blocks' overlapped or sequential pairs (attnBlock,
+// mlpBlock: their input gradient's reduce-scatter and the all-gather of
+// their input for the weight gradients, bwdBefore and before).
+//
+// The all-gather: torchtitan gathers the input outside the linears
+// (PrepareModuleInput and ColwiseParallel's input layout, a DTensor
+// redistribute) and each F.linear saves the gathered input for its
+// weight gradient. Under its per-op policy (recompute=selective) the
+// all-gather's output is not saved (not in _save_list: titanSAC) and the
+// backward gathers again; under full checkpointing the block's forward
+// runs again before its backward, its all-gather with it (the recomputed
+// forward, charged apart), and that output is what the weight gradients
+// read; without recomputation the forward's output is saved. So only
+// under selective recomputation does the backward gather; otherwise the
+// weight gradients are bare GEMMs.
+//
+// Async TP (tpoverlap=on) is torch's micro-pipeline pass
+// (torch/_inductor/fx_passes/micro_pipeline_tp.py, micro_pipeline_tp_pass,
+// as installed here at 2.14.1; torchtitan sets
+// torch._inductor.config._micro_pipeline_tp). It fuses an all-gather with
+// the matmuls that take its output as their left operand
+// (fuse_all_gather_matmul, _find_consumer_matmuls) and a reduce-scatter
+// with the matmul that produces its input (fuse_matmul_reduce_scatter,
+// _find_producer_matmul: aten.mm or _scaled_mm, bare or between
+// reshapes). Forward all four fuse (wq, wk, wv after their all-gather;
+// wo before its reduce-scatter; w1, w3; w2), and in the backward the
+// all-gathers of wo's and w2's output gradients before their input
+// gradients. Not so:
+//   - the reduce-scatter of the input gradient: its input is autograd's
+//     sum of the three (two) input gradients (titanProjections), an add,
+//     not a matmul;
+//   - the backward's all-gather for the weight gradients (selective): the
+//     gathered input is the weight gradient's right operand
+//     (grad_output^T @ input), not its left.
+//
+// These run after their GEMM (gemmComm without overlap).
+func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
+	m, T := c.m, float64(c.pl.TP)
+	if !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+		return phase{}, phase{}
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	act := n * h * bf16
+	plain := *c
+	plain.pl.TPOverlap = false
+	half := func(cols float64) phase {
+		b := c.back(c.lgemm(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
+		var p phase
+		if c.pl.TPOverlap {
+			p = plain.pair(b, roofline.ReduceScatter, act).plus(scalePhase(c.pair(b, roofline.ReduceScatter, act), -1))
+		}
+		switch {
+		case c.pl.Recompute != plan.SelectiveRecompute:
+			p = p.plus(c.run(b)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+		case c.pl.TPOverlap:
+			p = p.plus(plain.pair(b, roofline.AllGather, act)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+		}
+		return p
+	}
+	attn = half((float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T)
+	fcols := float64(m.FFN) / T
+	if m.SwiGLU() {
+		fcols *= 2
+	}
+	return attn, half(fcols)
+}
+
+// titanRowwiseUnfused is what async TP leaves unfused besides
+// titanUnfusedBwd's under torchao's rowwise recipes (fp8=rowwise,
+// rowwise_with_gw_hp): the all-gathers, forward and backward, whose
+// output is cast before its GEMM. torchtitan runs those recipes under
+// plain ColwiseParallel and RowwiseParallel (the tensorwise recipe's
+// Float8ColwiseParallel gathers float8: rowwise.go), so the gathered
+// BF16 tensor goes to Float8Linear's row cast (abs, amax, scale, to) and
+// only its output to torch._scaled_mm; the micro-pipeline pass fuses an
+// all-gather only with the matmuls that take its own output as their
+// left operand (_find_consumer_matmuls, micro_pipeline_tp.py at 2.14.1),
+// so it fuses none of them: forward the gathers before wq, wk, wv and
+// w1, w3; backward the gathers of wo's and w2's output gradients before
+// their input gradients. Each runs after its GEMM (gemmComm without
+// overlap) in place of the fused blocks' overlapped pair; attention
+// half then MLP half, forward then backward. The reduce-scatters after
+// wo and w2 (produced by _scaled_mm) stay fused. Elsewhere nothing.
+func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
+	m, T := c.m, float64(c.pl.TP)
+	if !plan.Rowwise(c.pl.FP8) || !c.pl.TPOverlap || !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+		return
+	}
+	n, h := c.tokens, float64(m.Hidden)
+	act := n * h * bf16
+	plain := *c
+	plain.pl.TPOverlap = false
+	ag := func(g kernel) phase {
+		return plain.pair(g, roofline.AllGather, act).plus(scalePhase(c.pair(g, roofline.AllGather, act), -1))
+	}
+	qd := float64(m.Heads) * float64(m.HeadDim()) / T
+	qkv := (float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T
+	f := float64(m.FFN) / T
+	fcols := f
+	if m.SwiGLU() {
+		fcols = 2 * f
+	}
+	attnF = ag(c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
+	attnB = ag(c.back(c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
+	mlpF = ag(c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
+	mlpB = ag(c.back(c.lgemm(2*n*f*h, n*f*bf16+f*h*bf16, act)))
+	return attnF, attnB, mlpF, mlpB
+}

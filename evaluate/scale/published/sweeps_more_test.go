@@ -1,6 +1,7 @@
 package published
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -150,5 +151,35 @@ func TestOrderSweep(t *testing.T) {
 	}
 	if got := Order.String(); !strings.Contains(got, "1 the fastest") {
 		t.Errorf("Order is %q", got)
+	}
+}
+
+// TestTorchaoHosts: the torchao float8 rows run on the GPUs their
+// author's log of the same benchmark describes (pytorch/ao#1802,
+// 2025-02-28: "memory: 47.79GiB(50.30%)", torchtitan's peak reserved over
+// get_device_properties().total_memory): 47.79 / 0.5030 = 95.01 GiB, the
+// 96 GB H100 at its 500 W default, not an 80 GB H100 SXM at 700 W.
+func TestTorchaoHosts(t *testing.T) {
+	const capacityGiB = 47.79 / 0.5030 // 95.01, by hand
+	var sw *Sweep
+	for _, s := range publishedSweeps() {
+		if s.Set == SetTorchaoFloat8 {
+			sw = &s
+		}
+	}
+	if sw == nil {
+		t.Fatal("no torchao float8 sweep")
+	}
+	for _, r := range sw.Rows {
+		p, err := plan.ParsePod(r.Cluster)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Label, err)
+		}
+		if got := float64(p.Hardware.Memory) / (1 << 30); math.Abs(got-capacityGiB) > 0.05 {
+			t.Errorf("%s: %s has %.2f GiB a GPU, the log reads %.2f", r.Label, r.Cluster, got, capacityGiB)
+		}
+		if p.PowerLimit != 500 {
+			t.Errorf("%s: %s held at %v W, want the 96 GB H100's 500 W default", r.Label, r.Cluster, p.PowerLimit)
+		}
 	}
 }

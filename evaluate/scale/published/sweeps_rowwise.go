@@ -70,16 +70,26 @@ const torchaoFloat8Source = "pytorch/ao torchao/float8/README.md at 8c81863 (202
 // --float8.enable_fsdp_float8_all_gather
 // --float8.precompute_float8_dynamic_scale_for_fsdp
 // --float8.force_recompute_fp8_weight_in_bwd) and float8 rowwise (BF16
-// all-gathers: --float8.recipe_name=rowwise alone). The hosts are not described:
-// dgx-h100 stands for them, with torch's flash kernel under SDPA as for
+// all-gathers: --float8.recipe_name=rowwise alone). The page does not
+// name its hosts; the log of the same benchmark run by the same author
+// on the day the rows were added (pytorch/ao#1802, 2025-02-28: the
+// rowwise run at batch 1 of float8_training_benchmark.sh) reads
+// "memory: 47.79GiB(50.30%)", which torchtitan's memory monitor (at
+// bfbff6f, 2025-02: torchtitan/tools/metrics.py DeviceMemoryMonitor,
+// max reserved over get_device_properties().total_memory) makes a GPU of
+// 47.79 / 0.5030 = 95.0 GiB: the 96 GB H100 of the torchtitan team's
+// Grand Teton hosts (grand-teton: 95.0 GiB read the same way), not an
+// 80 GB H100 SXM (79.6 GiB: the 85,520,809,984 bytes docs/hardware.md
+// reads on one). So grand-teton (its default 500 W limit)
+// stands for them, with torch's flash kernel under SDPA as for
 // torchtitan's rows of that time; per-op SAC read as recompute=selective.
 // No constant was chosen with these rows.
 func torchaoFloat8() Sweep {
-	w, c := "llama3-8b:seq=8192,batch=8", "dgx-h100:1,attention=flash"
+	w, c := "llama3-8b:seq=8192,batch=8", gt1
 	s := "dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on"
 	return Sweep{Name: "torchao float8 (2025-03): Llama 3 8B, FSDP on 8 H100s, BF16, tensorwise and rowwise", Set: SetTorchaoFloat8,
 		Source: torchaoFloat8Source, Unit: TokensPerGPU,
-		Stack: "torchtitan 0.0.2 under torch.compile (stack=torchtitan-0.2,compile=on), FSDP2, per-op SAC; dgx-h100 and flash attention stand for hosts and an SDPA the page does not state",
+		Stack: "torchtitan 0.0.2 under torch.compile (stack=torchtitan-0.2,compile=on), FSDP2, per-op SAC; grand-teton (96 GB H100s at 500 W: the 95.0 GiB its author's log reads, pytorch/ao#1802) and flash attention stand for hosts and an SDPA the page does not state",
 		Rows: []SweepRow{
 			{Label: "none (bfloat16)", Workload: w, Cluster: c, Strategy: s, Measured: 6150, PeakGiB: 47.65, PeakReserved: true},
 			{Label: "tensorwise with float8 all-gather", Workload: w, Cluster: c, Strategy: s + ",fp8=current,fp8gather=on", Measured: 7689.5, PeakGiB: 47.77, PeakReserved: true},

@@ -1,0 +1,244 @@
+package scale
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+)
+
+// TestTitanProjectionsByHand: torchtitan's separate wq, wk, wv (and w1,
+// w3) GEMMs of a compiled block against the fused blocks' QKV and
+// gate-up GEMMs, by hand. Llama 3 8B at TP 8 with sp=on, MBS 12, 8,192
+// tokens: n = 98,304, h = 4,096, wq 512 columns, wk and wv 128, the fused
+// QKV 768; w1 and w3 1,792 each. On grand-teton (500 W) a GEMM runs at
+// 989.4e12 x 0.756 / 1.250845 = 597.98e12 FLOP/s, HBM at 2.4e12 x 0.8 =
+// 1.92e12 B/s for GEMMs and 2.4e12 x 0.85 = 2.04e12 for elementwise
+// kernels. One activation is 98,304 x 4,096 x 2 = 805,306,368 bytes.
+//   - wq: 412,316,860,416 FLOPs, 0.68951 ms (its 910,163,968 bytes take
+//     0.47404 ms): compute-bound, forward and each backward GEMM alike.
+//   - wk, wv: 103,079,215,104 FLOPs (0.17238 ms) but 831,520,768 bytes
+//     (input, weight, output; in the backward the same bytes in other
+//     roles): 0.43308 ms, memory-bound.
+//   - fused QKV: 618,475,290,624 FLOPs, 1.03427 ms (962,592,768 bytes,
+//     0.50135 ms).
+//   - forward: 0.68951 + 2 x 0.43308 - 1.03427 = 0.52140 ms more, 2
+//     launches more.
+//   - backward: 2 x 0.68951 + 4 x 0.43308 + the gradients' sum (3 read,
+//     1 written: 3,221,225,472 bytes at 2.04e12, 1.57903 ms) - 2 x 1.03427
+//     = 2.62183 ms more, 5 launches more.
+//   - MLP: w1, w3 at 1,443,109,011,456 FLOPs each (2.41330 ms, bytes
+//     0.61 ms) sum to the fused gate-up's time; only the sum of two
+//     gradients (2,415,919,104 bytes, 1.18427 ms) and 2 launches remain
+//     in the backward; nothing in the forward but 1 launch.
+//
+// At TP 1 (MBS 2: n = 16,384, an activation 134,217,728 bytes) every
+// projection is compute-bound and the sum is read by the norm's
+// backward: (3 - 1) x 134,217,728 bytes at 2.4e12 x 0.75 (a reduction)
+// = 0.14913 ms, no launch.
+func TestTitanProjectionsByHand(t *testing.T) {
+	const ms = 1e-3
+	total := func(ks []kernel, c coster) (busy, launches float64) {
+		p := c.runAll(ks...)
+		return p.busy, p.launches
+	}
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:8,attention=flash")
+	L := c.h.Launch
+	sw := c.titanProjections()
+	if len(sw) != 2 {
+		t.Fatalf("%d halves, want attention and MLP", len(sw))
+	}
+	cases := []struct {
+		name              string
+		titan, fused      []kernel
+		wantMs, wantLaunc float64
+	}{
+		{"attention forward", sw[0].titanF, sw[0].fusedF, 0.52140, 2},
+		{"attention backward", sw[0].titanB, sw[0].fusedB, 2.62183, 5},
+		{"MLP forward", sw[1].titanF, sw[1].fusedF, 0, 1},
+		{"MLP backward", sw[1].titanB, sw[1].fusedB, 1.18427, 3},
+	}
+	for _, k := range cases {
+		tb, tl := total(k.titan, c)
+		fb, fl := total(k.fused, c)
+		got := (tb - fb - (tl-fl)*L) / ms
+		if math.Abs(got-k.wantMs) > 2e-4 {
+			t.Errorf("%s: %.5f ms more than the fused GEMMs, by hand %.5f", k.name, got, k.wantMs)
+		}
+		if tl-fl != k.wantLaunc {
+			t.Errorf("%s: %v launches more, by hand %v", k.name, tl-fl, k.wantLaunc)
+		}
+	}
+	// The compiled block runs them: beside the fused block its forward
+	// issues the rotary kernels, Inductor's norms in place of the fused
+	// ones, and 2 + 1 projection launches more.
+	rf, _, _ := c.titanRotary()
+	tf, _, ff, _ := c.titanResidualNorms()
+	tfwd, _ := titanCompiled{}.Dense(c)
+	ffwd, _ := fusedLayers{}.Dense(c)
+	if got, want := tfwd.launches-ffwd.launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
+		t.Errorf("compiled block: %v forward launches beside the fused block's, want %v", got, want)
+	}
+	if sw[0].inNorm.busy != 0 {
+		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].inNorm.busy)
+	}
+	one := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
+	s1 := one.titanProjections()
+	if got := s1[0].inNorm.busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].inNorm.launches != 0 {
+		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].inNorm.launches)
+	}
+	for i, s := range s1 {
+		tb, tl := total(s.titanF, one)
+		fb, fl := total(s.fusedF, one)
+		if got := (tb - fb - (tl-fl)*one.h.Launch) / ms; math.Abs(got) > 2e-4 {
+			t.Errorf("TP 1, half %d: the separate forward GEMMs %.5f ms beside the fused, by hand 0 (compute-bound)", i, got)
+		}
+	}
+}
+
+// TestTitanUnfusedBwdByHand: under async TP a compiled torchtitan
+// block's backward runs the reduce-scatter of its column-parallel input
+// gradient (a sum, not a matmul) and the all-gather for their weight
+// gradients (the gathered input their right operand) after their GEMM,
+// not overlapped. Llama 3 8B, TP 8, sp=on, MBS 12 on grand-teton:
+// an activation is 805,306,368 bytes; its all-gather or reduce-scatter
+// over 8 GPUs on NVLink 7/8 x 805,306,368 / 362e9 + 7 x 6 us = 1.98853
+// ms. The fused QKV's backward GEMM (618,475,290,624 FLOPs at 597.985e12
+// FLOP/s, plus a 5 us launch) 1.03927 ms; beside a collective on 116 of
+// 132 SMs 1.18261 ms, overlapped max + min/8 = 2.13635 ms, in sequence
+// 3.02779 ms: 0.89144 ms a pair, 1.78288 ms for the two, 7 launches
+// fewer each. The gate-up's (2,886,218,022,912 FLOPs): 4.83157 ms,
+// 5.49800 beside, 5.74656 overlapped, 6.82010 in sequence: 2.14708 ms.
+// Vanilla TP under selective recomputation: nothing. Under full
+// recomputation the weight gradients read the recomputed forward's
+// gathered input, so their all-gather goes: async, the reduce-scatter's
+// 0.89144 plus 1.03927 - 2.13635 = -0.20565 ms (QKV) and 1.07354 plus
+// 4.83157 - 5.74656 = 0.15855 ms (gate-up), 7 + 8 launches fewer;
+// vanilla, the 1.98853 ms all-gather less a half, 1 launch.
+func TestTitanUnfusedBwdByHand(t *testing.T) {
+	const ms = 1e-3
+	for _, k := range []struct {
+		strategy  string
+		attn, mlp float64
+		launches  float64
+	}{
+		{"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on", 1.78288, 2.14708, -14},
+		{"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", 0, 0, 0},
+		{"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on,tpoverlap=on", -0.20565, 0.15855, -15},
+		{"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on", -1.98853, -1.98853, -1},
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=96", k.strategy, "grand-teton:8,attention=flash")
+		a, m := c.titanUnfusedBwd()
+		if math.Abs(a.busy/ms-k.attn) > 1e-4 || math.Abs(m.busy/ms-k.mlp) > 1e-4 {
+			t.Errorf("%s: %.5f and %.5f ms exposed, by hand %.5f and %.5f", k.strategy, a.busy/ms, m.busy/ms, k.attn, k.mlp)
+		}
+		if math.Abs(a.tpExposed-a.busy) > 1e-12 || a.launches != k.launches || m.launches != k.launches {
+			t.Errorf("%s: %+v, %+v; want all of it exposed TP time, %v launches a half", k.strategy, a, m, k.launches)
+		}
+		// The compiled block's backward carries it: its exposed TP time is
+		// the fused block's plus these (the other swaps run no collective).
+		_, tb := titanCompiled{}.Dense(c)
+		_, fb := fusedLayers{}.Dense(c)
+		if got, want := tb.tpExposed-fb.tpExposed, a.tpExposed+m.tpExposed; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", k.strategy, got, want)
+		}
+	}
+}
+
+// TestTitanRowwiseUnfusedByHand: under torchao's rowwise recipe async TP
+// fuses none of the all-gathers whose output is cast before its GEMM.
+// Llama 3 8B, TP 8, sp=on, MBS 12 on grand-teton, fp8=rowwise: its GEMMs
+// at the BF16 rate (597.985e12) over the recipe's speedups (1.8655
+// forward, 1.7808 backward: plan.RowwiseSpeedups, measured), plus a 5 us
+// launch; an all-gather 1.98853 ms (TestTitanUnfusedBwdByHand); beside
+// it a GEMM on 116 of 132 SMs. In sequence gt + ct, overlapped
+// max(og, ct) + min(og, ct)/8:
+//   - QKV forward: 618,475,290,624 / 1.8655 FLOPs, gt 0.55942 ms, og
+//     0.63658 < ct: gt - og/8 = 0.47985 ms;
+//   - gate-up forward: 2,886,218,022,912 / 1.8655, gt 2.59228, og 2.94984
+//     > ct: gt + ct - og - ct/8 = 1.38241 ms;
+//   - w2's input gradient: 1,443,109,011,456 / 1.7808, gt 1.36017, og
+//     1.54778 < ct: 1.16670 ms;
+//   - wo's input gradient writes 805 MB for 0.39 ms of FLOPs: memory-bound,
+//     slower beside the all-gather's traffic; between 0 and the
+//     all-gather's time.
+//
+// BF16 or vanilla TP: nothing.
+func TestTitanRowwiseUnfusedByHand(t *testing.T) {
+	const ms = 1e-3
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on,fp8=rowwise", "grand-teton:8,attention=flash")
+	af, ab, mf, mb := c.titanRowwiseUnfused()
+	for _, k := range []struct {
+		name      string
+		got, want float64
+	}{{"QKV forward", af.busy, 0.47985}, {"gate-up forward", mf.busy, 1.38241}, {"w2 input gradient", mb.busy, 1.16670}} {
+		if math.Abs(k.got/ms-k.want) > 1e-4 {
+			t.Errorf("%s: %.5f ms exposed, by hand %.5f", k.name, k.got/ms, k.want)
+		}
+	}
+	if ab.busy <= 0 || ab.busy >= 1.98853*ms || af.launches != -7 {
+		t.Errorf("wo input gradient %.5f ms exposed, want between 0 and 1.98853; %v launches, want -7", ab.busy/ms, af.launches)
+	}
+	for _, s := range []string{
+		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on",
+		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,fp8=rowwise",
+	} {
+		o := stackCoster(t, "llama3-8b:seq=8192,batch=96", s, "grand-teton:8,attention=flash")
+		if a, b, m, d := o.titanRowwiseUnfused(); a != (phase{}) || b != (phase{}) || m != (phase{}) || d != (phase{}) {
+			t.Errorf("%s: %+v %+v %+v %+v, want nothing", s, a, b, m, d)
+		}
+	}
+	// The compiled block carries it, forward and backward.
+	tf, tb := titanCompiled{}.Dense(c)
+	ff, fb := fusedLayers{}.Dense(c)
+	ua, uf := c.titanUnfusedBwd()
+	if got, want := tf.tpExposed-ff.tpExposed, af.tpExposed+mf.tpExposed; math.Abs(got-want) > 1e-12 {
+		t.Errorf("compiled forward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
+	}
+	if got, want := tb.tpExposed-fb.tpExposed, ab.tpExposed+mb.tpExposed+ua.tpExposed+uf.tpExposed; math.Abs(got-want) > 1e-12 {
+		t.Errorf("compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
+	}
+}
+
+// TestTitanClipByHand: torchtitan's step clips the gradients' norm and
+// zeroes no gradient buffer. torchao's BF16 row (Llama 3 8B, FSDP 8 on
+// grand-teton): 1,003,782,656 FP32 gradients a GPU (the optimizer share:
+// 8,030,261,248 parameters over 8).
+//   - _foreach_norm reads 4,015,130,624 bytes at 2.4e12 x 0.75 (a
+//     reduction): 2.23063 ms + a 5 us launch;
+//   - _foreach_mul_ reads and writes them at 2.4e12 x 0.85: 3.93640 ms + 5 us;
+//   - the norm's scalar all-reduced over the 8 data-parallel GPUs: a ring,
+//     2 x (7/8 x 4 / 362e9 + 7 x 6 us) = 84.0 us (TP 1: none).
+//
+// 6.26103 ms. Megatron's stack zeroes the 8,030,261,248 parameters'
+// FP32 gradient buffer in its Adam kernel, 32,121,044,992 bytes at
+// 2.04e12: 15.74561 ms that torchtitan (set_to_none) does not run. So the
+// same plan's optimizer step is 15.74561 - 6.26103 = 9.48458 ms shorter
+// on torchtitan's stack than on placer's default.
+func TestTitanClipByHand(t *testing.T) {
+	const ms = 1e-3
+	c := stackCoster(t, "llama3-8b:seq=8192,batch=8", "dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
+	if got := titanClip(&c.pl, c.pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
+		t.Errorf("clip %.5f ms, by hand 6.26103", got)
+	}
+	m := mustSpec(t, "llama3-8b:seq=8192,batch=8")
+	p, err := plan.ParsePod("grand-teton:1,attention=flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opt [2]float64
+	for i, s := range []string{"dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "dp=8,mbs=1,fsdp=on,recompute=selective"} {
+		st, err := plan.ParseStrategy(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, st, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt[i] = r.Optimizer
+	}
+	if got := (opt[1] - opt[0]) / ms; math.Abs(got-9.48458) > 1e-4 {
+		t.Errorf("default stack's optimizer step %.5f ms longer than torchtitan's, by hand 9.48458", got)
+	}
+}
