@@ -149,7 +149,10 @@ def build(m, experts, dispatcher, whole):
     if whole:
         return mcore.MCoreLayer(build_module(sp, config=cfg, layer_number=1, pg_collection=pg), cfg, 1, False)
     mlp = sp.submodules.mlp
-    return build_module(mlp, config=cfg, pg_collection=pg) if experts else build_module(mlp, config=cfg, tp_group=mcore.one_rank_group())
+    # layer_number as TransformerLayer passes it: the router logs its
+    # aux loss to the tracker only with one (moe_utils.py
+    # save_to_aux_losses_tracker).
+    return build_module(mlp, config=cfg, pg_collection=pg, layer_number=1) if experts else build_module(mlp, config=cfg, tp_group=mcore.one_rank_group())
 
 
 def count(m, experts, dispatcher, whole):

@@ -53,6 +53,10 @@ for E in (16, 32):
     for d in ("allgather", "alltoall"):
         s = count.split(m, d, False)
         out["%d %s" % (E, d)] = {k: s[k] for k in ("fwd_kernels", "bwd_kernels", "fwd_ops", "bwd_ops", "bwd_nodes")}
+for d in ("allgather", "alltoall"):
+    m = dict(count.MODELS["qwen3-30b-a3b"], experts=16, lb="none", aux=0.0)
+    s = count.split(m, d, False)
+    out["16 %s none" % d] = {k: s[k] for k in ("fwd_kernels", "bwd_kernels")}
 print(json.dumps(out))
 """
 
@@ -68,6 +72,19 @@ class CountTest(unittest.TestCase):
             self.assertEqual((a["fwd_kernels"]["per_expert"], a["bwd_kernels"]["per_expert"]), (6, 11), (d, a))
             # The per-layer part does not depend on the expert count:
             # the loop is all that grows with it.
+            # The balancing loss unfused (moe_router_fusion off; megatron-
+            # core 0.16.1 moe_utils.py): compute_routing_scores_for_aux_loss's
+            # softmax, topk, zeros_like, .int(), scatter, .bool();
+            # get_tokens_per_expert_and_token_count's sum;
+            # switch_load_balancing_loss_func's sum over the tokens, product
+            # with the counts, sum, scalar factor; attach_and_log's
+            # loss / coeff: 12 forward. Backward: MoEAuxLossAutoScaler's
+            # ones_like and multiply, the scalar factor's and the product's
+            # multiplies, the sum's expand (no kernel) into the softmax's
+            # backward, and its add to the router's gradient: 6.
+            n = got["16 %s none" % d]
+            self.assertEqual((a["fwd_kernels"]["per_layer"] - n["fwd_kernels"]["per_layer"],
+                              a["bwd_kernels"]["per_layer"] - n["bwd_kernels"]["per_layer"]), (12, 6), (d, a, n))
             for k in a:
                 self.assertEqual(a[k]["per_layer"], b[k]["per_layer"], (d, k, a[k], b[k]))
                 self.assertEqual(a[k]["per_expert"], b[k]["per_expert"], (d, k, a[k], b[k]))
