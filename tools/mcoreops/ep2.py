@@ -10,7 +10,8 @@ On a CPU the alltoall dispatcher's split sizes are tensors where the
 GPU's path hands numpy arrays (token_dispatcher.py
 _maybe_dtoh_and_synchronize, maybe_move_tensor_to_cpu as_numpy on
 CUDA tensors): gloo's all_to_all_single wants lists, so they are made
-lists here (the .tolist() shows as _local_scalar_dense ops, a CPU
+numpy arrays here, as the GPU's path makes them, and lists for gloo
+(a .tolist() of a tensor shows as _local_scalar_dense ops, a CPU
 artefact, left out of the kernels below with the allocations).
 
 Run: PYTHONPATH=python/placer_torch:$HOME/.cache/placer/megatron \
@@ -36,6 +37,15 @@ def run(rank, E, d, q):
     def a2a_lists(out, inp, output_split_sizes=None, input_split_sizes=None, **k):
         return a2a(out, inp, output_split_sizes=lst(output_split_sizes), input_split_sizes=lst(input_split_sizes), **k)
     torch.distributed.all_to_all_single = a2a_lists
+    # The splits as the GPU's path hands them: numpy arrays
+    # (moe_utils.maybe_move_tensor_to_cpu(as_numpy=True) on a CUDA
+    # tensor), so that mappings.py's sum(output_split_sizes) is numpy's
+    # and not aten adds (its .to("cpu") copy is then not counted: one
+    # _to_copy per split on a GPU).
+    from megatron.core.transformer.moe import token_dispatcher as td
+    mv = td.maybe_move_tensor_to_cpu
+    td.maybe_move_tensor_to_cpu = lambda t, as_numpy=False, record_stream=False: (
+        t.detach().numpy() if as_numpy and torch.is_tensor(t) else mv(t, as_numpy, record_stream))
     if parallel_state._GLOBAL_MEMORY_BUFFER is None:
         parallel_state._set_global_memory_buffer()
     world = dist.group.WORLD
