@@ -2,7 +2,7 @@
 processes: the aten ops rank 0 dispatches per forward and backward,
 split per local expert and per layer as count.py splits them (16 and
 32 experts: 8 and 16 local), for the alltoall and allgather
-dispatchers, Qwen3-30B-A3B's router (count.MODELS). What runs at EP 2
+dispatchers, each of count.MODELS' routers. What runs at EP 2
 and not at EP 1: the counts' all-gather, the splits' sums, the
 all-to-alls or gathers, sort_chunks_by_idxs.
 
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Not kernels: allocations, and the split sizes' .tolist() (above).
 SKIP = {"empty", "new_empty", "_local_scalar_dense"}
 
-def run(rank, E, d, q):
+def run(rank, name, E, d, q):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1] if len(sys.argv) > 1 else "29517")
     dist.init_process_group("gloo", rank=rank, world_size=2)
     import count
@@ -51,7 +51,7 @@ def run(rank, E, d, q):
     world = dist.group.WORLD
     one = dist.new_group([rank], use_local_synchronization=True)
     pg = ProcessGroupCollection(tp=one, cp=one, pp=one, tp_cp=one, ep=world, expt_tp=one, tp_ep=world, expt_dp=one, dp=one, dp_cp=one, tp_dp_cp=one)
-    m = count.MODELS["qwen3-30b-a3b"]
+    m = count.MODELS[name]
     cfg = count.config(m, E, d)
     cfg.expert_model_parallel_size = 2
     sp = s.get_gpt_layer_local_spec(num_experts=E, moe_grouped_gemm=False, normalization="RMSNorm")
@@ -69,18 +69,20 @@ def run(rank, E, d, q):
 
 if __name__ == "__main__":
     ctx = mp.get_context("spawn")
-    out = {}
-    for E in (16, 32):
-        for d in ("alltoall", "allgather"):
-            q = ctx.Queue()
-            mp.spawn(run, args=(E, d, q), nprocs=2)
-            out[f"{E} {d}"] = q.get()
     import count
-    for d in ("alltoall", "allgather"):
-        (fa, ba), (fb, bb) = out[f"16 {d}"], out[f"32 {d}"]
-        for name, A, B in (("fwd", fa, fb), ("bwd", ba, bb)):
-            # 16 experts: 8 local; 32: 16 local
-            per = {o: (B.get(o, 0) - A.get(o, 0)) / 8 for o in set(A) | set(B)}
-            lay = {o: A.get(o, 0) - 8 * per[o] for o in per}
-            k = {o: v for o, v in lay.items() if v and o not in count.VIEWS and o not in SKIP}
-            print(d, name, "per layer kernels", sum(k.values()), "per local expert", sum(v for o, v in per.items() if o not in count.VIEWS and o not in SKIP), sorted(k.items()))
+    for name in count.MODELS:
+        out = {}
+        for E in (16, 32):
+            for d in ("alltoall", "allgather"):
+                q = ctx.Queue()
+                mp.spawn(run, args=(name, E, d, q), nprocs=2)
+                out[f"{E} {d}"] = q.get()
+        for d in ("alltoall", "allgather"):
+            (fa, ba), (fb, bb) = out[f"16 {d}"], out[f"32 {d}"]
+            for what, A, B in (("fwd", fa, fb), ("bwd", ba, bb)):
+                # 16 experts: 8 local; 32: 16 local
+                per = {o: (B.get(o, 0) - A.get(o, 0)) / 8 for o in set(A) | set(B)}
+                lay = {o: A.get(o, 0) - 8 * per[o] for o in per}
+                k = {o: v for o, v in lay.items() if v and o not in count.VIEWS and o not in SKIP}
+                print(name, d, what, "per layer kernels", sum(k.values()), "per local expert",
+                      sum(v for o, v in per.items() if o not in count.VIEWS and o not in SKIP), sorted(k.items()))
