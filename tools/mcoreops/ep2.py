@@ -18,7 +18,6 @@ Run: PYTHONPATH=python/placer_torch:$HOME/.cache/placer/megatron \
   $HOME/.cache/placer/torch-venv/bin/python tools/mcoreops/ep2.py [PORT]
 """
 import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Not kernels: allocations, and the split sizes' .tolist() (above).
 SKIP = {"empty", "new_empty", "_local_scalar_dense"}
 
