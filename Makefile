@@ -280,6 +280,7 @@ test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatro
 
 test-python-venv-package: build venv-test venv-frameworks venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_MEGATRON=$(MEGATRON_DIR) $(TORCH_PY) -m pytest -v -rs -m package
+	PLACER_MEGATRON=$(MEGATRON_DIR) PLACER_TORCH_PY=$(TORCH_PY) $(TORCH_PY) -m unittest discover -v -s tools/mcoreops -p 'test_*.py'
 
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package

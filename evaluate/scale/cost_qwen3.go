@@ -92,7 +92,17 @@ func (c *coster) qkNorm() (fwd, bwd phase) {
 // apply_random_logits's RandomSTE replaces the logits with
 // logits.clone().normal_() (2 kernels; its backward passes the gradient
 // through). With the router unfused (moe_router_fusion off) the same
-// kernels are counted: the unfused path's extra kernels are not.
+// functions run in eager PyTorch (megatron-core 0.16.1 moe_utils.py):
+// compute_routing_scores_for_aux_loss(fused=False) is a softmax, a topk,
+// zeros_like, .int(), scatter and .bool() (6 kernels for the fused 1)
+// and switch_load_balancing_loss_func(fused=False) probs.sum(dim=0), the
+// product with the counts, its sum and the scalar factor (4 for 1): 8
+// kernels more forward; the backward the same 6 (autograd's nodes of the
+// eager ops: a sum's expand, the products' multiplies, the softmax's
+// backward). tools/mcoreops/count.py counts these on a CPU (aux_loss
+// against none, the same layer: 12 forward, 6 backward, without the
+// tracker's add and the per-token multiply, which the MoE layer built
+// alone does not run).
 func (c *coster) auxLoss(nl float64) (fwd, bwd phase) {
 	m := c.m
 	if m.Config.AuxLoss <= 0 || m.Config.ModelType == "gpt_oss" || !c.megatronLayers() {
@@ -107,7 +117,16 @@ func (c *coster) auxLoss(nl float64) (fwd, bwd phase) {
 	scores := ew(s, s+nl*E) // the scores and the routing map (a bool a score)
 	counts := kernel{class: graph.ClassReduction, flops: nl * E, read: nl * E, writes: E * 8}
 	loss := kernel{class: graph.ClassReduction, flops: 2 * nl * E, read: s, writes: 4}
-	fwd = c.runAll(scores, counts, loss, scalar, scalar, scalar)
+	sc, ls := []kernel{scores}, []kernel{loss}
+	if c.pl.Run.UnfusedRouter {
+		// softmax, topk (values and int64 indices), zeros_like, .int(),
+		// scatter, .bool(); the probabilities' sum over the tokens, its
+		// product with the counts, their sum, the scalar factor.
+		k := float64(m.TopK)
+		sc = []kernel{ew(s, s), ew(s, nl*k*12), ew(0, s), ew(s, s), ew(s, s), ew(s, nl*E)}
+		ls = []kernel{ew(s, E*4), ew(E*12, E*4), ew(E*4, 4), ew(4, 4)}
+	}
+	fwd = c.runAll(append(append(sc, counts), append(ls, scalar, scalar, scalar)...)...)
 	fwd = fwd.plus(c.tpCPReduce(E * 8))
 	bwd = c.runAll(scalar, scalar, scalar, ew(4, s), ew(2*s, s), ew(2*s, s))
 	if c.pl.Imbalance <= 1 && c.pl.Run.Capacity == 0 {

@@ -65,7 +65,13 @@ func TestQKNorm(t *testing.T) {
 // out), the scores' backward and the add to the top-k's gradient (two
 // tensors in, one out each): 6 launches. Token-dropping (capacity
 // routing) and a stated imbalance do not force balance: 6 launches
-// forward. Qwen3-235B-A22B at TP 2: 2,048 tokens a GPU, and the counts'
+// forward. With the router unfused (router-fusion=off) the scores for
+// the loss are six kernels (softmax, topk: 4,096 x 8 values and int64
+// indices, 393,216 bytes, zeros_like, .int(), scatter, .bool(): 524,288
+// bytes out) and the loss four (the scores' sum over the tokens, 512
+// bytes; its product with the 128 counts, 1,536 bytes in; their sum, a
+// scalar; the scalar factor): 16 launches with forced balance, the
+// backward the same 6. Qwen3-235B-A22B at TP 2: 2,048 tokens a GPU, and the counts'
 // all-reduce (1,024 bytes over the 2 tensor ranks) on the tensor group's
 // account. None for torchtitan, for a model without the loss (Mixtral's
 // preset), and for GPT-OSS (trained without one).
@@ -74,6 +80,13 @@ func TestAuxLoss(t *testing.T) {
 	aux := func(nl float64, forced bool) (f, b [][4]float64) {
 		ne, s := nl*128, nl*128*4
 		f = [][4]float64{{ew, ne, s, s + ne}, {red, ne, ne, 1024}, {red, 2 * ne, s, 4}, scalar, scalar, scalar}
+		if nl < 0 { // router-fusion=off at 4,096 tokens, top 8
+			nl = -nl
+			ne, s = nl*128, nl*128*4
+			f = [][4]float64{{ew, ne, s, s}, {ew, ne, s, nl * 8 * 12}, {ew, ne, 0, s}, {ew, ne, s, s}, {ew, ne, s, s},
+				{ew, ne, s, ne}, {red, ne, ne, 1024}, {ew, ne, s, 512}, {ew, ne, 1536, 512}, {ew, ne, 512, 4}, {ew, ne, 4, 4},
+				scalar, scalar, scalar}
+		}
 		if forced {
 			f = append(f, [4]float64{ew, ne, s, s}, [4]float64{ew, ne, 0, s})
 		}
@@ -83,6 +96,7 @@ func TestAuxLoss(t *testing.T) {
 	f30, b30 := aux(4096, true)
 	fCap, _ := aux(4096, false)
 	f235, b235 := aux(2048, true)
+	fUnfused, _ := aux(-4096, true)
 	for _, tc := range []struct {
 		name, model, keys, pod string
 		nl                     float64
@@ -92,6 +106,7 @@ func TestAuxLoss(t *testing.T) {
 		{"30B forced", stackMoE, q30Plan, "dgx-h100:2", 4096, f30, b30, false},
 		{"30B token-dropping", stackMoE, q30Plan + ",routing=capacity:1", "dgx-h100:2", 4096, fCap, b30, false},
 		{"30B imbalance 1.3", stackMoE, q30Plan + ",imbalance=1.3", "dgx-h100:2", 4096, fCap, b30, false},
+		{"30B router unfused", stackMoE, q30Plan + ",router-fusion=off", "dgx-h100:2", 4096, fUnfused, b30, false},
 		{"235B at TP 2", q235, q235Plan, "dgx-h100:32", 2048, f235, b235, true},
 		{"torchtitan", stackMoE, "ep=8,dp=8,mbs=1,stack=torchtitan-0.2", "dgx-h100:1", 4096, nil, nil, false},
 		{"no loss", "mixtral-8x7b:seq=4096,batch=512", "ep=8,dp=8,mbs=1", "dgx-h100:1", 4096, nil, nil, false},

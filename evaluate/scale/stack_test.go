@@ -39,7 +39,8 @@ const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
 //     (16 x 3 launches for the grouped 3) and the outputs' cat: +46
 //     forward; the backward's 6 kernels per expert: +90;
 //   - router-fusion=off: 6 kernels for the fused 1 forward (+5), 4 for 1
-//     backward (+3);
+//     backward (+3); and the balancing loss's scores 6 for 1 and the
+//     loss 4 for 1 forward (auxLoss: +8);
 //   - permute-fusion=off: permute 11 for 1, unpermute 8 for 1 (+17)
 //     forward; 5 and 6 for 1 and 1 backward (+9); and three syncs more;
 //   - the syncs: alltoall 1, none with capacity routing, allgather 2,
@@ -70,7 +71,7 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 	}{
 		{"", 0, 0, 1},
 		{"grouped-gemm=off", 3*15 + 1, 6 * 15, 1},
-		{"router-fusion=off", 5, 3, 1},
+		{"router-fusion=off", 5 + 8, 3, 1},
 		{"permute-fusion=off", 17, 9, 4},
 		{"routing=capacity:1", -1 - 2, 0, 0},
 		{"permute-fusion=off,routing=capacity:1", 17 - 1 - 2, 9, 0},
