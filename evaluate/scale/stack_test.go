@@ -58,8 +58,8 @@ const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
 //     stack runs no --enable-experimental: flex with permute-fusion=off
 //     -4 + 17 + 16 forward, -3 + 9 + 3 backward, 1 + 3 + 3 syncs;
 //     stack=model-zoo-moe-dev (flex, router-fusion off, no experimental)
-//     -4 + 5 + 16, -3 + 3 + 3, 4 syncs; its dispatcher=alltoall the
-//     unfused router alone; HybridEP's manager runs no such conversion
+//     -4 + 5 + 8 + 16, -3 + 3 + 3, 4 syncs; its dispatcher=alltoall the
+//     unfused router and its balancing loss alone (5 + 8, 3); HybridEP's manager runs no such conversion
 //     (its own launches less the default's: TestMultihotStacks).
 func TestStackLaunchesAndSyncs(t *testing.T) {
 	base := "dp=8,ep=8,mbs=1"
@@ -78,8 +78,8 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 		{"dispatcher=allgather", 2 - 4, 2 - 3, 2},
 		{"dispatcher=flex", -4, -3, 1},
 		{"dispatcher=flex,permute-fusion=off", -4 + 17 + 16, -3 + 9 + 3, 7},
-		{"stack=model-zoo-moe-dev", -4 + 5 + 16, -3 + 3 + 3, 4},
-		{"stack=model-zoo-moe-dev,dispatcher=alltoall", 5, 3, 1},
+		{"stack=model-zoo-moe-dev", -4 + 5 + 8 + 16, -3 + 3 + 3, 4},
+		{"stack=model-zoo-moe-dev,dispatcher=alltoall", 5 + 8, 3, 1},
 	} {
 		k := base
 		if c.keys != "" {
