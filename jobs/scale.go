@@ -554,7 +554,7 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 	tps := func(x scale.Result) float64 { return tokens / x.Step / gpus }
 	tf := func(x scale.Result) float64 { return flops / x.Step / gpus / 1e12 }
 	r.Precision = pub.Precision
-	r.PublishedTokens = pub.Tokens
+	r.PublishedTokens, r.Regression = pub.Tokens, pub.Regression
 	r.PredictedTokens, r.PredictedTFLOPs = tps(own), tf(own)
 	r.FastestTokens, r.FastestTFLOPs = tps(fast), tf(fast)
 	r.PlacerTokens, r.PlacerTFLOPs = tps(best), tf(best)

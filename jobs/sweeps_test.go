@@ -208,6 +208,11 @@ func TestPublishedRunsFit(t *testing.T) {
 		if !r.MegatronFits {
 			t.Errorf("Megatron-Bridge %s (ran): over memory in placer's model", pub.Name)
 		}
+		// The row its framework's tracker lists as a regression of its
+		// release carries the citation into report megatron; no other does.
+		if want := map[bool]string{true: published.BridgeQwen3DroplessRegression}[pub.Name == "Qwen3-30B-A3B"]; r.Regression != want {
+			t.Errorf("Megatron-Bridge %s: regression %q, want %q", pub.Name, r.Regression, want)
+		}
 	}
 }
 

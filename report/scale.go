@@ -557,6 +557,10 @@ type MegatronRow struct {
 	// fit the GPUs' memory in placer's model.
 	Precision       string  `json:"precision,omitempty"`
 	PublishedTokens float64 `json:"published_tokens_per_gpu,omitempty"`
+	// Regression cites the framework's tracker where it lists the row's
+	// figure as a regression of its release (published.Row.Regression):
+	// the row keeps its error in the means, marked.
+	Regression      string  `json:"regression,omitempty"`
 	PredictedTokens float64 `json:"predicted_tokens_per_gpu,omitempty"`
 	FastestTokens   float64 `json:"fastest_tokens_per_gpu,omitempty"`
 	PlacerTokens    float64 `json:"placer_tokens_per_gpu,omitempty"`
@@ -687,7 +691,7 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 	var out [][]string
 	for _, r := range m.Bridge {
 		mem := memoryBeside(r)
-		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
+		out = append(out, []string{bridgeModel(r), strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
 			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
 			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
 			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), speedupCell(r),
@@ -703,7 +707,8 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"epo all-to-alls overlapped with another micro-batch, g16 gradients kept and reduced in BF16; every row read with\n"+
 		"stack=megatron-bridge-25.11 (docs/stacks.md: the settings shown only where they differ from placer's default);\n"+
 		"GB placer / MLM est.: placer's memory of Megatron's plan / Megatron-LM's own estimate (theoretical_memory_usage.py:\n"+
-		"a second opinion, not a measurement); (over): above the GPU's memory in placer's model\n",
+		"a second opinion, not a measurement); (over): above the GPU's memory in placer's model; (reg.): the framework's\n"+
+		"own tracker lists the row's figure as a regression of its release (--json: the row's regression cites it)\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	if err == nil {
 		_, err = fmt.Fprint(w, sampleLine(m, "Megatron-Bridge 25.11"))
@@ -1177,4 +1182,14 @@ func checkedSpeedupNote(m Megatron) string {
 		rows = "the one row whose two plans are"
 	}
 	return fmt.Sprintf("%.3fx over %s inside the checked regime", m.CheckedSpeedup, rows)
+}
+
+// bridgeModel is a Bridge row's model, "(reg.)" beside it where
+// the framework's tracker lists the row's figure as a regression of its
+// release.
+func bridgeModel(r MegatronRow) string {
+	if r.Regression != "" {
+		return r.Model + " (reg.)"
+	}
+	return r.Model
 }
