@@ -263,9 +263,12 @@ func Llama3() []Row {
 // (7, 8 x 14, 7) and DP 8 (8 x 16 x 16 x 8 = 16,384 GPUs), 16 sequences
 // per data-parallel rank, 16M tokens a batch (128 sequences): 380
 // TFLOP/s per GPU, 38% MFU. Meta's context parallelism all-gathers K and
-// V (the paper's section 3.3.2); placer costs Megatron-Core's ring of
-// point-to-point exchanges (ringAttention), the same bytes, overlapped
-// with the attention blocks. The rest is read as the other rows are.
+// V and then attends each rank's two query chunks (of 2 x CP) against
+// them, the all-gather "exposed in the critical path" (the paper's
+// section 3.3.2): Transformer Engine's all-gather context parallelism,
+// which cites that section (cp-comm-type=all_gather: plan.CPRingKVAllGather,
+// kvAllGather), not Megatron-Core's default ring. The rest is read as
+// the other rows are.
 func Llama3LongContext() Row {
 	m, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=131072,vocab=128256,batch=128")
 	if err != nil {
@@ -273,7 +276,7 @@ func Llama3LongContext() Row {
 	}
 	return Row{Name: "405B 128K", Set: SetLlama3, Model: m, Pod: "dgx-h100", GPUs: 16384,
 		Strategy: plan.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
-			DistOpt: true, FirstLayers: 7, LastLayers: 7},
+			DistOpt: true, FirstLayers: 7, LastLayers: 7, Software: plan.Software{CPComm: plan.CPCommAllGather}},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
 }
 
