@@ -88,8 +88,9 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 // The collectives run on the compute stream's path, none beside a call:
 // all exposed. The two calls hold f's FLOPs, the rank's share of the
 // causal half (chunk i (2i+1)/(4C) of it, chunk 2C-1-i the rest; every
-// rank alike), and its queries' elements. TE issues them on two streams "to resolve wave
-// quantization": one call's causal tail runs beside the other's blocks,
+// rank alike), and its queries' elements. TE issues them on two streams
+// "to resolve wave quantization": one call's causal tail runs beside the
+// other's blocks,
 // so one tail is costed, the longer: the last row of rank 0's second
 // chunk meets every key of the sequence, C times the row of the rank's
 // own 2 chunks (f.tail), and the ranks wait on the slowest at the next
