@@ -305,7 +305,7 @@ var scaleKeys = []string{
 	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
 	"expandable-segments", "expandable_segments", "loss-fusion", "cross-entropy-loss-fusion",
 	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
-	"compile", "cp-rotate", "context-parallel-rotate-method",
+	"compile", "cp-rotate", "context-parallel-rotate-method", "cp-comm-type", "cp_comm_type",
 }
 
 func positive(v string) (int, error) {

@@ -124,6 +124,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"compile=on", `strategy "compile=on": compile is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"cp-rotate=alltoall", `strategy "cp-rotate=alltoall": cp-rotate is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"context-parallel-rotate-method=alltoall", `strategy "context-parallel-rotate-method=alltoall": context-parallel-rotate-method is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"cp-comm-type=all_gather", `strategy "cp-comm-type=all_gather": cp-comm-type is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"cp_comm_type=p2p", `strategy "cp_comm_type=p2p": cp_comm_type is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

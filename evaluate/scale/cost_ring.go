@@ -40,6 +40,9 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		// preprocessing (the output's and its gradient's row sums).
 		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
 	}
+	if c.pl.Run.CPRing == plan.CPRingKVAllGather {
+		return c.kvAllGather(f, backward, msg)
+	}
 	f.k.flops /= float64(C)
 	steps := make([]float64, C)
 	steps[0] = c.attention(f, backward)
@@ -60,6 +63,56 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		sends *= 2
 	}
 	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+}
+
+// kvAllGather is fused attention f (forward, or backward) on one GPU of
+// a context group that all-gathers K and V instead of passing them
+// round a ring: Llama 3's context parallelism (Grattafiori et al., "The
+// Llama 3 Herd of Models", arXiv 2407.21783v3 section 3.3.2: "we first
+// all-gather the key (K) and value (V) tensors, and then compute
+// attention output for the local query (Q) tensor chunk. Although the
+// all-gather communication latency is exposed in the critical path...")
+// as Transformer Engine runs it for Megatron-Core's --cp-comm-type
+// all_gather (NVIDIA/TransformerEngine d0067d0,
+// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
+// AttnFuncWithCPAndKVAllGather, "KV all-gather between CP ranks is
+// exposed"; it cites the same section):
+//   - forward: every rank's K and V all-gathered (gather_along_first_dim,
+//     waited before any call), then one causal call (bottom-right) for
+//     each of the rank's two query chunks, i and 2C-1-i of s/(2C)
+//     tokens, against the keys up to the chunk's end;
+//   - backward: K and V all-gathered again (only the rank's own are
+//     kept), the two calls' backward, and dK and dV (BF16, k's dtype)
+//     reduce-scattered after the last.
+//
+// The collectives run on the compute stream's path, none beside a call:
+// all exposed. The two calls hold f's FLOPs, the rank's share of the
+// causal half (chunk i (2i+1)/(4C) of it, chunk 2C-1-i the rest; every
+// rank alike), and its queries' elements. TE issues them on two streams
+// "to resolve wave quantization": one call's causal tail runs beside the
+// other's blocks,
+// so one tail is costed, the longer: the last row of rank 0's second
+// chunk meets every key of the sequence, C times the row of the rank's
+// own 2 chunks (f.tail), and the ranks wait on the slowest at the next
+// collective. Two calls' fixed terms.
+func (c *coster) kvAllGather(f fusedAttn, backward bool, msg ringMsg) phase {
+	C := float64(c.pl.CP)
+	f.tail *= C
+	calls := c.attention(f, backward)
+	if len(c.pod.Kernels.Attention) > 0 && !c.pod.Kernels.UnfusedAttention {
+		k := c.pod.Kernels.Attention[0].Fwd
+		if backward {
+			k = c.pod.Kernels.Attention[0].Bwd
+		}
+		calls += k.T0 // the second call's launch and last wave
+	}
+	ag := c.cpAllGather(C * msg.kv) // every rank's K and V, BF16
+	comm, launches := ag, 2.0+2     // the K and V gathers, the two calls
+	if backward {
+		comm += c.cpReduceScatter(C * msg.kv) // dK and dV
+		launches += 2
+	}
+	return phase{busy: calls + comm, cpExposed: comm, launches: launches}
 }
 
 // torchRing is torch's ring of calls steps (compute seconds in all) with
@@ -309,5 +362,18 @@ func (c *coster) cpAllGather(bytes float64) float64 {
 	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
 	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
 	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
+	return t
+}
+
+// cpReduceScatter is a reduce-scatter of bytes in all over the plan's
+// context group, placed as cpAllGather's. 0 when the layer is costed
+// alone.
+func (c *coster) cpReduceScatter(bytes float64) float64 {
+	if c.noComm || bytes <= 0 {
+		return 0
+	}
+	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
+	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
+	t, _ := c.pod.Collective(roofline.ReduceScatter, g, bytes)
 	return t
 }

@@ -180,3 +180,56 @@ func TestRingMergesEagerByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestKVAllGatherByHand: Transformer Engine's all-gather context
+// parallelism (Llama 3's) on 2 ranks, priced by a hand-written kernel:
+// the gather of both ranks' K and V exposed, then the two query chunks'
+// calls with the rank's whole share of the FLOPs and its query elements,
+// one causal tail (rank 0's second chunk's last row: the whole sequence,
+// C = 2 times the rank's own row) and two fixed terms; backward the
+// gather again and the reduce-scatter of dK and dV, exposed.
+func TestKVAllGatherByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.AtBurst()
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	pl, err := plan.Resolve(m, plan.Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1,
+		Software: plan.Software{CPComm: plan.CPCommAllGather}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Run.CPRing != plan.CPRingKVAllGather {
+		t.Fatalf("cp-comm-type=all_gather runs ring %q, want %q", pl.Run.CPRing, plan.CPRingKVAllGather)
+	}
+	// R 500 TFLOP/s, Beta 1e-12 s an element, Tail 10e-12, T0 10 us, the
+	// same both ways; NVSwitch at 1 GB/s and no latency.
+	hand := kernels.Attention{Backend: "hand", Fwd: kernels.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
+	hand.Bwd = hand.Fwd
+	p.Kernels.Attention = []*kernels.Attention{&hand}
+	p.Kernels.IntraBus = 1e9
+	p.Hardware.NVLinkLatency = 0
+	co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	// The GPU's share: 1 TFLOP, 1e8 query elements, its own last row 1e6.
+	f := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	// 2 ms of FLOPs, 0.1 ms of elements, a tail of 2e6 (20 us), 2 x 10 us.
+	calls := 1e12/500e12 + 1e-12*1e8 + 10e-12*2e6 + 2*10e-6 // 2.14 ms
+	// Both ranks' K and V, 2 x 1 MB: each GPU receives the other's 1 MB
+	// at 1 GB/s, 1 ms; the reduce-scatter of dK and dV likewise.
+	msg := ringMsg{kv: 1e6, out: 1e6}
+	for _, c := range []struct {
+		name          string
+		backward      bool
+		busy, exposed float64
+		launches      float64
+	}{
+		{"forward", false, 1e-3 + calls, 1e-3, 4},
+		{"backward", true, 2e-3 + calls, 2e-3, 6},
+	} {
+		got := co.ringAttention(f, c.backward, msg)
+		if math.Abs(got.busy-c.busy) > 1e-12 || math.Abs(got.cpExposed-c.exposed) > 1e-12 || got.launches != c.launches {
+			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.busy, got.cpExposed, got.launches, c.busy, c.exposed, c.launches)
+		}
+	}
+}

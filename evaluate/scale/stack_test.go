@@ -232,6 +232,8 @@ func TestStackRefused(t *testing.T) {
 		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
 		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-rotate=alltoall", "cp-rotate=alltoall: the stack runs Transformer Engine's context-parallel ring"},
 		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,stack=torchtitan-0.2,cp-rotate=ring", `"ring": want allgather or alltoall`},
+		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,stack=torchtitan-0.2,cp-comm-type=all_gather", "cp-comm-type=all_gather: the stack runs torch's context_parallel"},
+		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-comm-type=a2a", `"a2a": want p2p or all_gather`},
 	} {
 		m := mustSpec(t, c.workload)
 		s, err := plan.ParseStrategy(c.plan)
@@ -252,6 +254,7 @@ func TestStackRoundTrip(t *testing.T) {
 		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
 		"dp=8,stack=torchtitan-0.2,compile=on",
 		"dp=4,cp=2,stack=torchtitan-0.2,compile=on,cp-rotate=alltoall",
+		"dp=4,cp=2,cp-comm-type=all_gather",
 		"dp=8,ep=8,stack=model-zoo-moe-dev,dispatcher=hybridep",
 	} {
 		s, err := plan.ParseStrategy(text)

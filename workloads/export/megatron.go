@@ -23,7 +23,8 @@ import (
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
 // --context-parallel-size (with cp > 1; Megatron-Core's default
-// --cp-comm-type p2p is the ring placer costs),
+// --cp-comm-type p2p is the ring placer costs, --cp-comm-type all_gather
+// where the plan says cp-comm-type=all_gather),
 // --num-layers-per-virtual-pipeline-stage (L / (P V), even stages) or
 // --num-virtual-stages-per-pipeline-rank (with uneven stages, whose
 // layers --decoder-first-pipeline-num-layers and
@@ -288,6 +289,9 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	add(arg("--pipeline-model-parallel-size", P)...)
 	if C > 1 {
 		add(arg("--context-parallel-size", C)...)
+		if s.Software.Settings().CPRing == plan.CPRingKVAllGather {
+			add("--cp-comm-type", plan.CPCommAllGather)
+		}
 	}
 	uneven := s.FirstLayers > 0 || s.LastLayers > 0
 	switch {

@@ -80,6 +80,16 @@ func TestMegatronArgs(t *testing.T) {
 		{"llama 3 405B, 128K", llama128K, plan.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, Virtual: 4, MicroBatchSize: 1, MicroBatches: 16,
 			SequenceParallel: true, DistOpt: true, FirstLayers: 7, LastLayers: 7}, 16384, "",
 			"megatron arguments: first=7 with vp=4: Megatron-Core splits an end stage's layers into vp equal model chunks (a multiple of 4, or embedding-layer=on,loss-layer=on)"},
+		// Llama 3's all-gather context parallelism (PP 18: 126 layers
+		// evenly): Megatron-Core's --cp-comm-type all_gather after the
+		// context-parallel size.
+		{"llama 3 405B, 128K, all-gather cp", llama128K, plan.Strategy{Tensor: 8, Context: 16, Pipeline: 18, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16,
+			SequenceParallel: true, DistOpt: true, Software: plan.Software{CPComm: plan.CPCommAllGather}}, 18432,
+			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
+				"--seq-length 131072 --max-position-embeddings 131072 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 " +
+				"--pipeline-model-parallel-size 18 --context-parallel-size 16 --cp-comm-type all_gather --sequence-parallel " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"cp gpus", llama128K, plan.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
 			"megatron arguments: tp=8 x cp=16 x pp=16 x dp=8 is not the 8192 GPUs"},
 		{"moe, fp8 current, ep 4 x etp 1", moe, plan.Strategy{Tensor: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2,

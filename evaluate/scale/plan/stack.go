@@ -51,6 +51,11 @@ type Software struct {
 	// --experimental.context_parallel_rotate_method; "": the stack's).
 	// Only a stack that runs torch's ring takes it.
 	CPRotate string
+	// CPComm is Megatron-Core's --cp-comm-type, the exchange of
+	// Transformer Engine's context parallelism (CPCommP2P, its ring, or
+	// CPCommAllGather: CPRingKVAllGather; "": the stack's). Only a stack
+	// that runs TE's ring takes it.
+	CPComm string
 }
 
 // Toggle is a setting written on, off or left to the stack.
@@ -339,6 +344,12 @@ func (sw Software) Settings() Settings {
 	if sw.CPRotate != "" {
 		st.CPRing = sw.CPRotate
 	}
+	switch sw.CPComm {
+	case CPCommP2P:
+		st.CPRing = CPRingP2P
+	case CPCommAllGather:
+		st.CPRing = CPRingKVAllGather
+	}
 	if sw.LossFusion != Unset {
 		st.FusedLoss = sw.LossFusion == On
 	}
@@ -382,6 +393,11 @@ func (sw Software) check() error {
 	case "", CPRingAllGather, CPRingAllToAll:
 	default:
 		return strategyError("cp-rotate %q: want allgather or alltoall", sw.CPRotate)
+	}
+	switch sw.CPComm {
+	case "", CPCommP2P, CPCommAllGather:
+	default:
+		return strategyError("cp-comm-type %q: want p2p or all_gather", sw.CPComm)
 	}
 	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
 		if t > Off {
@@ -428,6 +444,11 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		sw.CPRotate = strings.ToLower(v)
 		if sw.CPRotate != CPRingAllGather && sw.CPRotate != CPRingAllToAll {
 			return true, fmt.Errorf("%q: want allgather or alltoall", v)
+		}
+	case "cp-comm-type", "cp_comm_type":
+		sw.CPComm = strings.ToLower(v)
+		if sw.CPComm != CPCommP2P && sw.CPComm != CPCommAllGather {
+			return true, fmt.Errorf("%q: want p2p or all_gather", v)
 		}
 	case "expandable-segments", "expandable_segments":
 		err = toggle(&sw.Expandable)
@@ -483,6 +504,9 @@ func (sw Software) keys() []string {
 	}
 	if sw.CPRotate != "" {
 		parts = append(parts, "cp-rotate="+sw.CPRotate)
+	}
+	if sw.CPComm != "" {
+		parts = append(parts, "cp-comm-type="+sw.CPComm)
 	}
 	switch sw.Routing {
 	case RoutingDropless:
@@ -572,6 +596,14 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 		base.CPRotate = ""
 		if r := base.Settings().CPRing; r != CPRingAllGather && r != CPRingAllToAll {
 			return fmt.Errorf("strategy %s: cp-rotate=%s: the stack runs Transformer Engine's context-parallel ring, not torch's context_parallel (stack=torchtitan-0.2 runs it)", written, sw.CPRotate)
+		}
+	}
+	if base := sw; sw.CPComm != "" {
+		// The exchange is Transformer Engine's: a stack that runs
+		// torch's context_parallel has none to choose.
+		base.CPComm = ""
+		if r := base.Settings().CPRing; r == CPRingAllGather || r == CPRingAllToAll {
+			return fmt.Errorf("strategy %s: cp-comm-type=%s: the stack runs torch's context_parallel, not Transformer Engine's context parallelism (cp-rotate picks its rotater)", written, sw.CPComm)
 		}
 	}
 	if !m.MoE() {
@@ -697,6 +729,21 @@ const (
 	// CPRingAllGather (its merges, the FP32 gradients of K and V passed on
 	// by an all-to-all after each step).
 	CPRingAllToAll = "alltoall"
+	// CPRingKVAllGather is Transformer Engine's all-gather context
+	// parallelism (Megatron-Core's --cp-comm-type all_gather: TE
+	// AttnFuncWithCPAndKVAllGather), Llama 3's (arXiv 2407.21783
+	// section 3.3.2): every rank's K and V all-gathered, exposed, then
+	// one call for each of the rank's two query chunks; backward K and V
+	// gathered again and dK, dV reduce-scattered, exposed.
+	CPRingKVAllGather = "kv-allgather"
+)
+
+// The values of cp-comm-type (Software.CPComm): Megatron-Core's
+// --cp-comm-type choices that placer costs (megatron/training/arguments.py;
+// a2a and a2a+p2p are not costed).
+const (
+	CPCommP2P       = "p2p"
+	CPCommAllGather = "all_gather"
 )
 
 // The registered layer costs' names.
