@@ -36,6 +36,8 @@ QWEN3 = "hf:" + os.path.join(HF, "qwen3-8b.json") + ":seq=4096,batch=128"
 PLANS = {
     "pre-training, cp and distopt": (LLAMA, 32, "tp=1,cp=2,pp=1,dp=16,mbs=1,distopt=on",
                                      {"model.context_parallel_size": 2, "ddp.use_distributed_optimizer": True, "train.global_batch_size": 256}),
+    "cp, all-gather exchange": (LLAMA, 32, "tp=2,cp=2,pp=1,dp=8,mbs=1,cp-comm-type=all_gather,distopt=on",
+                                {"model.context_parallel_size": 2, "model.cp_comm_type": "all_gather"}),
     "interleaved, uneven ends": (LLAMA, 64, "tp=4,pp=4,vp=2,dp=4,mbs=1,sp=on,tpoverlap=on,first=6,last=6,distopt=on",
                                  {"model.virtual_pipeline_model_parallel_size": 2, "model.num_layers_in_first_pipeline_stage": 6,
                                   "model.tp_comm_overlap": True, "model.sequence_parallel": True}),

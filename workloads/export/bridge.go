@@ -200,6 +200,12 @@ func bridgeParallel(m transformer.Spec, s plan.Strategy, T int, set func(string,
 		set("model.virtual_pipeline_model_parallel_size", nil)
 	}
 	set("model.context_parallel_size", s.ContextDegree())
+	if s.ContextDegree() > 1 && s.Software.Settings().CPRing == plan.CPRingKVAllGather {
+		// TransformerConfig.cp_comm_type (Megatron-Core's --cp-comm-type):
+		// Transformer Engine's all-gather context parallelism, as placer
+		// costs the plan; unset, Megatron-Core runs its p2p ring.
+		set("model.cp_comm_type", plan.CPCommAllGather)
+	}
 	set("model.sequence_parallel", s.SequenceParallel)
 	if m.MoE() {
 		etp := T

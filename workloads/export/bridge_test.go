@@ -321,3 +321,33 @@ func TestBridgeFlexBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeCPCommType: the context-parallel exchange placer costs,
+// Megatron-Core's TransformerConfig.cp_comm_type: written for
+// cp-comm-type=all_gather under context parallelism, left to
+// Megatron-Core's p2p ring otherwise (and without context parallelism).
+func TestBridgeCPCommType(t *testing.T) {
+	dense, _ := bridgeModels(t)
+	const written = "model.cp_comm_type=all_gather"
+	for _, c := range []struct {
+		name  string
+		cp    int
+		comm  string
+		wants bool
+	}{
+		{"all-gather under cp 2", 2, plan.CPCommAllGather, true},
+		{"p2p under cp 2", 2, plan.CPCommP2P, false},
+		{"the stack's under cp 2", 2, "", false},
+		{"all-gather without cp", 1, plan.CPCommAllGather, false},
+	} {
+		s := plan.Strategy{Context: c.cp, Replicas: 8 / c.cp, MicroBatchSize: 1, MicroBatches: 2 * c.cp, DistOpt: true,
+			Software: plan.Software{CPComm: c.comm}}
+		got, err := BridgeOverrides(dense, s, 8)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if has := strings.Contains(strings.Join(got, " "), written); has != c.wants {
+			t.Errorf("%s: %q written %v, want %v: %v", c.name, written, has, c.wants, got)
+		}
+	}
+}
