@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -99,6 +100,27 @@ func TestCheckedLine(t *testing.T) {
 				t.Errorf("step %q, want %q", got, c.step)
 			}
 		})
+	}
+}
+
+// TestMemoryLineError: the memory line ends with the peak memory's
+// error of the plan's regime where it has one (hand-built), and says
+// nothing of it where none applies.
+func TestMemoryLineError(t *testing.T) {
+	parts := []plan.MemoryPart{{Name: "weights", Bytes: 2e9}}
+	e := &published.MemoryError{Family: "dense", Precision: "bf16", Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0161, MaxAbs: 0.0356, Over: 3}
+	for _, c := range []struct {
+		name string
+		err  *published.MemoryError
+		want string
+	}{
+		{"regime", e, ": weights 2.0 GB; peak memory of dense BF16: mean |error| 1.6% (largest 3.6%, 3 of 5 over) on 5 published peaks (out-of-sample)"},
+		{"none", nil, ": weights 2.0 GB"},
+	} {
+		p := ScalePlan{MemoryError: c.err, Result: scale.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
+		if got := memoryLine(&p, "fits"); !strings.HasSuffix(got, c.want) {
+			t.Errorf("%s: %q, want it to end %q", c.name, got, c.want)
+		}
 	}
 }
 
