@@ -27,7 +27,7 @@ func TestScaleEvalMemoryError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := ev.MemoryError
+			e := ev.PeakRegimeError
 			if e == nil || e.Rows != c.rows || e.All != c.all || e.Kind != published.OutOfSample {
 				t.Fatalf("memory error %+v, want %d rows, all %t, out of sample", e, c.rows, c.all)
 			}

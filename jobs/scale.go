@@ -99,7 +99,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	}
 	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
-	sp.MemoryError = &me
+	sp.PeakRegimeError = &me
 	return sp
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -117,9 +118,21 @@ func TestMemoryLineError(t *testing.T) {
 		{"regime", e, ": weights 2.0 GB; peak memory of dense BF16: mean |error| 1.6% (largest 3.6%, 3 of 5 over) on 5 published peaks (out-of-sample)"},
 		{"none", nil, ": weights 2.0 GB"},
 	} {
-		p := ScalePlan{MemoryError: c.err, Result: scale.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
+		p := ScalePlan{PeakRegimeError: c.err, Result: scale.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
 		if got := memoryLine(&p, "fits"); !strings.HasSuffix(got, c.want) {
 			t.Errorf("%s: %q, want it to end %q", c.name, got, c.want)
+		}
+	}
+	// In --json beside, not in place of, the traced peak's measured
+	// error (scale.Result's memory_error).
+	p := ScalePlan{PeakRegimeError: e, Result: scale.Result{MemoryError: 0.019}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"memory_error":0.019`, `"peak_regime_error":{"family":"dense"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("--json lacks %s: %s", key, b)
 		}
 	}
 }
