@@ -98,6 +98,8 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 		sp.Result = scale.WithAllocator(m, p, r)
 	}
 	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
+	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
+	sp.PeakRegimeError = &me
 	return sp
 }
 

@@ -41,6 +41,11 @@ type ScalePlan struct {
 	// step and TFLOP/s (published.ErrorOf: in sample today); nil where
 	// no published row can apply (CheckedNote).
 	RegimeError *published.RegimeError `json:"regime_error,omitempty"`
+	// PeakRegimeError is the out-of-sample error of placer's peak memory
+	// over the published peaks of the plan's family and precision (else
+	// every published peak), said beside its memory
+	// (published.MemoryErrorOf); nil where no published row can apply.
+	PeakRegimeError *published.MemoryError `json:"peak_regime_error,omitempty"`
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
@@ -328,6 +333,9 @@ func memoryLine(p *ScalePlan, fits string) string {
 			name += " (outside the allocator)"
 		}
 		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
+	}
+	if p.PeakRegimeError != nil {
+		line += "; " + p.PeakRegimeError.String()
 	}
 	return line
 }

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -99,6 +101,39 @@ func TestCheckedLine(t *testing.T) {
 				t.Errorf("step %q, want %q", got, c.step)
 			}
 		})
+	}
+}
+
+// TestMemoryLineError: the memory line ends with the peak memory's
+// error of the plan's regime where it has one (hand-built), and says
+// nothing of it where none applies.
+func TestMemoryLineError(t *testing.T) {
+	parts := []plan.MemoryPart{{Name: "weights", Bytes: 2e9}}
+	e := &published.MemoryError{Family: "dense", Precision: "bf16", Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0161, MaxAbs: 0.0356, Over: 3}
+	for _, c := range []struct {
+		name string
+		err  *published.MemoryError
+		want string
+	}{
+		{"regime", e, ": weights 2.0 GB; peak memory of dense BF16: mean |error| 1.6% (largest 3.6%, 3 of 5 over) on 5 published peaks (out-of-sample)"},
+		{"none", nil, ": weights 2.0 GB"},
+	} {
+		p := ScalePlan{PeakRegimeError: c.err, Result: scale.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
+		if got := memoryLine(&p, "fits"); !strings.HasSuffix(got, c.want) {
+			t.Errorf("%s: %q, want it to end %q", c.name, got, c.want)
+		}
+	}
+	// In --json beside, not in place of, the traced peak's measured
+	// error (scale.Result's memory_error).
+	p := ScalePlan{PeakRegimeError: e, Result: scale.Result{MemoryError: 0.019}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"memory_error":0.019`, `"peak_regime_error":{"family":"dense"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("--json lacks %s: %s", key, b)
+		}
 	}
 }
 

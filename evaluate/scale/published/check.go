@@ -106,6 +106,14 @@ type CheckedRow struct {
 	// as a regression of its release (SweepRow.Regression): such a row
 	// checks no plan, and a regime's error is said without it.
 	Regression string `json:"regression,omitempty"`
+	// Peak says the row's peak memory of a GPU is published
+	// (SweepRow.PeakGiB); PeakError and PeakOutOfSample are placer's
+	// peak over it, minus 1, of the kind published (reserved against
+	// the caching allocator simulated, allocated against allocated), in
+	// sample and with the constants its source set chose reset.
+	Peak            bool    `json:"peak,omitempty"`
+	PeakError       float64 `json:"peak_error,omitempty"`
+	PeakOutOfSample float64 `json:"peak_out_of_sample_error,omitempty"`
 }
 
 // Tolerance is the error within which the row checks a plan:

@@ -171,6 +171,58 @@ func TestOutOfSampleRegimeError(t *testing.T) {
 	}
 }
 
+// TestMemoryErrorOf: the peak memory's error is over the published
+// peaks of the plan's family and precision, out of sample (each peak's
+// own source's constants reset), by hand; where the regime has none,
+// over every published peak, and the line says so; rows with no peak
+// count for nothing.
+func TestMemoryErrorOf(t *testing.T) {
+	peak := func(source, precision string, in, out float64) CheckedRow {
+		return row8B(source, func(r *CheckedRow) {
+			r.Precision, r.Peak, r.PeakError, r.PeakOutOfSample = precision, true, in, out
+		})
+	}
+	rows := []CheckedRow{
+		peak("A", "bf16", 0.01, 0.02),
+		peak("B", "bf16", -0.05, -0.04),
+		peak("C, FP8", "fp8=current", 0.10, 0.13),
+		row8B("D, no peak", nil),
+	}
+	moe := plan8B
+	moe.Family = "moe"
+	for _, c := range []struct {
+		name  string
+		t     Traits
+		rows  []CheckedRow
+		want  MemoryError
+		words string
+	}{
+		// (|0.02| + |-0.04|) / 2 = 0.03; the largest 0.04; A over.
+		{"dense BF16: its own peaks", plan8B, rows,
+			MemoryError{Family: "dense", Precision: "bf16", Kind: OutOfSample, Rows: 2, MeanAbs: 0.03, MaxAbs: 0.04, Over: 1},
+			"peak memory of dense BF16: mean |error| 3.0% (largest 4.0%, 1 of 2 over) on 2 published peaks (out-of-sample)"},
+		// (0.02 + 0.04 + 0.13) / 3 = 0.0633; the largest 0.13; A and C over.
+		{"MoE BF16: none of its own, every peak", moe, rows,
+			MemoryError{Family: "moe", Precision: "bf16", All: true, Kind: OutOfSample, Rows: 3, MeanAbs: 0.19 / 3, MaxAbs: 0.13, Over: 2},
+			"no published peak of MoE BF16; every published peak: mean |error| 6.3% (largest 13.0%, 2 of 3 over) on 3 published peaks (out-of-sample)"},
+		{"no peak at all", plan8B, rows[3:],
+			MemoryError{Family: "dense", Precision: "bf16", All: true, Kind: OutOfSample},
+			"no published peak memory to set it beside"},
+	} {
+		got := MemoryErrorOf(c.rows, c.t)
+		if math.Abs(got.MeanAbs-c.want.MeanAbs) > 1e-12 {
+			t.Errorf("%s: mean %v, want %v", c.name, got.MeanAbs, c.want.MeanAbs)
+		}
+		got.MeanAbs = c.want.MeanAbs
+		if got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+		if got.String() != c.words {
+			t.Errorf("%s: %q, want %q", c.name, got, c.words)
+		}
+	}
+}
+
 // TestMainStyle: the first of pp, cp, tp, ep, fsdp in use, else dp.
 func TestMainStyle(t *testing.T) {
 	for _, c := range []struct {

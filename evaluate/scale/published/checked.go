@@ -167,6 +167,10 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 			}
 			keep(sw.Name+", "+row.Label, sw.Set, row.Regression, m, r.Plan.Strategy, p, e(r), e(rOut),
 				func(e float64) bool { return (e > 0) == (sw.Unit == TokensPerGPU) })
+			if row.PeakGiB > 0 {
+				k := &out[len(out)-1]
+				k.Peak, k.PeakError, k.PeakOutOfSample = true, round(PeakError(row, r)), round(PeakError(row, rOut))
+			}
 		}
 	}
 	return out, nil
@@ -191,10 +195,31 @@ func evalSweep(row SweepRow, set string) (m transformer.Spec, p plan.Pod, r, rOu
 		return m, p, r, r, false
 	}
 	rOut = r
-	if pOut, reset := WithoutSource(p, set); len(reset) > 0 {
+	pOut, reset := WithoutSource(p, set)
+	if len(reset) > 0 {
 		if rOut, err = scale.Evaluate(m, s, pOut); err != nil {
 			return m, p, r, r, false
 		}
 	}
+	if row.PeakGiB > 0 {
+		// The allocator's reserve where a peak is published to set it
+		// beside (as placer report sweeps reads it).
+		r, rOut = scale.WithAllocator(m, p, r), scale.WithAllocator(m, pOut, rOut)
+	}
 	return m, p, r, rOut, true
+}
+
+// PeakError is placer's peak memory of a GPU in r over row's published
+// one, minus 1: a reserved figure against placer's reserved (the
+// caching allocator simulated on the plan's trace, where r has it), an
+// allocated one against its allocated; 0 where none is published.
+func PeakError(row SweepRow, r scale.Result) float64 {
+	if row.PeakGiB <= 0 {
+		return 0
+	}
+	pred := float64(r.Memory)
+	if row.PeakReserved && r.Allocator != nil {
+		pred = float64(r.Allocator.Reserved)
+	}
+	return pred/(1<<30)/row.PeakGiB - 1
 }

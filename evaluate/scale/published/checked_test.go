@@ -130,8 +130,11 @@ func TestCheckedTable(t *testing.T) {
 func sameRows(a, b []CheckedRow) bool {
 	return slices.EqualFunc(a, b, func(x, y CheckedRow) bool {
 		ex, ey, ox, oy := x.Error, y.Error, x.OutOfSample, y.OutOfSample
+		px, py, qx, qy := x.PeakError, y.PeakError, x.PeakOutOfSample, y.PeakOutOfSample
 		x.Error, y.Error, x.OutOfSample, y.OutOfSample = 0, 0, 0, 0
-		return reflect.DeepEqual(x, y) && math.Abs(ex-ey) <= 1e-3 && math.Abs(ox-oy) <= 1e-3
+		x.PeakError, y.PeakError, x.PeakOutOfSample, y.PeakOutOfSample = 0, 0, 0, 0
+		return reflect.DeepEqual(x, y) && math.Abs(ex-ey) <= 1e-3 && math.Abs(ox-oy) <= 1e-3 &&
+			math.Abs(px-py) <= 1e-3 && math.Abs(qx-qy) <= 1e-3
 	})
 }
 
@@ -140,14 +143,14 @@ func sameRows(a, b []CheckedRow) bool {
 func TestEncodeChecked(t *testing.T) {
 	rows := []CheckedRow{
 		{Source: "A, 1", Traits: Traits{Precision: "bf16", Parallel: []string{"pp", "tp"}, GPUs: 8}, Error: 0.05, Fast: true, Set: "a", OutOfSample: 0.07, OutFast: true},
-		{Source: `B "2"`, Error: -0.1, OutOfSample: -0.1},
+		{Source: `B "2"`, Error: -0.1, OutOfSample: -0.1, Peak: true, PeakError: 0.02, PeakOutOfSample: -0.03},
 	}
 	got, err := encodeChecked(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const row1 = `	{Source: "A, 1", Traits: Traits{Precision: "bf16", Attention: "", Layers: "", Family: "", Parallel: []string{"pp", "tp"}, GPUs: 8, Seq: 0, GPU: ""}, Error: 0.05, Fast: true, Set: "a", OutOfSample: 0.07, OutFast: true},`
-	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Layers: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false, Set: "", OutOfSample: -0.1, OutFast: false},`
+	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Layers: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false, Set: "", OutOfSample: -0.1, OutFast: false, Peak: true, PeakError: 0.02, PeakOutOfSample: -0.03},`
 	if !strings.Contains(string(got), "var checkedRows = []CheckedRow{\n"+row1+"\n"+row2+"\n}\n") || !strings.HasPrefix(string(got), "// Code generated") {
 		t.Errorf("%s\nwant the rows\n%s\n%s", got, row1, row2)
 	}
@@ -169,6 +172,10 @@ func encodeChecked(rows []CheckedRow) ([]byte, error) {
 		regression := ""
 		if r.Regression != "" {
 			regression = fmt.Sprintf(", Regression: %q", r.Regression)
+		}
+		if r.Peak {
+			regression += fmt.Sprintf(", Peak: true, PeakError: %s, PeakOutOfSample: %s",
+				strconv.FormatFloat(r.PeakError, 'g', -1, 64), strconv.FormatFloat(r.PeakOutOfSample, 'g', -1, 64))
 		}
 		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t, Set: %q, OutOfSample: %s, OutFast: %t%s},\n",
 			r.Source, r.Precision, r.Attention, r.Layers, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast,

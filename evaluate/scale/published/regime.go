@@ -139,3 +139,73 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// MemoryError is the error of placer's peak memory of a GPU in a plan's
+// memory regime: its model family and precision, over the published rows
+// of that regime whose peak is published (CheckedRow.Peak). Every
+// published peak so far is torchtitan's (its memory monitor's reserved
+// bytes), so the stack is no part of the regime: a Megatron-Core plan
+// would have none. Where the regime has no published peak, the error is
+// over every published peak (All), and says so.
+type MemoryError struct {
+	Family    string `json:"family"`
+	Precision string `json:"precision"`
+	// All: no published peak of the regime; the figures are over every
+	// published peak.
+	All     bool    `json:"all_peaks,omitempty"`
+	Kind    string  `json:"kind"` // InSample or OutOfSample
+	Rows    int     `json:"rows"`
+	MeanAbs float64 `json:"mean_abs_error"`
+	MaxAbs  float64 `json:"max_abs_error"`
+	// Over is how many of the rows placer predicts above the published
+	// peak.
+	Over int `json:"over"`
+}
+
+// MemoryErrorOf is the out-of-sample error of the peak memory of a plan
+// of traits t over rows: each published peak with the constants its own
+// source set chose reset (CheckedRow.PeakOutOfSample), over the peaks of
+// t's family and precision, else over every published peak (All).
+func MemoryErrorOf(rows []CheckedRow, t Traits) MemoryError {
+	e := MemoryError{Family: t.Family, Precision: t.Precision, Kind: OutOfSample}
+	same := func(r CheckedRow) bool { return r.Family == t.Family && r.Precision == t.Precision }
+	if !slices.ContainsFunc(rows, func(r CheckedRow) bool { return r.Peak && same(r) }) {
+		e.All = true
+		same = func(CheckedRow) bool { return true }
+	}
+	for _, r := range rows {
+		if !r.Peak || !same(r) {
+			continue
+		}
+		e.Rows++
+		e.MeanAbs += math.Abs(r.PeakOutOfSample)
+		e.MaxAbs = max(e.MaxAbs, math.Abs(r.PeakOutOfSample))
+		if r.PeakOutOfSample > 0 {
+			e.Over++
+		}
+	}
+	if e.Rows > 0 {
+		e.MeanAbs /= float64(e.Rows)
+	}
+	return e
+}
+
+// String says the error as the memory line carries it: "peak memory of
+// dense BF16: mean |error| 2.1% (largest 3.6%, 3 of 5 over) on 5
+// published peaks (out-of-sample)"; where the regime has none, "no
+// published peak of MoE BF16; every published peak: ...".
+func (e MemoryError) String() string {
+	regime := fmt.Sprintf("%s %s", e.Family, PrecisionName(e.Precision))
+	if e.Family == "moe" {
+		regime = "MoE " + PrecisionName(e.Precision)
+	}
+	if e.Rows == 0 {
+		return "no published peak memory to set it beside"
+	}
+	head := "peak memory of " + regime
+	if e.All {
+		head = fmt.Sprintf("no published peak of %s; every published peak", regime)
+	}
+	return fmt.Sprintf("%s: mean |error| %.1f%% (largest %.1f%%, %d of %d over) on %d published %s (%s)",
+		head, 100*e.MeanAbs, 100*e.MaxAbs, e.Over, e.Rows, e.Rows, plural(e.Rows, "peak", "peaks"), e.Kind)
+}
