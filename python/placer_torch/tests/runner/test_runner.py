@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import multiprocessing.forkserver
 import os
 import re
 import signal
@@ -398,8 +399,13 @@ def _boundary(rank, world, out_dir):
 
 
 def _two_ranks(rank, world, out_dir):
+    with open(os.path.join(out_dir, "env%d" % rank), "w") as f:
+        f.write(os.environ.get(LAUNCH_ENV, "(unset)"))
     _other_shapes(rank, world, out_dir)
     _boundary(rank, world, out_dir)
+
+
+LAUNCH_ENV = "PLACER_TEST_LAUNCH_ENV"  # set by two_ranks after the forkserver started
 
 
 _TWO = {}  # two_ranks' folder, or the launch's error
@@ -412,17 +418,30 @@ def two_ranks():
     error in each test where it failed."""
     if not _TWO:
         tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        # The forkserver (runner._start_method) started before LAUNCH_ENV
+        # is set: the ranks see it all the same, as spawned ones would.
+        if R._start_method(torch.multiprocessing) == "forkserver":
+            multiprocessing.forkserver.ensure_running()
+        os.environ[LAUNCH_ENV] = tmp
         try:
             torchplan.launch(2, _two_ranks, (tmp,), backend="gloo")
             _TWO["dir"] = tmp
         except Exception as e:
             _TWO["error"] = e
+        finally:
+            del os.environ[LAUNCH_ENV]
     if "error" in _TWO:
         raise _TWO["error"]
     return _TWO["dir"]
 
 
 class BoundaryTest(unittest.TestCase):
+    def test_ranks_see_the_launching_environment(self):
+        tmp = two_ranks()
+        for rank in range(2):
+            with open(os.path.join(tmp, "env%d" % rank)) as f:
+                self.assertEqual(f.read(), tmp, rank)
+
     def test_copies_freed_after_backward(self):
         # 1F1B, 2 stages, 4 micro-batches: after a micro-batch's backward on
         # a stage, its outputs (the copies sent, the isends' tensors) and
