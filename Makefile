@@ -580,7 +580,7 @@ bench-export: venv
 ZOO_DIR    ?= out/zoo
 ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
 ZOO_DEPS   := tools/torchexport/torchexport.py python/placer_torch/placer_torch/zoo.py python/placer_torch/placer_torch/exporter.py \
-              python/placer_torch/placer_torch/torchexport.py
+              python/placer_torch/placer_torch/torchexport.py python/placer_torch/placer_torch/exportflags.py
 zoo: $(ZOO_MODELS:%=$(ZOO_DIR)/%.json)
 
 $(ZOO_DIR)/%.json: $(ZOO_DEPS) | venv

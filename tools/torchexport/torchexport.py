@@ -16,12 +16,13 @@ torchexport.model_spec).
 
 import sys
 
-from placer_torch import exporter
 from placer_torch.torchexport import main
 
 
 def __getattr__(name):
-    """torchexport.X for the exporter's X (placer_torch.exporter)."""
+    """torchexport.X for the exporter's X (placer_torch.exporter), imported
+    on first use: main checks its flags before torch is imported."""
+    from placer_torch import exporter
     try:
         return getattr(exporter, name)
     except AttributeError:

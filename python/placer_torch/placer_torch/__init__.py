@@ -43,11 +43,26 @@ docs/torch-plan.md):
                           measuring (their lines to placer) and child
                           (a child python on this package)
 
-Importing placer_torch imports plan and runner only.
+Importing placer_torch imports plan only (no torch); runner, and torch
+with it, is imported on the first use of one of its names here
+(placer_torch.apply_plan; PEP 562's module __getattr__, Python 3.7): the
+command lines (python -m placer_torch.torchexport) then check their flags
+before torch's import, about 2 CPU s, runs.
 """
 
 from .plan import PlanError, load_plan, module_stages
-from .runner import Placed, RankDied, apply_plan, schedule_order, launch, free_port
+
+_RUNNER = ("Placed", "RankDied", "apply_plan", "schedule_order", "launch", "free_port")
+
+
+def __getattr__(name):
+    """placer_torch.NAME for runner's names (_RUNNER), imported on first
+    use."""
+    if name in _RUNNER:
+        from . import runner
+        return getattr(runner, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 __all__ = ["PlanError", "load_plan", "module_stages", "Placed", "RankDied", "apply_plan", "schedule_order",
            "launch", "free_port"]

@@ -76,6 +76,8 @@ try:  # newer torch: the reference FLOP formulas
 except ImportError:
     _flop_counter = None
 
+from .exportflags import ATTENTION, AUTOCAST_NAMES, COMPILE_MODES, LOSSES as _LOSSES, OPTIMIZER_IMPLS, UsageError
+from .exportflags import check_zoo_name
 from .semantics import aten_effect, effects_list
 
 FORMAT_NAME = "placer-graph"
@@ -489,7 +491,7 @@ _AC_FP32_DTYPE = {"softmax", "log_softmax", "softmin", "sum", "prod", "cumsum", 
                   "linalg_matrix_norm"}
 _AC_PROMOTE = {"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sample", "index_put", "scatter_add",
                "tensordot"}
-AUTOCAST = {"off": None, "bf16": torch.bfloat16, "f16": torch.float16}
+AUTOCAST = dict(zip(AUTOCAST_NAMES, (None, torch.bfloat16, torch.float16)))  # exportflags.AUTOCAST_NAMES
 
 
 def _low(t):
@@ -894,7 +896,6 @@ class Exporter:
 
 # torch.nn.functional.scaled_dot_product_attention: torch 2.0 and later.
 _SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
-ATTENTION = ("fused", "math")
 
 
 def default_attention():
@@ -1338,7 +1339,6 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
 
 
 EXECUTION_VERSION = 1
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
 def execution_settings(device=None, optimizer_impl=None, autocast=None, tf32_matmul=None, tf32_cudnn=None,
@@ -1418,7 +1418,6 @@ def _same_steps(a, b):
     return all(p[0] == q[0] and p[1] == q[1] and len(p[3]) == len(q[3]) for p, q in zip(a.tensors, b.tensors))
 
 
-OPTIMIZER_IMPLS = ("for-loop", "foreach", "fused")
 
 
 class SettingError(Exception):
@@ -1795,15 +1794,10 @@ def _write_json(path, obj, indent=None):
         raise
 
 
-_LOSSES = ("cross-entropy", "mse", "sum")
 _INPUT_DTYPES = {"float32": torch.float32, "f32": torch.float32, "float16": torch.float16, "f16": torch.float16,
                  "bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "float64": torch.float64, "f64": torch.float64,
                  "int64": torch.int64, "i64": torch.int64, "int32": torch.int32, "i32": torch.int32,
                  "bool": torch.bool}
-
-
-class UsageError(Exception):
-    """Bad input on the command line: main prints it as one line."""
 
 
 def parse_input_shape(text):
@@ -1858,9 +1852,7 @@ def load_factory(spec):
 def model_spec(name, input_shapes, batch, loss, zoo_models):
     """(build, make_inputs, loss_fn, batch) for a zoo model or a factory."""
     if ":" not in name:
-        if name not in zoo_models:
-            raise UsageError("--model %r: not a zoo model (%s) nor package.module:factory" % (
-                name, ", ".join(sorted(zoo_models))))
+        check_zoo_name(name, zoo_models)
         if input_shapes:
             raise UsageError("--input-shape is for --model package.module:factory; zoo model %s has its own inputs" % name)
         spec = zoo_models[name]

@@ -1450,10 +1450,13 @@ PHASES = ("starting", "joining the process group", "running", "at the final barr
           "destroying the process group", "exiting")
 
 
-def _worker(rank, world, port, backend, fn, args, phase=None):
+def _worker(rank, world, port, backend, fn, args, phase=None, environ=None):
     def at(i):
         if phase is not None:
             phase[rank] = i
+    if environ is not None:  # the launching process's, as a spawned rank has it (a forkserver's is older)
+        os.environ.clear()
+        os.environ.update(environ)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
@@ -1500,17 +1503,37 @@ class RankDied(RuntimeError):
             ", after its work had finished (the gloo teardown race under load: run it again)" if self.done else ""))
 
 
+# The processes launch starts: on Linux forked from a forkserver that has
+# imported torch once (multiprocessing's forkserver with a preload,
+# Python 3.4+; torch.multiprocessing.start_processes' start_method), not
+# spawned, each of which imports torch anew (about 2.5 CPU s a rank on
+# torch 2.14). The forkserver imports no more than this list and starts
+# no threads or CUDA, so a fork of it is as clean as a spawn; each rank
+# then takes the launching process's environment (_worker) as spawn would.
+_PRELOAD = ["torch", "torch.distributed", "placer_torch.runner"]
+
+
+def _start_method(mp):
+    """forkserver (torch preloaded) on Linux, else spawn."""
+    if sys.platform.startswith("linux") and "forkserver" in mp.get_all_start_methods():
+        mp.get_context("forkserver").set_forkserver_preload(_PRELOAD)
+        return "forkserver"
+    return "spawn"
+
+
 def launch(world, fn, args=(), backend=None):
     """Starts world processes on this machine (torch.multiprocessing,
-    spawn) and runs fn(rank, world, *args) in each with torch.distributed
-    initialised: gloo, or nccl when CUDA is there. A rank that raises:
-    spawn's exception (its traceback's last line is the error); a rank
-    ended by a signal: RankDied."""
+    forkserver or spawn: _start_method) and runs fn(rank, world, *args) in
+    each with torch.distributed initialised: gloo, or nccl when CUDA is
+    there. A rank that raises: start_processes' exception (its traceback's
+    last line is the error); a rank ended by a signal: RankDied."""
     import torch.multiprocessing as mp
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
-    phase = mp.get_context("spawn").RawArray("i", world)
+    method = _start_method(mp)
+    phase = mp.get_context(method).RawArray("i", world)
     try:
-        mp.spawn(_worker, args=(world, free_port(), backend, fn, args, phase), nprocs=world, join=True)
+        mp.start_processes(_worker, args=(world, free_port(), backend, fn, args, phase, dict(os.environ)),
+                           nprocs=world, join=True, start_method=method)
     except mp.ProcessExitedException as e:
         if not getattr(e, "signal_name", None):
             raise

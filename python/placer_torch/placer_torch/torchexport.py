@@ -15,28 +15,11 @@ import os
 import sys
 import time
 
-import torch
-
-from . import profiling, zoo
-from .exporter import (_LOSSES, _SDPA, ATTENTION, AUTOCAST, COMPILE_MODES, OPTIMIZER_IMPLS, DataDependentError,
-                       FakeRefusedError, SettingError, UsageError, _meta_path, _write_json, export_training_step,
-                       model_spec)
+# Only modules without torch here: main checks the flags (exportflags)
+# before run imports torch, the exporter and the zoo.
+from .exportflags import (ATTENTION, AUTOCAST_NAMES, COMPILE_MODES, LOSSES, OPTIMIZER_IMPLS, ZOO_MODELS, UsageError,
+                          check_flags)
 from .semantics import export_line
-
-
-def _check_out(flag, path):
-    """Raise UsageError unless a file can be written at path (its folder
-    exists and takes a new file, and path is not a folder), in placer's
-    words (atomicfile.CheckFile)."""
-    if os.path.isdir(path):
-        raise UsageError("%s %s: is a folder" % (flag, path))
-    folder = os.path.dirname(path) or "."
-    if not os.path.exists(folder):
-        raise UsageError("%s %s: folder %s does not exist" % (flag, path, folder))
-    if not os.path.isdir(folder):
-        raise UsageError("%s %s: %s is not a folder" % (flag, path, folder))
-    if not os.access(folder, os.W_OK):
-        raise UsageError("%s %s: cannot write in %s: permission denied" % (flag, path, folder))
 
 
 def run(a, zoo_models):
@@ -45,17 +28,14 @@ def run(a, zoo_models):
     (zoo.MODELS).
     Returns the exit status: bad input is one line on stderr and 2, a step
     that reads a tensor's value under --data-dependent fail 1."""
+    import torch
+
+    from . import profiling
+    from .exporter import (_SDPA, DataDependentError, FakeRefusedError, SettingError, _meta_path, _write_json,
+                           export_training_step, model_spec)
     try:
         # The files it writes, before any work: a typo costs nothing.
-        _check_out("-o", a.out)
-        if a.cost_table:
-            _check_out("--cost-table", a.cost_table)
-        if a.batch < 0:
-            raise UsageError("--batch %d: want a positive size" % a.batch)
-        if a.profile_steps < 1:
-            raise UsageError("--profile-steps %d: want at least 1" % a.profile_steps)
-        if (a.cost_table or a.profile_device) and not a.profile:
-            raise UsageError("--cost-table and --profile-device need --profile")
+        check_flags(a, zoo_models)
         pdev = a.profile_device or ("cuda" if torch.cuda.is_available() else "cpu")
         if a.profile and pdev.startswith("cuda") and not torch.cuda.is_available():
             raise UsageError("--profile-device %s: torch %s sees no CUDA device" % (pdev, torch.__version__))
@@ -111,9 +91,10 @@ def run(a, zoo_models):
 
 
 def main(argv=None):
-    """The command line: its flags parsed, then run. Returns the exit
-    status."""
-    models = ", ".join(sorted(zoo.MODELS))
+    """The command line: its flags parsed and checked without torch
+    (exportflags: a typo costs no import of torch), then run. Returns the
+    exit status."""
+    models = ", ".join(sorted(ZOO_MODELS))
     p = argparse.ArgumentParser(description="Export a model's training step (forward, backward, optimizer update) "
                                 "as a placer graph. Zoo models: " + models)
     p.add_argument("--model", required=True,
@@ -124,7 +105,7 @@ def main(argv=None):
                    "or 128:int64 (token ids, zeros); repeat once per model input, in order")
     p.add_argument("--batch", type=int, default=0,
                    help="batch size (default: the zoo model's; 1 for package.module:factory)")
-    p.add_argument("--loss", default="cross-entropy", choices=_LOSSES,
+    p.add_argument("--loss", default="cross-entropy", choices=LOSSES,
                    help="for package.module:factory: cross-entropy over the output's last dimension (targets "
                    "class 0), mse against zeros, or the output's sum (default cross-entropy)")
     p.add_argument("--attention", choices=ATTENTION, default=None,
@@ -146,7 +127,7 @@ def main(argv=None):
     g.add_argument("--optimizer-impl", choices=OPTIMIZER_IMPLS, default=None,
                    help="the optimizer's implementation: for-loop (a few kernels per parameter; the default off "
                    "CUDA), foreach (multi-tensor: a few per group; PyTorch's default on CUDA) or fused (one per group)")
-    g.add_argument("--autocast", choices=tuple(AUTOCAST), default=None,
+    g.add_argument("--autocast", choices=AUTOCAST_NAMES, default=None,
                    help="torch.autocast(\"cuda\", dtype) around forward and loss: matmuls and convolutions in bf16 or "
                    "f16 with the casts autocast inserts, reductions, softmax, norms and losses in f32 (CUDA's lists)")
     g.add_argument("--tf32-matmul", choices=("on", "off"), default=None,
@@ -177,7 +158,14 @@ def main(argv=None):
                    help="with --profile: merge the measured op times into this cost table (created if absent), "
                    "which placer eval/search --cost-table reads")
     p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
-    return run(p.parse_args(argv), zoo.MODELS)
+    a = p.parse_args(argv)
+    try:
+        check_flags(a, ZOO_MODELS)
+    except UsageError as e:
+        print("torchexport: %s" % e, file=sys.stderr)
+        return 2
+    from . import zoo
+    return run(a, zoo.MODELS)
 
 
 

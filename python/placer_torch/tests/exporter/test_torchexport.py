@@ -15,7 +15,7 @@ import unittest
 
 import torch
 
-from placer_torch import exporter, placement, torchexport, zoo  # torchexport: the command line
+from placer_torch import exporter, exportflags, placement, torchexport, zoo  # torchexport: the command line
 
 from . import user_models
 from ..commands import PLACER, ROOT, command, env
@@ -749,6 +749,46 @@ class CommandLineTest(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, (args, r.stderr))
                 self.assertEqual(r.stderr, "torchexport: %s\n" % want, args)
                 self.assertFalse(os.path.exists(os.path.join(d, "x.json")), args)
+
+
+    def test_flags_checked_before_torch(self):
+        # Flags, output paths and zoo names are checked before torch is
+        # imported (exportflags): each is one line and exit 2 in a python
+        # that has not imported torch afterwards, as a user's typo is.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "x.json")
+            cases = [
+                (["--model", "mlp", "-o", os.path.join(d, "nodir", "x.json")],
+                 "-o %s: folder %s does not exist" % (os.path.join(d, "nodir", "x.json"), os.path.join(d, "nodir"))),
+                (["--model", "resnet5", "-o", out], "--model 'resnet5': not a zoo model ("),
+                (["--model", "mlp", "--batch", "-1", "-o", out], "--batch -1: want a positive size"),
+                (["--model", "mlp", "--profile-steps", "0", "-o", out], "--profile-steps 0: want at least 1"),
+                (["--model", "mlp", "--profile-device", "cpu", "-o", out], "--cost-table and --profile-device need --profile"),
+            ]
+            script = ("import contextlib, io, json, sys\n"
+                      "from placer_torch import torchexport\n"
+                      "res = []\n"
+                      "for args in json.loads(sys.argv[1]):\n"
+                      "    e = io.StringIO()\n"
+                      "    with contextlib.redirect_stderr(e):\n"
+                      "        res.append((torchexport.main(args), e.getvalue()))\n"
+                      "print(json.dumps([res, 'torch' in sys.modules]))\n")
+            r = subprocess.run([command("torchexport")[0], "-c", script, json.dumps([a for a, _ in cases])],
+                               capture_output=True, text=True, env=env())
+            self.assertEqual(r.returncode, 0, r.stderr)
+            res, imported = json.loads(r.stdout)
+            for (args, want), (code, err) in zip(cases, res):
+                self.assertEqual(code, 2, (args, err))
+                self.assertEqual(len(err.strip().splitlines()), 1, (args, err))
+                self.assertIn("torchexport: " + want, err, args)
+            self.assertEqual(len(res), len(cases))
+            self.assertFalse(imported, "torch imported before the flags' errors")
+            self.assertFalse(os.path.exists(out))
+
+    def test_zoo_names(self):
+        # exportflags.ZOO_MODELS (the names torchexport checks before
+        # torch) are the zoo's models, in its order.
+        self.assertEqual(exportflags.ZOO_MODELS, tuple(zoo.MODELS))
 
 
 class OnnxTest(unittest.TestCase):

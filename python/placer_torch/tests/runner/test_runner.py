@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import multiprocessing.forkserver
 import os
 import re
 import signal
@@ -398,8 +399,13 @@ def _boundary(rank, world, out_dir):
 
 
 def _two_ranks(rank, world, out_dir):
+    with open(os.path.join(out_dir, "env%d" % rank), "w") as f:
+        f.write(os.environ.get(LAUNCH_ENV, "(unset)"))
     _other_shapes(rank, world, out_dir)
     _boundary(rank, world, out_dir)
+
+
+LAUNCH_ENV = "PLACER_TEST_LAUNCH_ENV"  # set by two_ranks after the forkserver started
 
 
 _TWO = {}  # two_ranks' folder, or the launch's error
@@ -412,17 +418,30 @@ def two_ranks():
     error in each test where it failed."""
     if not _TWO:
         tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        # The forkserver (runner._start_method) started before LAUNCH_ENV
+        # is set: the ranks see it all the same, as spawned ones would.
+        if R._start_method(torch.multiprocessing) == "forkserver":
+            multiprocessing.forkserver.ensure_running()
+        os.environ[LAUNCH_ENV] = tmp
         try:
             torchplan.launch(2, _two_ranks, (tmp,), backend="gloo")
             _TWO["dir"] = tmp
         except Exception as e:
             _TWO["error"] = e
+        finally:
+            del os.environ[LAUNCH_ENV]
     if "error" in _TWO:
         raise _TWO["error"]
     return _TWO["dir"]
 
 
 class BoundaryTest(unittest.TestCase):
+    def test_ranks_see_the_launching_environment(self):
+        tmp = two_ranks()
+        for rank in range(2):
+            with open(os.path.join(tmp, "env%d" % rank)) as f:
+                self.assertEqual(f.read(), tmp, rank)
+
     def test_copies_freed_after_backward(self):
         # 1F1B, 2 stages, 4 micro-batches: after a micro-batch's backward on
         # a stage, its outputs (the copies sent, the isends' tensors) and
@@ -631,6 +650,19 @@ class CommandLineTest(unittest.TestCase):
     def cli(self, *args):
         return subprocess.run(command("torchplan", *args), capture_output=True, text=True, cwd=HERE, env=env(HERE))
 
+    def main(self, *args):
+        """torchplan.main(args) in this process, from this folder as cli
+        runs it: (exit status, stdout, stderr) as a CompletedProcess."""
+        o, e = io.StringIO(), io.StringIO()
+        old = os.getcwd()
+        os.chdir(HERE)
+        try:
+            with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+                code = torchplan.main(list(args))
+        finally:
+            os.chdir(old)
+        return subprocess.CompletedProcess(args, code, o.getvalue(), e.getvalue())
+
     def write(self, doc):
         fd, path = tempfile.mkstemp(suffix=".json")
         with os.fdopen(fd, "w") as f:
@@ -715,9 +747,13 @@ class CommandLineTest(unittest.TestCase):
         if not HAS["torch>=2.4"]:
             cases.append((plan([["inp", "block", "out"]], replicas=4, shard="fsdp"), looped,
                           "shard fsdp needs torch 2.4 or later"))
-        for doc, args, want in cases:
+        # The first case as a process (the exit status and stderr a user
+        # sees), the rest through torchplan.main in this one, stdout and
+        # stderr captured: the message is what they check, and a process
+        # of their own would import torch again each (about 2.5 CPU s).
+        for i, (doc, args, want) in enumerate(cases):
             p = self.write(dict(doc, batch=8))
-            r = self.cli("--plan", p, *args)
+            r = self.cli("--plan", p, *args) if i == 0 else self.main("--plan", p, *args)
             self.assertEqual(r.returncode, 1, (want, r.stdout, r.stderr))
             self.assertIn(want, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
