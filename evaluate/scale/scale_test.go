@@ -253,6 +253,24 @@ func BenchmarkEvaluateCached462B(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateCounted462B: the 462B row's plan evaluated as Search
+// weighs every plan it tries (EvaluateCounted: the verdict on the
+// tensors' count, no replay), the phases of its degree cached by the
+// first.
+func BenchmarkEvaluateCounted462B(b *testing.B) {
+	row := megatronRow462B()
+	p, _ := plan.PodOf(row.Pod, row.GPUs)
+	pl, err := plan.Resolve(row.Model, row.Strategy, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := PhaseCache{}
+	b.ReportAllocs()
+	for b.Loop() {
+		EvaluateCounted(row.Model, pl, &p, cache)
+	}
+}
+
 // BenchmarkFitsDeepSeekV3: whether DeepSeek-V3's published plan (16
 // stages of dense and MoE layers, block recomputation) fits, the memory
 // alone as fewestRecomputed's bisection computes it for every plan of

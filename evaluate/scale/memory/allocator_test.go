@@ -254,3 +254,32 @@ func TestVerdictBetweenCountAndReserved(t *testing.T) {
 		t.Errorf("usable %d between count %d and reserved %d: %s judged at %d, want over at the reservation", got.Usable, got.Bytes, ap.Reserved, got.Verdict, got.Reserved)
 	}
 }
+
+// TestCountAllocates: Step.Count, which a search runs on every plan it
+// tries, allocates one slice a plan (the peak's parts, sized once for
+// finish's): its counters and buffers stay on its stack. A pointer into
+// them kept by a callee moves them to the heap (a copy of the plan per
+// counter, kilobytes a plan).
+func TestCountAllocates(t *testing.T) {
+	for _, c := range reservedPlans[:5] {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := mustSpec(t, c.workload)
+		p, err := plan.ParsePod(c.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := Step{Model: m, Plan: pl, Pod: &p}
+		var buf [128]Stage
+		stages := step.stages(buf[:0])
+		if got := testing.AllocsPerRun(5, func() { step.Count(stages) }); got != 1 {
+			t.Errorf("%s %s: Count allocates %v times a plan, want 1", c.workload, c.strategy, got)
+		}
+	}
+}

@@ -218,14 +218,16 @@ func (step *Step) Count(stages []Stage) Peak {
 	}
 	pk.Bytes = int64(peak)
 	pk.Weights, pk.Grads, pk.OptState, pk.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
-	pk.Parts = []plan.MemoryPart{
+	// Room for finish's three parts outside the allocator: one
+	// allocation a plan, not a second to grow it.
+	pk.Parts = append(make([]plan.MemoryPart, 0, 9), []plan.MemoryPart{
 		{Name: "weights", Bytes: int64(at.weights)},
 		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
 		{Name: "gradients", Bytes: int64(at.grads)},
 		{Name: "optimizer state", Bytes: int64(at.opt)},
 		{Name: "activations in flight", Bytes: int64(at.acts)},
 		{Name: "logits and loss", Bytes: int64(at.logits)},
-	}
+	}...)
 	pk.finish(&cs[0], plan.RegimeError{})
 	return pk
 }

@@ -429,7 +429,11 @@ func titanTraced(stages []Stage, cs []counter) (memTrace, int, bool) {
 	at := -1
 	t := memTrace{peakOnly: true}
 	for s := range stages {
-		c := &cs[counterOf(cs, tps[s])]
+		// A copy of the stage's counter: titanStageInto's walk keeps its
+		// counter on the heap, and a pointer into cs would move the
+		// callers' counters (Step.Count's, on their stacks for every
+		// plan, titan's or not) to the heap with it.
+		c := cs[counterOf(cs, tps[s])]
 		c.titanStageInto(&t, s, &stages[s], tracedMicro(&c.pl))
 		if at < 0 || t.best > best.best {
 			best.best, best.by, at = t.best, t.by, s
