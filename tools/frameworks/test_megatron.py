@@ -90,6 +90,7 @@ SETTINGS = {
     "llama-gqa": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on"),
     "head-dim": (HEAD_DIM, 4, "tp=2,pp=1,dp=2,mbs=1,sp=on"),
     "cp": (SMALL_LLAMA, 8, "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on"),
+    "cp-all-gather": (SMALL_LLAMA, 8, "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on,cp-comm-type=all_gather"),
     "vp": (SMALL_GPT, 8, "tp=1,pp=4,dp=2,vp=2,mbs=1"),
     "vp-pp2": (SMALL_GPT, 4, "tp=1,pp=2,dp=2,vp=2,mbs=1"),
     "first-last": (SMALL_LLAMA, 8, "tp=1,pp=4,dp=2,mbs=1,first=1,last=1"),
@@ -452,9 +453,12 @@ class Megatron(unittest.TestCase):
         self.assertEqual(bool(getattr(a, "cross_entropy_loss_fusion", False)), on("loss-fusion"), key)
         if on("loss-fusion"):
             self.assertEqual(a.cross_entropy_fusion_impl, "te", key)
+        # Transformer Engine's context-parallel exchange (cp-comm-type=):
+        # --cp-comm-type, Megatron-LM's default p2p when unset.
+        self.assertEqual(a.cp_comm_type, [k.get("cp-comm-type", "p2p")], key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
-                 "stack", "pack", "pack-len", "loss-fusion"} | set(STACK_KEYS)
+                 "stack", "pack", "pack-len", "loss-fusion", "cp-comm-type"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 
