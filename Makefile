@@ -522,8 +522,8 @@ FIDELITY_FLAGS ?=
 # Named steps, which a plain make gpu leaves out (its list is past the 8
 # minutes already) and GPU_STEPS runs: sliding-window attention (GPT-OSS
 # 120B's layers), latent attention (DeepSeek-V3's) and the layers of
-# transformers and torchtitan on CUDA, about 3 minutes for the six:
-#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
+# transformers and torchtitan on CUDA, about 5 minutes for the seven:
+#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,window-attn,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
 # sh tools/gpu/run.sh --list prints every step (name, time limit, default
 # or named, command) and runs none; make test's tools/gpu/test_run.py
 # checks it and every profile step's options against bin/placer.

@@ -30,7 +30,8 @@
 #   5c. named steps (GPU_STEPS runs them, a plain run does not):
 #      placer profile of GPT-OSS 120B's layers (sliding windows of 128
 #      keys every other layer) and DeepSeek-V3's (latent attention), each
-#      with eval --profile of a published plan, and Llama 3.2 1B's layer
+#      with eval --profile of a published plan, the windowed attention
+#      alone (kernelbench --only window), and Llama 3.2 1B's layer
 #      as transformers and torchtitan build it (--framework hf,
 #      torchtitan);
 #   5b. placer profile --model resnet50 (BF16, op by op) and eval
@@ -368,7 +369,7 @@ step profile-qwen3-30b-a3b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device 
 # of a whole layer at a published plan's shard and eval --profile of that
 # plan (no GPU time), as the FP8 steps above:
 # - profile-gpt-oss-window: GPT-OSS 120B's layers (64 query heads, 8
-#   key-value, head 64, 128 experts top 4, biases; every other layer a
+#   key-value, head 64, 128 experts top 4; every other layer a
 #   sliding window of 128 keys, layers.window_of) at Megatron-Bridge
 #   25.11's H100 row's shard (tp 1, ep 8: 16 local experts, seq 4096,
 #   micro-batch 4, and 1), the 4 layers a profile stacks two windowed and
@@ -377,6 +378,13 @@ step profile-qwen3-30b-a3b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device 
 #   cost counts (the window's keys). Without GPT-OSS's attention sinks:
 #   layers.py builds none. eval-gpt-oss-window: that row's plan
 #   (pp 4, dp 16, ep 8, mbs 4 on 64 GPUs) on the profile.
+# - window-attn: the attention alone (kernelbench --only window): GPT-OSS
+#   120B's heads, window 128, micro-batch 1 at 4K, 16K and 64K tokens, as
+#   the profile's windowed layers run it (FlexAttention, compiled: the
+#   first call of each sequence compiles), as SDPA with the window as a
+#   mask (to 16K) and causal over the whole sequence (an estimate of 60
+#   to 120 s, most of it compiling: no GPU has run FlexAttention here;
+#   limit 150 s).
 # - profile-deepseek-v3-mla: DeepSeek-V3's layers (latent attention:
 #   128 heads, query and key 192 = 128 + 64 rotary, value 128, the
 #   query's and key-value's low-rank projections; 256 experts top 8, one
@@ -395,10 +403,10 @@ step profile-qwen3-30b-a3b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device 
 #   without it the step fails in one line.
 # Each about 45 s (profile-llama1b took 41 s and profile-qwen3-30b-a3b 44 s
 # within a 45 s budget on the H100 of measurements/2026-11-27-h100), within
-# a --budget of 60 s (GPU_NAMED_BUDGET) and a limit of 90 s: about 3 minutes
-# for the six. Named steps (the default list is past the 8 minutes
-# already):
-#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
+# a --budget of 60 s (GPU_NAMED_BUDGET) and a limit of 90 s: about 5 minutes
+# for the seven with window-attn. Named steps (the default list is past
+# the 8 minutes already):
+#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,window-attn,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
 NB=${GPU_NAMED_BUDGET:-60s}
 if [ "$QUICK" = 1 ]; then
 	NB=20s
@@ -424,6 +432,7 @@ named profile-gpt-oss-window 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEV
 	--workload "$WW" $WS --cp 1 --recompute none --out "$OUT/gpt-oss-window.profile.json"
 named eval-gpt-oss-window 30 sh -c "\"$BIN\" eval --workload \"$WW\" --profile \"$OUT/gpt-oss-window.profile.json\" \
 	$WE > \"$OUT/gpt-oss-window.eval.txt\""
+named window-attn 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only window --json $MH > $OUT/window.jsonl"
 named profile-deepseek-v3-mla 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB \
 	--workload "$WM" $WMS --cp 1 --recompute none --out "$OUT/deepseek-v3-mla.profile.json"
 named eval-deepseek-v3-mla 30 sh -c "\"$BIN\" eval --workload \"$WM\" --profile \"$OUT/deepseek-v3-mla.profile.json\" \

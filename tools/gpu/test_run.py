@@ -20,7 +20,7 @@ HAVE_PLACER = os.access(PLACER, os.X_OK)
 
 # The steps only GPU_STEPS runs (the attention beyond causal GQA and the
 # frameworks' layers on CUDA).
-NAMED = ["profile-gpt-oss-window", "eval-gpt-oss-window", "profile-deepseek-v3-mla", "eval-deepseek-v3-mla",
+NAMED = ["profile-gpt-oss-window", "eval-gpt-oss-window", "window-attn", "profile-deepseek-v3-mla", "eval-deepseek-v3-mla",
          "profile-llama1b-hf", "profile-llama1b-titan"]
 
 
@@ -46,8 +46,9 @@ class ListTest(unittest.TestCase):
         # The named steps: listed as such, each with a limit, in the order
         # they run.
         self.assertEqual([n for n in names if by[n][2] == "named"], NAMED)
+        limits = {"window-attn": "150"}
         for n in NAMED:
-            self.assertEqual(by[n][1], "90" if n.startswith("profile-") else "30", by[n])
+            self.assertEqual(by[n][1], limits.get(n, "90" if n.startswith("profile-") else "30"), by[n])
         # The ones a plain run takes, and the hw bench said skipped
         # without bin/placer-cuda or a GPU.
         self.assertEqual(by["layerbench"][2], "default")
@@ -70,6 +71,7 @@ class ListTest(unittest.TestCase):
                 k = cmd.index(args[i])
                 self.assertEqual(cmd[k + 1], args[i + 1], (name, cmd))
         self.assertIn("--strategy tp=1,pp=4,dp=16,ep=8,mbs=4", by["eval-gpt-oss-window"][3])
+        self.assertIn("kernelbench.py --device cuda --only window --json", by["window-attn"][3])
         self.assertIn("--strategy tp=1,pp=16,dp=128,ep=64,mbs=1,first=1", by["eval-deepseek-v3-mla"][3])
 
     def test_gpu_steps_picks(self):
