@@ -306,6 +306,7 @@ test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 
 # The frameworks' own code reading placer's exports (tools/frameworks,
 # docs/import.md#frameworks): torchtitan 0.2.2 (its last release with
@@ -526,7 +527,15 @@ FIDELITY_FLAGS ?=
 # GPU host's own torch (TORCH_PY=python3 there) and bin/ built here and
 # carried (the host has no Go). Results in out/gpu, summary.json first.
 # gpu-check runs the same plumbing on this machine's CPU at smoke-test
-# sizes (no hw bench), in about a minute.
+# sizes (no hw bench), in about a minute, the named steps included.
+# Named steps, which a plain make gpu leaves out (its list is past the 8
+# minutes already) and GPU_STEPS runs: sliding-window attention (GPT-OSS
+# 120B's layers), latent attention (DeepSeek-V3's) and the layers of
+# transformers and torchtitan on CUDA, about 5 minutes for the seven:
+#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,window-attn,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
+# sh tools/gpu/run.sh --list prints every step (name, time limit, default
+# or named, command) and runs none; make test's tools/gpu/test_run.py
+# checks it and every profile step's options against bin/placer.
 # Profile, then predict, then run, on this machine's CPU (docs/profile.md, "The CPU loop"): a
 # tiny Llama profiled on 4 gloo processes where the cores give each its
 # own, else 2 (placer profile), eight plans predicted from it (eval
@@ -564,7 +573,7 @@ gpu-carry: go-deps cuda-dev
 	gzip -9 -f out/carry/placer out/carry/placer-cuda
 
 gpu-check: build venv
-	GPU_DEVICE=cpu GPU_QUICK=1 TORCH_PY=$(TORCH_PY) sh tools/gpu/run.sh out/gpu-cpu
+	GPU_DEVICE=cpu GPU_QUICK=1 GPU_NAMED=1 TORCH_PY=$(TORCH_PY) sh tools/gpu/run.sh out/gpu-cpu
 
 .PHONY: fidelity
 fidelity:

@@ -27,6 +27,13 @@
 #      profile-qwen3-30b-a3b, profile-llama3-8b-fp8: docs/profile.md),
 #      Qwen3-30B-A3B's experts and Qwen2-7B's biased layer under FP8
 #      (profile-qwen3-30b-a3b-fp8, profile-qwen2-7b-fp8);
+#   5c. named steps (GPU_STEPS runs them, a plain run does not):
+#      placer profile of GPT-OSS 120B's layers (sliding windows of 128
+#      keys every other layer) and DeepSeek-V3's (latent attention), each
+#      with eval --profile of a published plan, the windowed attention
+#      alone (kernelbench --only window), and Llama 3.2 1B's layer
+#      as transformers and torchtitan build it (--framework hf,
+#      torchtitan);
 #   5b. placer profile --model resnet50 (BF16, op by op) and eval
 #      --profile of it (profile-ops-resnet50, eval-ops-resnet50);
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
@@ -41,7 +48,7 @@
 # Not yet steps: a memory-bound kernel held for seconds (its power: the
 # power model's MemoryPowerShare is an assumption), idle gaps of several
 # lengths at one share (how long the power controller averages over),
-# placer profile --framework hf on CUDA, Megatron-Core's layers under FP8
+# GPT-OSS's attention sinks (the profile's layers build none), Megatron-Core's layers under FP8
 # (MoE and FP8 grouped GEMMs, the host a layer).
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
@@ -49,6 +56,8 @@
 # The host's own torch runs the Python (TORCH_PY, default python3).
 #
 #   tools/gpu/run.sh [OUT]           (make gpu)
+#   tools/gpu/run.sh --list [OUT]    (every step: name, limit, default or
+#                                    named, command; runs none)
 #   GPU_DEVICE=cpu GPU_QUICK=1 tools/gpu/run.sh out/gpu-cpu
 #                                    (the plumbing on a CPU: make gpu-check)
 #
@@ -56,14 +65,23 @@
 # model at two small batches, hw bench --quick); the figures are then
 # meaningless, the files' shapes are not.
 set -u
+# --list: print every step (its name, time limit, whether a plain run
+# takes it, its command line) and run nothing.
+LIST=0
+if [ "${1:-}" = "--list" ]; then
+	LIST=1
+	shift
+fi
 OUT=${1:-out/gpu}
 PY=${TORCH_PY:-python3}
 DEVICE=${GPU_DEVICE:-cuda}
 QUICK=${GPU_QUICK:-0}
 BIN=${PLACER:-bin/placer}
 CUDA_BIN=${PLACER_CUDA:-bin/placer-cuda}
-mkdir -p "$OUT"
-: > "$OUT/steps.jsonl"
+if [ "$LIST" = 0 ]; then
+	mkdir -p "$OUT"
+	: > "$OUT/steps.jsonl"
+fi
 
 # step NAME LIMIT_S CMD...: runs CMD under a time limit, its output in
 # OUT/NAME.log, one line of JSON about it in OUT/steps.jsonl.
@@ -78,6 +96,10 @@ step() {
 		*",$name,"*) ;;
 		*) return 0 ;;
 		esac
+	fi
+	if [ "$LIST" = 1 ]; then
+		printf '%s\t%s\t%s\t%s\n' "$name" "$limit" "${STEP_KIND:-default}" "$*"
+		return 0
 	fi
 	echo "gpu: $name (at most ${limit} s)" >&2
 	t0=$(date +%s)
@@ -100,13 +122,32 @@ packed() {
 	return 0
 }
 
+# named NAME LIMIT CMD...: a step that runs only where GPU_STEPS names it
+# or GPU_NAMED=1 (make gpu-check's; a plain make gpu leaves it out: its
+# default list is already past the 8 minutes), listed by --list as "named".
+named() {
+	case ",${GPU_STEPS:-}," in
+	*",$1,"*) ;;
+	*)
+		[ "${GPU_NAMED:-0}" = 1 ] && { STEP_KIND=named step "$@"; return 0; }
+		[ "$LIST" = 1 ] && [ -z "${GPU_STEPS:-}" ] && STEP_KIND=named step "$@"
+		return 0
+		;;
+	esac
+	STEP_KIND=named step "$@"
+}
+
 # skip NAME WHY: a step that cannot run here, said in steps.jsonl.
 skip() {
+	if [ "$LIST" = 1 ]; then
+		printf '%s\t-\tskipped\t%s\n' "$1" "$2"
+		return 0
+	fi
 	printf '{"step": "%s", "status": "skipped", "why": "%s"}\n' "$1" "$2" >> "$OUT/steps.jsonl"
 	echo "gpu: $1 skipped: $2" >&2
 }
 
-if [ ! -x "$BIN" ]; then
+if [ "$LIST" = 0 ] && [ ! -x "$BIN" ]; then
 	echo "gpu: no $BIN: run make build where Go is and carry bin/" >&2
 	exit 1
 fi
@@ -324,6 +365,83 @@ step profile-llama1b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVI
 step profile-qwen3-30b-a3b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB --framework megatron \
 	--workload "$MQ" --tp 1 --mbs 1 --cp 1 --recompute none --out "$OUT/qwen3-30b-a3b.mcore.profile.json"
 
+# 5c. The attention placer costs beyond causal GQA, each a placer profile
+# of a whole layer at a published plan's shard and eval --profile of that
+# plan (no GPU time), as the FP8 steps above:
+# - profile-gpt-oss-window: GPT-OSS 120B's layers (64 query heads, 8
+#   key-value, head 64, 128 experts top 4; every other layer a
+#   sliding window of 128 keys, layers.window_of) at Megatron-Bridge
+#   25.11's H100 row's shard (tp 1, ep 8: 16 local experts, seq 4096,
+#   micro-batch 4, and 1), the 4 layers a profile stacks two windowed and
+#   two full; the windowed ones through FlexAttention with the window's
+#   block mask on CUDA (layers.windowed_attention), the work placer's
+#   cost counts (the window's keys). Without GPT-OSS's attention sinks:
+#   layers.py builds none. eval-gpt-oss-window: that row's plan
+#   (pp 4, dp 16, ep 8, mbs 4 on 64 GPUs) on the profile.
+# - window-attn: the attention alone (kernelbench --only window): GPT-OSS
+#   120B's heads, window 128, micro-batch 1 at 4K, 16K and 64K tokens, as
+#   the profile's windowed layers run it (FlexAttention, compiled: the
+#   first call of each sequence compiles), as SDPA with the window as a
+#   mask (to 16K) and causal over the whole sequence (an estimate of 60
+#   to 120 s, most of it compiling: no GPU has run FlexAttention here;
+#   limit 150 s).
+# - profile-deepseek-v3-mla: DeepSeek-V3's layers (latent attention:
+#   128 heads, query and key 192 = 128 + 64 rotary, value 128, the
+#   query's and key-value's low-rank projections; 256 experts top 8, one
+#   shared; its first layers dense) at ep 64 (DeepSeek-V3 Technical
+#   Report, arXiv 2412.19437v1, section 3.2.1: 16-way pipeline, 64-way
+#   expert parallelism; 4 local experts), tp 1, seq 4096, micro-batch 1.
+#   eval-deepseek-v3-mla: pp 16 (first stage 1 layer, the other 60 four
+#   each: placer's split, not DeepSeek's), ep 64, dp 128 on 2,048 GPUs,
+#   global batch 15,360 (the report's section 4.2: its last batch size).
+# - profile-llama1b-hf, profile-llama1b-titan: Llama 3.2 1B's layer as
+#   transformers' LlamaDecoderLayer and torchtitan 0.2.2's TransformerBlock
+#   build it (placer profile --framework hf|torchtitan; beside
+#   profile-llama1b's own layer and profile-llama1b-mcore's), tp 1 (one
+#   GPU), micro-batch 1 and 2. torchtitan from PLACER_FRAMEWORKS (make
+#   venv-frameworks' folder) or frameworks beside the host's virtualenv;
+#   without it the step fails in one line.
+# Each about 45 s (profile-llama1b took 41 s and profile-qwen3-30b-a3b 44 s
+# within a 45 s budget on the H100 of measurements/2026-11-27-h100), within
+# a --budget of 60 s (GPU_NAMED_BUDGET) and a limit of 90 s: about 5 minutes
+# for the seven with window-attn. Named steps (the default list is past
+# the 8 minutes already):
+#   GPU_STEPS=profile-gpt-oss-window,eval-gpt-oss-window,window-attn,profile-deepseek-v3-mla,eval-deepseek-v3-mla,profile-llama1b-hf,profile-llama1b-titan make gpu
+NB=${GPU_NAMED_BUDGET:-60s}
+if [ "$QUICK" = 1 ]; then
+	NB=20s
+	WW="llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=128,seq=64,vocab=256,batch=2,window=16,window_every=2"
+	WS="--tp 1 --mbs 1 --repeats 1"
+	WE="--gpus 1 --strategy tp=1,pp=1,dp=1,mbs=1"
+	WM="llama:layers=2,hidden=64,heads=2,ffn=128,seq=32,vocab=256,batch=2,kv_lora=32,rope_dim=16"
+	WMS="--tp 1 --mbs 1 --repeats 1"
+	WME="--gpus 1 --strategy tp=1,pp=1,dp=1,mbs=1"
+	WF="$MC"
+	WFS="--mbs 1 --repeats 1"
+else
+	WW="gpt-oss-120b:seq=4096,batch=512"
+	WS="--tp 1 --ep 8 --mbs 1,4"
+	WE="--cluster dgx-h100:8 --strategy tp=1,pp=4,dp=16,ep=8,mbs=4"
+	WM="deepseek-v3:seq=4096,batch=15360"
+	WMS="--tp 1 --ep 64 --mbs 1"
+	WME="--cluster dgx-h100:256 --strategy tp=1,pp=16,dp=128,ep=64,mbs=1,first=1"
+	WF="$MC"
+	WFS="--mbs 1,2"
+fi
+named profile-gpt-oss-window 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB \
+	--workload "$WW" $WS --cp 1 --recompute none --out "$OUT/gpt-oss-window.profile.json"
+named eval-gpt-oss-window 30 sh -c "\"$BIN\" eval --workload \"$WW\" --profile \"$OUT/gpt-oss-window.profile.json\" \
+	$WE > \"$OUT/gpt-oss-window.eval.txt\""
+named window-attn 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only window --json $MH > $OUT/window.jsonl"
+named profile-deepseek-v3-mla 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB \
+	--workload "$WM" $WMS --cp 1 --recompute none --out "$OUT/deepseek-v3-mla.profile.json"
+named eval-deepseek-v3-mla 30 sh -c "\"$BIN\" eval --workload \"$WM\" --profile \"$OUT/deepseek-v3-mla.profile.json\" \
+	$WME > \"$OUT/deepseek-v3-mla.eval.txt\""
+named profile-llama1b-hf 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB --framework hf \
+	--workload "$WF" --tp 1 $WFS --cp 1 --recompute none --out "$OUT/llama1b.hf.profile.json"
+named profile-llama1b-titan 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB --framework torchtitan \
+	--workload "$WF" --tp 1 $WFS --cp 1 --recompute none --out "$OUT/llama1b.titan.profile.json"
+
 # 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
 # ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the
 # GPU with its dispatch time, and placer eval --profile of it (each figure
@@ -337,6 +455,8 @@ fi
 step profile-ops-resnet50 150 env TORCH_PY="$PY" "$BIN" profile $OM --device "$DEVICE" \
 	--out "$OUT/resnet50.ops.profile.json"
 step eval-ops-resnet50 30 sh -c "\"$BIN\" eval --profile \"$OUT/resnet50.ops.profile.json\" --json > \"$OUT/resnet50.ops.eval.json\""
+
+[ "$LIST" = 1 ] && exit 0
 
 # The summary: every step's status and time, on stderr and in summary.json.
 "$PY" - "$OUT" <<'PY'

@@ -41,6 +41,10 @@ Sections (--only picks some):
   longattn fused attention at Llama 3 8B's heads, causal at 32K to 128K
            tokens, and a context-parallel ring's blocks (a chunk against a
            chunk, causal and full) at 2K to 32K (not default);
+  window   sliding-window attention at GPT-OSS 120B's heads (window 128)
+           as the profile's windowed layers run it (FlexAttention on
+           CUDA), as an explicit mask, and causal over the whole
+           sequence, at 4K to 64K tokens (not default);
   hflayer  transformers' decoder layers (Llama 3.2 1B, Llama 3 8B,
            Qwen3-30B-A3B's MoE), forward and backward: wall time and the
            GPU's busy time (not default);
@@ -1655,13 +1659,84 @@ def sec_hflayer(args):
         if cuda:
             torch.cuda.empty_cache()
 
+# Sliding-window attention at GPT-OSS 120B's heads
+# (graph/transformer/testdata/hf/gpt-oss-120b.json: 64 query heads, 8
+# key-value heads, head_dim 64, sliding_window 128), micro-batch 1, at its
+# training sequence (initial_context_length 4096) and longer: the window
+# through placer_torch.profile.layers.windowed_attention, the path the
+# profile's windowed layers take (FlexAttention with the window's block
+# mask on CUDA, SDPA with the window as a boolean mask elsewhere), the
+# same window as SDPA's boolean mask (every key block computed; to
+# WINDOW_MASK_MAX tokens: past it the [S, S] mask alone is 4 GB and the
+# whole square is computed), and causal SDPA over the whole sequence (a
+# full layer's attention).
+WINDOW_SHAPE = (64, 8, 64, 128)  # query heads, key-value heads, head width, window
+WINDOW_SEQS = (4096, 16384, 65536)
+WINDOW_MASK_MAX = 16384
+
+
+def window_keys(S, W):
+    """The keys all S queries of a causal window of W attend: query i
+    (0 first) its min(i + 1, W) latest."""
+    if S <= W:
+        return S * (S + 1) // 2
+    return W * (W + 1) // 2 + (S - W) * W
+
+
+def _profile_layers():
+    """placer_torch.profile.layers from this checkout (kernelbench runs
+    as a script, where placer_torch need not be installed)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
+    from placer_torch.profile import layers
+    return layers
+
+
+def sec_window(args):
+    """Sliding-window attention, forward and backward, as the profile's
+    windowed layers run it, beside the same window as an explicit mask
+    and causal attention over the whole sequence."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    layers = _profile_layers()
+    hq, hkv, d, W = (4, 2, 32, 16) if args.quick else WINDOW_SHAPE
+    fn = getattr(F, "scaled_dot_product_attention", None)
+    for S in ((128,) if args.quick else WINDOW_SEQS):
+        path = "flex" if cuda and layers._flex_available() else "sdpa-mask"
+        cases = [("window.profile", W, path, lambda q, k, v: layers.windowed_attention(q, k, v, True, W)),
+                 ("window.sdpa-mask", W, "sdpa-mask",
+                  lambda q, k, v: fn(q, k, v, attn_mask=layers.window_mask(S, W, q.device), enable_gqa=True)),
+                 ("causal", 0, "sdpa", lambda q, k, v: fn(q, k, v, is_causal=True, enable_gqa=True))]
+        if S > WINDOW_MASK_MAX:
+            cases = [c for c in cases if c[0] != "window.sdpa-mask"]
+        for name, w, kernel, attn in cases:
+            def f(attn=attn, w=w):
+                if fn is None:
+                    raise RuntimeError("this torch has no scaled_dot_product_attention")
+                q = torch.randn(1, hq, S, d, device=DEVICE, dtype=dt, requires_grad=True)
+                k = torch.randn(1, hkv, S, d, device=DEVICE, dtype=dt, requires_grad=True)
+                v = torch.randn(1, hkv, S, d, device=DEVICE, dtype=dt, requires_grad=True)
+                g = torch.randn(1, hq, S, d, device=DEVICE, dtype=dt)
+                fwd = bench(lambda: attn(q, k, v))
+                both = bench(lambda: torch.autograd.grad(attn(q, k, v), (q, k, v), g))
+                # Q K^T and P V over the keys each query attends: 2 FLOPs
+                # a multiply-add, d each (the causal case's exact s(s+1)/2
+                # keys, not attention_flops' s^2/2).
+                fl = 2 * hq * 2 * d * (window_keys(S, w) if w else S * (S + 1) // 2)
+                return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd, "fwd_flops": fl,
+                        "fwd_tflops": fl / fwd / 1e12}
+            guarded("window", "%s.s%d" % (name, S), kernel=kernel, batch=1, heads=hq, kv_heads=hkv, head_dim=d,
+                    seq=S, window=w)(f)
+            if cuda:
+                torch.cuda.empty_cache()
+
+
 SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between,
             "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm, "smallmm": sec_smallmm,
-            "longattn": sec_longattn, "hflayer": sec_hflayer}
+            "longattn": sec_longattn, "hflayer": sec_hflayer, "window": sec_window}
 
 
 # Sections only --only runs (make gpu runs each as a step of its own).
-NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm", "longattn", "hflayer")
+NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm", "longattn", "hflayer", "window")
 
 
 def main(argv=None):

@@ -149,6 +149,32 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(len(by["smallmm"]), 2)
         self.assertTrue(all(l["seconds"] > 0 and l["tflops"] > 0 for l in by["smallmm"]), by["smallmm"])
 
+    def test_window(self):
+        # quick: 4 heads (2 key-value), head 32, window 16, 128 tokens.
+        # The window's keys: 16 x 17 / 2 for the first 16 queries, then 16
+        # each for 112: 136 + 1,792 = 1,928; FLOPs 2 x 4 heads x 2 x 32 x
+        # 1,928 = 987,136. Causal: 128 x 129 / 2 = 8,256 keys, 4,227,072.
+        self.assertEqual(kb.window_keys(128, 16), 1928)
+        self.assertEqual(kb.window_keys(16, 16), 136)
+        self.assertEqual(kb.window_keys(4, 16), 10)
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--only", "window", "--runs", "1", "--warmup", "0", "--json"])
+        lines = {l["name"]: l for l in (json.loads(x) for x in out.getvalue().splitlines() if x.strip())}
+        self.assertEqual(sorted(lines), ["causal.s128", "window.profile.s128", "window.sdpa-mask.s128"])
+        # On a CPU the profile's windowed layers take SDPA with the mask.
+        self.assertEqual(lines["window.profile.s128"]["kernel"], "sdpa-mask")
+        for name, (w, flops) in {"window.profile.s128": (16, 987136), "window.sdpa-mask.s128": (16, 987136),
+                                 "causal.s128": (0, 4227072)}.items():
+            l = lines[name]
+            self.assertEqual((l["seq"], l["window"]), (128, w))
+            if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+                self.assertIn("scaled_dot_product_attention", l["error"])  # Debian's 1.13
+                continue
+            self.assertNotIn("error", l)
+            self.assertEqual(l["fwd_flops"], flops)
+            self.assertGreater(l["fwd_seconds"], 0)
+
     def test_longattn_ring_calls(self):
         # torch's load-balanced ring's two calls (quick: 4 heads, head 32,
         # chunks of 128): 256 queries against 128 keys and 128 against
