@@ -57,6 +57,10 @@ type ScaleOptions struct {
 	// AllowTight keeps the search's "tight" plans (search.Space.AllowTight;
 	// placer search --allow-tight).
 	AllowTight bool
+	// Tie is which plan of a tie the search answers with (placer search
+	// --tie: report.TieFastest, the default, or report.TieCheapest, the
+	// cheapest to run: report.RunCost).
+	Tie string
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
@@ -225,6 +229,9 @@ const DefaultSearchTarget = export.DefaultSearchTarget
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
 // Out.
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
+	if err := report.CheckTie(o.Tie); err != nil {
+		return report.ScaleSearch{}, fail.AsUsage(err)
+	}
 	m, p, err := o.inputs()
 	if err != nil {
 		return report.ScaleSearch{}, err
@@ -252,12 +259,34 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	if e := rep.Best.RegimeError; e != nil && e.Rows > 0 {
 		rep.Tied = report.TiedWithin(steps, e.MeanAbs)
 	}
+	answerTie(&rep, o.Tie)
 	if o.Out != "" {
 		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
+}
+
+// TieFastest and TieCheapest are placer search --tie's values
+// (report's): the fastest predicted plan of a tie, the default, or the
+// cheapest to run.
+const (
+	TieFastest  = report.TieFastest
+	TieCheapest = report.TieCheapest
+)
+
+// answerTie orders rep's tie by what is cheaper to run (report.OrderTie)
+// and, where the answer is the tie's cheapest (--tie cheapest), makes it
+// rep.Best, the fastest going back among the runners up, fastest first.
+func answerTie(rep *report.ScaleSearch, answer string) {
+	all := append([]report.ScalePlan{rep.Best}, rep.Runners...)
+	tie, idx := report.OrderTie(all, rep.Tied, answer)
+	if rep.Tie = tie; tie == nil || answer != report.TieCheapest || idx[0] == 0 {
+		return
+	}
+	rep.Best = all[idx[0]]
+	rep.Runners = slices.Delete(all, idx[0], idx[0]+1)
 }
 
 // space is the plans placer search tries for o of model m on pod p: the

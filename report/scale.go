@@ -145,6 +145,49 @@ type ScaleSearch struct {
 	// rough to order them. 0: the best's regime has no published row
 	// (or none can apply); 1: the best stands apart.
 	Tied int `json:"tied_within_error,omitempty"`
+	// Tie is the tie ordered by what is cheaper to run (OrderTie); nil
+	// where fewer than two plans are tied.
+	Tie *Tie `json:"tie,omitempty"`
+}
+
+// shown is the search's plans, fastest first: the best and the runners
+// up, or, where the answer is the tie's cheapest to run (--tie
+// cheapest), the runners up with the answer put back in its place.
+func (s ScaleSearch) shown() []ScalePlan {
+	all := append([]ScalePlan{s.Best}, s.Runners...)
+	slices.SortStableFunc(all, func(a, b ScalePlan) int {
+		switch {
+		case a.Step < b.Step:
+			return -1
+		case a.Step > b.Step:
+			return 1
+		}
+		return 0
+	})
+	return all
+}
+
+// tableOrder is the search's plans as its table shows them: a tie's
+// plans by what is cheaper to run (Tie.Order), then the rest fastest
+// first.
+func (s ScaleSearch) tableOrder() []ScalePlan {
+	all := s.shown()
+	if s.Tie == nil || len(s.Tie.Order) > len(all) {
+		return all
+	}
+	out := make([]ScalePlan, 0, len(all))
+	for _, c := range s.Tie.Order {
+		for _, p := range all[:len(s.Tie.Order)] {
+			if p.Strategy == c.Strategy {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	if len(out) != len(s.Tie.Order) {
+		return all // a plan named twice: step order
+	}
+	return append(out, all[len(s.Tie.Order):]...)
 }
 
 // TiedWithin is how many of steps, the best (steps[0]) first, are within
@@ -162,16 +205,29 @@ func TiedWithin(steps []float64, err float64) int {
 // tieLine says, below the search's table, that its first plans are a
 // tie within the best plan's regime error; "" where they are not.
 func tieLine(s ScaleSearch) string {
-	e := s.Best.RegimeError
-	if s.Tied < 2 || e == nil || len(s.Runners) == 0 {
+	all := s.shown()
+	e := all[0].RegimeError
+	if s.Tied < 2 || e == nil || len(s.Runners) == 0 || s.Tied > len(all) {
 		return ""
 	}
-	last := s.Best
-	if s.Tied > 1 {
-		last = s.Runners[s.Tied-2]
+	last := all[s.Tied-1]
+	line := fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)",
+		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, Percent(e.MeanAbs), e.Kind)
+	if s.Tie == nil {
+		return line + "\n"
 	}
-	return fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)\n",
-		s.Tied, len(s.Runners)+1, Percent(last.Step/s.Best.Step-1), e.Regime, Percent(e.MeanAbs), e.Kind)
+	return line + "; the table orders them by what is cheaper to run (" + tieKeyWords(s.Tie) + ")\n" + cheapestLine(s.Tie)
+}
+
+// tieKeyWords is the levels of the tie's key, the GPUs left out where
+// every tied plan occupies as many.
+func tieKeyWords(t *Tie) string {
+	for _, c := range t.Order {
+		if c.GPUs != t.Order[0].GPUs {
+			return t.Key
+		}
+	}
+	return strings.TrimPrefix(t.Key, "fewer GPUs, then ")
 }
 
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
@@ -447,11 +503,12 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		}
 		var rows [][]string
 		cpu := s.Best.cpu()
-		for _, r := range append([]ScalePlan{s.Best}, s.Runners...) {
+		fastest := s.shown()[0].Step
+		for _, r := range s.tableOrder() {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
 			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
-				fmt.Sprintf("%.3fx", r.Step/s.Best.Step), wrap(checkedCell(&r), 24)}
+				fmt.Sprintf("%.3fx", r.Step/fastest), wrap(checkedCell(&r), 24)}
 			if cpu {
 				// GFLOP/s per process, no MFU (throughputRow).
 				row = slices.Delete(row, 3, 4)
@@ -459,9 +516,13 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 			}
 			rows = append(rows, row)
 		}
-		header, optional := []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best", "checked against"}, []int{3}
+		vs := "vs best"
+		if fastest != s.Best.Step {
+			vs = "vs fastest" // the answer is the tie's cheapest to run
+		}
+		header, optional := []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", vs, "checked against"}, []int{3}
 		if cpu {
-			header, optional = []string{"plan", "step", "GFLOP/s per process", "memory per process", "vs best", "checked against"}, nil
+			header, optional = []string{"plan", "step", "GFLOP/s per process", "memory per process", vs, "checked against"}, nil
 		}
 		if err := TableFit(w, header, rows, optional); err != nil {
 			return err

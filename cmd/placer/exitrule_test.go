@@ -99,6 +99,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},
 		{[]string{"search", "--workload", "mlp", "--out", missing}, 2, "does not exist"},
+		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--tie", "cheap"}, 2, `--tie "cheap": want fastest or cheapest`},
 		{[]string{"search", "--graph", trunc}, 1, "trunc.json: truncated JSON: the file ends at byte 5, inside a value"},
 		{[]string{"tune-brkga", "--objectives", "nosuch"}, 2, `objective "nosuch"`},
 		{[]string{"tune-brkga", "--hardware", trunc}, 1, "truncated"},
