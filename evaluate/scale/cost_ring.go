@@ -356,24 +356,24 @@ func (c *coster) cpSend(bytes float64) float64 {
 // holds PerNode/T of them (Plan.Groups). 0 when the layer is costed
 // alone.
 func (c *coster) cpAllGather(bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
-		return 0
-	}
-	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
-	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
-	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
-	return t
+	return c.cpCollective(roofline.AllGather, bytes)
 }
 
 // cpReduceScatter is a reduce-scatter of bytes in all over the plan's
 // context group, placed as cpAllGather's. 0 when the layer is costed
 // alone.
 func (c *coster) cpReduceScatter(bytes float64) float64 {
+	return c.cpCollective(roofline.ReduceScatter, bytes)
+}
+
+// cpCollective is the collective op of bytes in all over the plan's
+// context group (cpAllGather's placement).
+func (c *coster) cpCollective(op roofline.Collective, bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
 	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
 	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
-	t, _ := c.pod.Collective(roofline.ReduceScatter, g, bytes)
+	t, _ := c.pod.Collective(op, g, bytes)
 	return t
 }
