@@ -304,7 +304,7 @@ test-python-debian: build py-deps
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -v -rs -m debian
 	cd tools/torchplan && PYTHONPATH=$(CURDIR)/python/placer_torch/tests/runner $(PYTHON) -m unittest -v test_heldout
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
-	$(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
+	PYTHONPATH=$(CURDIR)/python/placer_torch $(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 

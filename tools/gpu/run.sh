@@ -432,7 +432,7 @@ named profile-gpt-oss-window 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEV
 	--workload "$WW" $WS --cp 1 --recompute none --out "$OUT/gpt-oss-window.profile.json"
 named eval-gpt-oss-window 30 sh -c "\"$BIN\" eval --workload \"$WW\" --profile \"$OUT/gpt-oss-window.profile.json\" \
 	$WE > \"$OUT/gpt-oss-window.eval.txt\""
-named window-attn 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only window --json $MH > $OUT/window.jsonl"
+named window-attn 150 sh -c "PYTHONPATH=python/placer_torch $PY tools/kernelbench/kernelbench.py --device $DEVICE --only window --json $MH > $OUT/window.jsonl"
 named profile-deepseek-v3-mla 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB \
 	--workload "$WM" $WMS --cp 1 --recompute none --out "$OUT/deepseek-v3-mla.profile.json"
 named eval-deepseek-v3-mla 30 sh -c "\"$BIN\" eval --workload \"$WM\" --profile \"$OUT/deepseek-v3-mla.profile.json\" \

@@ -1684,10 +1684,14 @@ def window_keys(S, W):
 
 
 def _profile_layers():
-    """placer_torch.profile.layers from this checkout (kernelbench runs
-    as a script, where placer_torch need not be installed)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
-    from placer_torch.profile import layers
+    """placer_torch.profile.layers, installed or on PYTHONPATH (make gpu's
+    window-attn step and make test put this checkout's
+    python/placer_torch there)."""
+    try:
+        from placer_torch.profile import layers
+    except ImportError as e:
+        raise SystemExit("kernelbench --only window: placer_torch is not importable (%s); run with "
+                         "PYTHONPATH=python/placer_torch from the checkout's root" % e)
     return layers
 
 
