@@ -1483,8 +1483,37 @@ def _worker(rank, world, port, backend, fn, args, phase=None, environ=None):
     os._exit(0)
 
 
-def free_port():
+def _ephemeral_low(path="/proc/sys/net/ipv4/ip_local_port_range"):
+    """The lowest port the kernel hands out for outgoing connections and
+    bind(0) (Linux's net.ipv4.ip_local_port_range; 32768 elsewhere, its
+    default)."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_port(tries=64):
+    """A TCP port free on 127.0.0.1 for a rendezvous, from below the
+    kernel's ephemeral range: between this check and the store's bind, a
+    port from that range can be taken by any process's outgoing connection
+    (gloo's, for one), which made launches beside other launches fail with
+    EADDRINUSE; below it only an explicit bind can take it. A random port
+    in [10000, low) that binds now; else one bind(0) gives."""
+    import random
     import socket
+
+    low = _ephemeral_low()
+    rng = random.SystemRandom()
+    for _ in range(tries if low > 10000 else 0):
+        port = rng.randrange(10000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

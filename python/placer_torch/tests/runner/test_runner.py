@@ -763,3 +763,28 @@ class CommandLineTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FreePortTest(unittest.TestCase):
+    """free_port: a rendezvous port from below the kernel's ephemeral
+    range, where no outgoing connection can take it before the store binds."""
+
+    def test_below_the_ephemeral_range(self):
+        low = R._ephemeral_low()
+        for _ in range(20):
+            port = R.free_port()
+            if low > 10000:
+                self.assertTrue(10000 <= port < low, (port, low))
+            import socket
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))  # still free
+
+    def test_range_read(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".range", delete=False) as f:
+            f.write("40000\t60999\n")
+        try:
+            self.assertEqual(R._ephemeral_low(f.name), 40000)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(R._ephemeral_low("/nonexistent/range"), 32768)
