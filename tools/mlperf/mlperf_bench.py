@@ -360,17 +360,26 @@ def printed_config(text):
     if _PLAN_YAML_KEYS is None:
         _PLAN_YAML_KEYS = {yk for _, yks, _ in KEYS for yk in yks}
     out = {}
-    for line in text.splitlines():
-        if ":::MLLOG" in line:
+    lines = [re.sub(r"^\s*\d+:\s?", "", ln) for ln in text.splitlines() if ":::MLLOG" not in ln]
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s+)([a-z_0-9]+):(?:\s+(\S.*?))?\s*$", line)
+        if not m or m.group(2) not in _PLAN_YAML_KEYS or m.group(2) in out:
             continue
-        line = re.sub(r"^\s*\d+:\s?", "", line)
-        m = re.match(r"^\s+([a-z_0-9]+):\s+(\S.*?)\s*$", line)
-        if not m or m.group(1) not in _PLAN_YAML_KEYS or m.group(1) in out:
-            continue
-        v = m.group(2)
+        v = m.group(3)
+        if v is None:
+            # a block list: "key:" then "- item" lines below it
+            items = []
+            for nxt in lines[i + 1:]:
+                li = re.match(r"^\s*-\s+(\S.*?)\s*$", nxt)
+                if not li:
+                    break
+                items.append(li.group(1).strip("'\""))
+            if not items:
+                continue
+            v = "[" + ", ".join(f"'{x}'" for x in items) + "]"
         if "${" in v:
             continue
-        out[m.group(1)] = [v.strip("'\"")]
+        out[m.group(2)] = [v.strip("'\"") if not v.startswith("[") else v]
     return out
 
 def _braced(s, i):
@@ -589,8 +598,10 @@ def yamls_for(tree, config_path):
     helper files (tp_overlap/, nccl/)."""
     parts = config_path.split("/")
     impl = "/".join(parts[:5] if len(parts) > 5 and parts[3] == "implementations" else parts[:4])
+    vendored = ("/NeMo/", "/Megatron-LM/", "/TransformerEngine/", "/apex/", "/examples/", "/tests/")
     files = [p for p in tree.files() if p.startswith(impl + "/") and p.endswith(".yaml")
-             and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p]
+             and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p
+             and not any(v in p[len(impl):] for v in vendored)]
     # the model's config first (megatron_*config*.yaml, custom.yaml)
     files.sort(key=lambda p: (0 if p.endswith("/custom.yaml") else 1 if re.search(r"/megatron_[^/]*\.yaml$", p) else 2, p))
     keys = {}

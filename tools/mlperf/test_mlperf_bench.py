@@ -131,6 +131,7 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(r["step_method"], "throughput+train_loss_timestamps")
         self.assertEqual(r["config_match"], "named in the log")
         self.assertTrue(r["config_path"].endswith("nemo/config_DGXH100_2x8x1xtp4pp1cp2.sh"))
+        # NeMo/examples' vendored YAML (micro_batch_size 4, four targets) is not the run's
         want = {"tp": "4", "pp": "1", "cp": "2", "dp": 2, "mbs": "1", "gbs": 2, "sp": "0", "seq_len": "8192",
                 "fp8": "1", "fp8_format": "hybrid", "fp8_amax_history": "32", "fp8_params": "1",
                 "recompute_granularity": "full", "recompute_method": "uniform", "recompute_layers": "21",
@@ -161,7 +162,8 @@ class BuildTest(unittest.TestCase):
         r = self.by["acme_n1/llama2_70b_lora"]
         self.assertTrue(r["config_match"].startswith("none: "))
         self.assertEqual((r["tp"], r["cp"], r["mbs"], r["fp8"], r["dp"]), ("2", "1", "1", "1", 4))
-        self.assertEqual(r["from_log_config"], "tp cp mbs fp8")
+        self.assertEqual(r["from_log_config"], "tp cp mbs fp8 lora_targets")
+        self.assertEqual(r["lora_targets"], "['attention', 'mlp_fc1']")  # a block list in the printed config
         self.assertEqual((r["gpu"], r["gpu_mem_gib"], r["step_s"]), ("H200", "131.3", "3.2000"))  # 8 / 2.5
 
     def test_command_writes_both_tables(self):
