@@ -120,7 +120,8 @@ type BenchRow struct {
 // (MLPerf, then the published sweeps), the development part's rows and
 // refusals, the validation part's rows only where shown.
 func WriteBench(w io.Writer, b Bench) error {
-	fmt.Fprintf(w, "validation part: %s\n\n", b.ValidationRule)
+	para(w, "", "validation part: "+b.ValidationRule)
+	fmt.Fprintln(w)
 	head := []string{"part", "MLPerf subm.", "predicted", "refused", "mean |err|", "max |err|", "slower", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}
 	var rows [][]string
 	for _, p := range []BenchPart{b.Development, b.Validation} {
@@ -167,7 +168,7 @@ func WriteBench(w io.Writer, b Bench) error {
 				if !r.Fits {
 					fits = "OVER"
 				}
-				rr = append(rr, []string{r.ID, fmt.Sprint(r.GPUs), r.Strategy, fmt.Sprintf("%.3f", r.Measured), fmt.Sprintf("%.3f", r.Predicted),
+				rr = append(rr, []string{chunk(r.ID, 36), fmt.Sprint(r.GPUs), r.Strategy, fmt.Sprintf("%.3f", r.Measured), fmt.Sprintf("%.3f", r.Predicted),
 					fmt.Sprintf("%+.1f%%", 100*r.Error), fmt.Sprintf("%.0f/%.0f %s", r.PredictedGiB, r.UsableGiB, fits)})
 			}
 			if err := TableFit(w, []string{"submission", "GPUs", "placer's reading", "step s", "predicted", "error", "GiB pred/usable"}, rr, []int{2}); err != nil {
@@ -177,12 +178,12 @@ func WriteBench(w io.Writer, b Bench) error {
 		if len(p.MLPerf.Reasons) > 0 {
 			fmt.Fprintf(w, "\n%s part, rows placer cannot write (%d):\n", p.Name, p.MLPerf.Refused)
 			for _, r := range p.MLPerf.Reasons {
-				fmt.Fprintf(w, "  %d x %s\n", r.Rows, r.Reason)
+				para(w, "  ", fmt.Sprintf("%d x %s", r.Rows, r.Reason))
 			}
 			if shown {
 				for _, r := range p.Rows {
 					if r.Refused != "" && r.Measured > 0 {
-						fmt.Fprintf(w, "  - %s: %s\n", r.ID, r.Refused)
+						para(w, "  ", fmt.Sprintf("- %s: %s", r.ID, r.Refused))
 					}
 				}
 			}
@@ -190,14 +191,49 @@ func WriteBench(w io.Writer, b Bench) error {
 		if shown && len(p.Published.OverRows) > 0 {
 			fmt.Fprintf(w, "\n%s part, published rows that ran but are told over memory (%d):\n", p.Name, len(p.Published.OverRows))
 			for _, r := range p.Published.OverRows {
-				fmt.Fprintf(w, "  - %s\n", r)
+				para(w, "  ", "- "+r)
 			}
 		}
 	}
 	if !b.ShowValidation {
-		fmt.Fprintln(w, "\nthe validation part's rows are not printed (--show-validation prints them; a mechanism is chosen on the development part only)")
+		fmt.Fprintln(w)
+		para(w, "", "the validation part's rows are not printed (--show-validation prints them; a mechanism is chosen on the development part only)")
 	}
 	return nil
+}
+
+// para writes text wrapped to MaxWidth, its first line after indent and
+// the others two columns further in.
+func para(w io.Writer, indent, text string) {
+	for i, line := range strings.Split(wrap(text, MaxWidth-len(indent)-2), "\n") {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, indent+line)
+	}
+}
+
+// chunk breaks s after each "/" that ends a line of at most n columns,
+// and inside a piece longer than n (a submission's id has no spaces).
+func chunk(s string, n int) string {
+	var lines []string
+	cur := ""
+	for _, piece := range strings.SplitAfter(s, "/") {
+		for len(piece) > n {
+			if cur != "" {
+				lines, cur = append(lines, cur), ""
+			}
+			lines, piece = append(lines, piece[:n]), piece[n:]
+		}
+		if len(cur)+len(piece) > n {
+			lines, cur = append(lines, cur), ""
+		}
+		cur += piece
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func spearmanPair(s BenchSweepSummary) string {
