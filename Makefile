@@ -307,6 +307,26 @@ test-python-debian: build py-deps
 	PYTHONPATH=$(CURDIR)/python/placer_torch $(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
+
+# The MLPerf Training bench (measurements/mlperf, issue 79): every
+# submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of rounds
+# v3.0 to v4.1, read from mlcommons' training_results_vX.Y repositories
+# (bare git mirrors or checkouts; MIRRORS, by default every
+# training_results_v* under /work/.mirror). Rounds v5.0 and later are
+# held out: the script refuses them. About 25 s on 2 shared cores.
+MIRRORS ?=
+.PHONY: mlperf-bench-data bench-fits
+mlperf-bench-data:
+	$(PYTHON) tools/mlperf/mlperf_bench.py --out measurements/mlperf $(MIRRORS)
+
+# The bench's fits test (evaluate/scale/bench TestBenchRunsFit): every
+# MLPerf submission that ran must be predicted to fit. It fails today
+# (placer report bench: "ran, told over"), so make test skips it; this
+# target runs it, listing the development part's failures and counting
+# the validation part's.
+bench-fits: go-deps
+	PLACER_BENCH_FITS=1 go test -count=1 -v -run TestBenchRunsFit ./evaluate/scale/bench/
 
 # The frameworks' own code reading placer's exports (tools/frameworks,
 # docs/import.md#frameworks): torchtitan 0.2.2 (its last release with

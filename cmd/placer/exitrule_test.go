@@ -95,6 +95,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"report", "parallel", "--hardware", trunc, "--no-run", "--dir", dir}, 1, "truncated"},
 		{[]string{"report", "regal", "--objectives", "nosuch"}, 2, `objective "nosuch"`},
 		{[]string{"report", "sweeps", "extra"}, 2, `unknown command "extra"`},
+		{[]string{"report", "bench", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"search", "--workload", "nosuch"}, 2, "unknown workload"},
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},

@@ -27,6 +27,7 @@ func newReportCmd(s *streams) *cobra.Command {
 	cmd.AddCommand(newReportParallelCmd(s))
 	cmd.AddCommand(newReportMegatronCmd(s))
 	cmd.AddCommand(newReportSweepsCmd(s))
+	cmd.AddCommand(newReportBenchCmd(s))
 	cmd.AddCommand(newReportLayersCmd(s))
 	cmd.AddCommand(newReportLearnedCmd(s))
 	cmd.AddCommand(newReportRegalCmd(s))

@@ -67,6 +67,7 @@ func TestEveryReportFits(t *testing.T) {
 		wider bool // --wide draws it wider than MaxWidth
 	}{
 		{[]string{"report", "sweeps"}, true},
+		{[]string{"report", "bench"}, true},
 		{[]string{"report", "layers", "--measured", "../../measurements/2026-11-26-h100/layerbench.jsonl",
 			"--kernelbench", "../../measurements/2026-11-26-h100/kernelbench.jsonl"}, false},
 		{qwen, true},

@@ -1,0 +1,316 @@
+// Package bench is placer's test bench of real runs: every MLPerf
+// Training submission of GPT-3 175B pretraining and Llama 2 70B LoRA
+// fine-tuning on NVIDIA GPUs of rounds v3.0 to v4.1 (measurements/mlperf:
+// runs.csv, read by tools/mlperf/mlperf_bench.py from mlcommons' results
+// repositories), each read as the workload, cluster and strategy placer
+// eval takes, and the split of the bench (these rows and the published
+// sweeps placer carries) into a development part, on which mechanisms
+// are chosen, and a validation part, reported only as aggregates
+// (DESIGN.md §14; issue 79). A measured figure here is a test, never an
+// input: Read never looks at a row's step time.
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/measurements/mlperf"
+)
+
+// The parts of the bench.
+const (
+	Development = "development"
+	Validation  = "validation"
+)
+
+// ValidationRound is the MLPerf round kept out of view, whole, and
+// ValidationSet the published source set kept with it (torchao's float8
+// table): chosen on 2026-11-28 before any bench row was predicted
+// (measurements/mlperf/README.md, "The validation part").
+const (
+	ValidationRound = "v4.1"
+	ValidationSet   = published.SetTorchaoFloat8
+)
+
+// PartOf is the part an MLPerf row of round is in: the validation part
+// for ValidationRound, the development part for every other round.
+func PartOf(round string) string {
+	if round == ValidationRound {
+		return Validation
+	}
+	return Development
+}
+
+// SweepPart is the part a published sweep of source set is in: the
+// validation part for ValidationSet, the development part otherwise.
+func SweepPart(set string) string {
+	if set == ValidationSet {
+		return Validation
+	}
+	return Development
+}
+
+// Row is one MLPerf submission as runs.csv holds it (the columns
+// measurements/mlperf/README.md describes; booleans 1/0, "" where the
+// mirror does not say).
+type Row struct {
+	ID, Round, Part, Submitter, System, Benchmark string
+	GPU                                           string // H100, H200, B200, A100, L40S
+	GPUs, Nodes, GPUsPerNode                      int
+	GPUMemGiB                                     float64
+	Framework                                     string
+	TP, PP, VP, CP, DP, MBS, GBS, Seq             int
+	SP                                            string
+	FP8, FP8Format, FP8AmaxHistory, FP8Params     string
+	FP8DPA, FP8Activation                         string
+	RecomputeGranularity, RecomputeMethod         string
+	RecomputeLayers                               int
+	CUDAGraph, CPUOffload, AllocConf              string
+	LoRARank, LoRAAlpha                           int
+	LoRATargets                                   string
+	DistOptimizer, TPOverlap, Sharp               string
+	// StepSeconds is the median over the submission's result files of
+	// each file's step time (0: none timed); StepMethod how it was read.
+	StepSeconds           float64
+	StepMin, StepMax      float64
+	Results               int
+	StepMethod            string
+	ConfigMatch, Config   string
+	YAMLDefaults, FromLog string
+}
+
+// Measured says the row has a step time.
+func (r Row) Measured() bool { return r.StepSeconds > 0 }
+
+// Sweep is the row's sweep: one benchmark of one round on one GPU, the
+// plans measured side by side under one MLPerf round's rules.
+func (r Row) Sweep() string { return r.Round + " " + r.Benchmark + " " + r.GPU }
+
+// Rows are runs.csv's rows.
+func Rows() ([]Row, error) { return Parse(bytes.NewReader(mlperf.RunsCSV)) }
+
+// Parse reads a runs.csv. An error names the line and column.
+func Parse(in io.Reader) ([]Row, error) {
+	cr := csv.NewReader(in)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("runs.csv: header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, need := range []string{"id", "round", "benchmark", "gpu", "gpus", "step_s"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("runs.csv: no column %q", need)
+		}
+	}
+	var rows []Row
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runs.csv: %w", err)
+		}
+		get := func(k string) string {
+			if i, ok := col[k]; ok && i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		var bad error
+		num := func(k string) int {
+			s := get(k)
+			if s == "" {
+				return 0
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("runs.csv line %d: %s %q is not a whole number", line, k, s)
+			}
+			return n
+		}
+		real := func(k string) float64 {
+			s := get(k)
+			if s == "" {
+				return 0
+			}
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("runs.csv line %d: %s %q is not a number", line, k, s)
+			}
+			return f
+		}
+		r := Row{ID: get("id"), Round: get("round"), Part: get("part"), Submitter: get("submitter"), System: get("system"),
+			Benchmark: get("benchmark"), GPU: get("gpu"), GPUs: num("gpus"), Nodes: num("nodes"), GPUsPerNode: num("gpus_per_node"),
+			GPUMemGiB: real("gpu_mem_gib"), Framework: get("framework"),
+			TP: num("tp"), PP: num("pp"), VP: num("vp"), CP: num("cp"), DP: num("dp"), MBS: num("mbs"), GBS: num("gbs"), Seq: num("seq_len"),
+			SP: get("sp"), FP8: get("fp8"), FP8Format: get("fp8_format"), FP8AmaxHistory: get("fp8_amax_history"), FP8Params: get("fp8_params"),
+			FP8DPA: get("fp8_dpa"), FP8Activation: get("fp8_activation"),
+			RecomputeGranularity: get("recompute_granularity"), RecomputeMethod: get("recompute_method"), RecomputeLayers: num("recompute_layers"),
+			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
+			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
+			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
+			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
+			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
+			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
+		if bad != nil {
+			return nil, bad
+		}
+		if r.Part != "" && r.Part != PartOf(r.Round) {
+			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s in the %s part", line, r.ID, r.Part, r.Round, PartOf(r.Round))
+		}
+		rows = append(rows, r)
+	}
+}
+
+// Reading is a row as placer eval reads it, what of the row the reading
+// assumes where the mirror is silent, and what of its recipe placer has
+// no key for (left out of the prediction).
+type Reading struct {
+	Workload, Cluster, Strategy string
+	Assumed, LeftOut            []string
+}
+
+// The models' shapes, as MLPerf's reference and NVIDIA's NeMo configs run
+// them. GPT-3 175B: 96 layers, hidden 12,288, 96 heads, FFN 4h
+// (conf/custom.yaml of NVIDIA's gpt3 implementations: num_layers 96,
+// hidden_size 12288, num_attention_heads 96, ffn_hidden_size 4 x hidden),
+// the C4 SentencePiece vocabulary of 50,257 (assumed: the tokenizer.model
+// is not in the mirror), tied embeddings (NeMo's GPT default). Llama 2
+// 70B: meta-llama/Llama-2-70b-hf config.json (80 layers, hidden 8,192, 64
+// heads, 8 key/value heads, intermediate 28,672, vocabulary 32,000,
+// untied).
+const (
+	gpt3Shape    = "gpt:layers=96,hidden=12288,heads=96,vocab=50257"
+	llama270Bape = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000"
+)
+
+// pods are the pod presets of the GPUs the bench holds (8 GPUs a node).
+var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100"}
+
+// Read is row r as placer eval's workload, cluster and strategy, or why
+// placer cannot write it (one line). It reads the plan and recipe only,
+// never the step time.
+func Read(r Row) (Reading, error) {
+	var rd Reading
+	if r.TP == 0 || r.DP == 0 || r.MBS == 0 || r.GBS == 0 {
+		return rd, fmt.Errorf("no plan in the mirror: neither a config script of this system nor a plan printed in its logs (runs.csv config_match says which)")
+	}
+	preset, ok := pods[r.GPU]
+	if !ok {
+		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
+	}
+	if r.GPUsPerNode != 8 {
+		return rd, fmt.Errorf("%d GPUs a node: the %s preset's nodes have 8 (a pod of %d-GPU nodes is not a preset)", r.GPUsPerNode, preset, r.GPUsPerNode)
+	}
+	if r.CPUOffload == "1" {
+		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading): not modelled")
+	}
+	seq := r.Seq
+	switch r.Benchmark {
+	case "gpt3":
+		if seq == 0 {
+			seq = 2048
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", gpt3Shape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "vocabulary 50,257 (the C4 SentencePiece tokenizer's; the mirror holds no tokenizer)")
+	case "llama2_70b_lora":
+		if seq == 0 {
+			seq = 8192
+			rd.Assumed = append(rd.Assumed, "sequence 8,192 (MLPerf's LoRA benchmark; the config does not say)")
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", llama270Bape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "each sample a whole sequence (attention over all of it; GovReport documents padded or packed to 8,192 are not told apart)")
+	default:
+		return rd, fmt.Errorf("benchmark %q: not on the bench", r.Benchmark)
+	}
+	rd.Cluster = fmt.Sprintf("%s:%d", preset, r.Nodes)
+	var k []string
+	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
+	for _, d := range []struct {
+		key string
+		n   int
+	}{{"tp", r.TP}, {"pp", r.PP}, {"vp", r.VP}, {"cp", r.CP}} {
+		if d.n > 1 {
+			add("%s=%d", d.key, d.n)
+		}
+	}
+	add("dp=%d", r.DP)
+	add("mbs=%d", r.MBS)
+	if r.SP == "1" && r.TP > 1 {
+		add("sp=on")
+	}
+	if r.TPOverlap == "1" && r.TP > 1 {
+		add("tpoverlap=on")
+	}
+	if r.DistOptimizer == "1" && r.DP > 1 {
+		add("distopt=on")
+	}
+	switch r.RecomputeGranularity {
+	case "":
+		add("recompute=none")
+	case "selective":
+		add("recompute=selective")
+	case "full":
+		add("recompute=full")
+		if r.RecomputeMethod == "block" && r.RecomputeLayers > 0 {
+			add("recompute-layers=%d", r.RecomputeLayers)
+		}
+	default:
+		return rd, fmt.Errorf("recompute granularity %q: want full or selective", r.RecomputeGranularity)
+	}
+	if r.FP8 == "1" {
+		// Transformer Engine's delayed scaling: every round here predates
+		// current scaling in NeMo's recipes.
+		add("fp8=delayed")
+	}
+	switch r.CUDAGraph {
+	case "1":
+		add("graphs=dense")
+	case "0":
+		add("graphs=off")
+	}
+	if strings.Contains(strings.ReplaceAll(r.AllocConf, " ", ""), "expandable_segments:True") {
+		add("expandable-segments=on")
+	}
+	if r.Benchmark == "llama2_70b_lora" {
+		rank, alpha := r.LoRARank, r.LoRAAlpha
+		if rank == 0 {
+			rank = 16
+			rd.Assumed = append(rd.Assumed, "LoRA rank 16 (MLPerf's rule; the row does not say)")
+		}
+		if alpha == 0 {
+			alpha = 32
+		}
+		targets := "qkv+proj" // NeMo's 'attention': linear_qkv and linear_proj
+		if r.LoRATargets != "" && r.LoRATargets != "['attention']" {
+			return rd, fmt.Errorf("LoRA targets %s: not read (the bench knows NeMo's ['attention'])", r.LoRATargets)
+		}
+		add("peft=lora,lora-rank=%d,lora-alpha=%d,lora-targets=%s", rank, alpha, targets)
+	}
+	rd.Strategy = strings.Join(k, ",")
+	if r.FP8Params == "1" {
+		rd.LeftOut = append(rd.LeftOut, "FP8 weights without a BF16 copy (fp8_params)")
+	}
+	if r.FP8DPA == "1" {
+		rd.LeftOut = append(rd.LeftOut, "FP8 attention (fp8_dot_product_attention)")
+	}
+	if r.FP8Activation == "1" {
+		rd.LeftOut = append(rd.LeftOut, "FP8 activation storage (activation_func_fp8_input_store)")
+	}
+	if strings.Contains(r.AllocConf, "garbage_collection_threshold") {
+		rd.LeftOut = append(rd.LeftOut, "the allocator's garbage-collection threshold")
+	}
+	if r.Sharp == "1" {
+		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
+	}
+	return rd, nil
+}

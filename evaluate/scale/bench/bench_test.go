@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
+)
+
+func TestPartOf(t *testing.T) {
+	for _, c := range []struct{ round, want string }{
+		{"v3.0", Development}, {"v3.1", Development}, {"v4.0", Development}, {"v4.1", Validation},
+	} {
+		if got := PartOf(c.round); got != c.want {
+			t.Errorf("PartOf(%s) = %s, want %s", c.round, got, c.want)
+		}
+	}
+	if SweepPart("torchao-float8-h100-2025-03") != Validation || SweepPart("megatron-bridge") != Development || SweepPart("torchtitan-h100-2024-12") != Development {
+		t.Error("SweepPart: torchao's float8 table is the validation part's, every other set the development part's")
+	}
+}
+
+// TestRows holds the committed table to what the bench needs: four
+// rounds, both benchmarks, every row's part as the rule puts it (Parse
+// refuses a row whose part disagrees), and each measured row's median
+// within its runs' range. Counts only: no row's figure is read here.
+func TestRows(t *testing.T) {
+	rows, err := Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds, benches := map[string]int{}, map[string]int{}
+	measured := 0
+	for _, r := range rows {
+		rounds[r.Round]++
+		benches[r.Benchmark]++
+		if r.Measured() {
+			measured++
+			if r.StepMin > r.StepSeconds || r.StepSeconds > r.StepMax || r.Results < 1 {
+				t.Errorf("%s: median %g outside [%g, %g] of %d runs", r.ID, r.StepSeconds, r.StepMin, r.StepMax, r.Results)
+			}
+		}
+		if r.GPUs != r.Nodes*r.GPUsPerNode {
+			t.Errorf("%s: %d GPUs, %d nodes of %d", r.ID, r.GPUs, r.Nodes, r.GPUsPerNode)
+		}
+	}
+	if len(rounds) != 4 || benches["gpt3"] == 0 || benches["llama2_70b_lora"] == 0 {
+		t.Errorf("rounds %v, benchmarks %v: want v3.0 to v4.1, gpt3 and llama2_70b_lora", rounds, benches)
+	}
+	if measured < 80 {
+		t.Errorf("%d measured submissions, want the 84 of runs.csv at 7f098b2's rebuild", measured)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	head := "id,round,part,benchmark,gpu,gpus,step_s\n"
+	for _, c := range []struct{ in, want string }{
+		{"id,round\n", `no column "benchmark"`},
+		{head + "a,v4.0,development,gpt3,H100,eight,1.0\n", `runs.csv line 2: gpus "eight" is not a whole number`},
+		{head + "a,v4.0,development,gpt3,H100,8,fast\n", `runs.csv line 2: step_s "fast" is not a number`},
+		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1 in the validation part"},
+	} {
+		_, err := Parse(strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// gpt3Row and loraRow are rows as runs.csv writes them, made up for the
+// test (no bench row's figures).
+func gpt3Row() Row {
+	return Row{ID: "v3.1/X/sys/gpt3", Round: "v3.1", Benchmark: "gpt3", GPU: "H100", GPUs: 512, Nodes: 64, GPUsPerNode: 8,
+		TP: 4, PP: 8, VP: 12, DP: 16, MBS: 1, GBS: 2048, Seq: 2048, SP: "1", FP8: "1", FP8Params: "1", CUDAGraph: "0",
+		DistOptimizer: "1", TPOverlap: "1", StepSeconds: 11}
+}
+
+func loraRow() Row {
+	return Row{ID: "v4.0/X/sys/llama2_70b_lora", Round: "v4.0", Benchmark: "llama2_70b_lora", GPU: "H200", GPUs: 64, Nodes: 8, GPUsPerNode: 8,
+		TP: 4, CP: 2, PP: 1, VP: 1, DP: 8, MBS: 1, GBS: 8, Seq: 8192, SP: "1", FP8: "1", CUDAGraph: "1", TPOverlap: "1",
+		RecomputeGranularity: "full", RecomputeMethod: "block", RecomputeLayers: 21, LoRARank: 16, LoRAAlpha: 32, LoRATargets: "['attention']",
+		AllocConf: "expandable_segments:True,garbage_collection_threshold:0.9", StepSeconds: 0.6}
+}
+
+func TestRead(t *testing.T) {
+	for _, c := range []struct {
+		row     Row
+		want    Reading
+		leftOut int
+	}{
+		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64",
+			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,graphs=off"}, 1},
+		{loraRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,expandable-segments=on,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj"}, 1},
+	} {
+		got, err := Read(c.row)
+		if err != nil {
+			t.Fatalf("%s: %v", c.row.ID, err)
+		}
+		if got.Workload != c.want.Workload || got.Cluster != c.want.Cluster || got.Strategy != c.want.Strategy {
+			t.Errorf("%s: read %+v\nwant %+v", c.row.ID, got, c.want)
+		}
+		if len(got.LeftOut) != c.leftOut {
+			t.Errorf("%s: left out %q, want %d", c.row.ID, got.LeftOut, c.leftOut)
+		}
+		// What placer eval takes: each part parses.
+		if _, err := transformer.Parse(got.Workload); err != nil {
+			t.Error(err)
+		}
+		if _, err := plan.ParsePod(got.Cluster); err != nil {
+			t.Error(err)
+		}
+		if _, err := plan.ParseStrategy(got.Strategy); err != nil {
+			t.Error(err)
+		}
+		// The measured figure is never an input.
+		r := c.row
+		r.StepSeconds, r.StepMin, r.StepMax = 123, 1, 1e6
+		if again, _ := Read(r); !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: the reading changed with the measured step", c.row.ID)
+		}
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	l40s := loraRow()
+	l40s.GPU, l40s.GPUsPerNode, l40s.GPUs = "L40S", 4, 32
+	four := gpt3Row()
+	four.GPUsPerNode, four.GPUs = 4, 256
+	none := loraRow()
+	none.TP, none.DP = 0, 0
+	off := loraRow()
+	off.CPUOffload = "1"
+	targets := loraRow()
+	targets.LoRATargets = "['attention', 'mlp_fc1']"
+	for _, c := range []struct {
+		row  Row
+		want string
+	}{
+		{l40s, "no pod preset for L40S GPUs"},
+		{four, "4 GPUs a node"},
+		{none, "no plan in the mirror"},
+		{off, "CPU offload"},
+		{targets, "LoRA targets ['attention', 'mlp_fc1']: not read"},
+	} {
+		_, err := Read(c.row)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Read(%s) = %v, want one line with %q", c.row.ID, err, c.want)
+		}
+	}
+}
+
+// TestBenchRunsFit is the bench's fits test (issue 79, item 3): every
+// MLPerf submission that ran, in both parts, must be predicted to fit its
+// GPUs' memory. It fails today for many rows (placer report bench counts
+// them: "ran, told over"), so it runs only with PLACER_BENCH_FITS=1 and is
+// skipped otherwise, saying so: main stays green while the memory keys of
+// the recipes these runs use (FP8 weights without a BF16 copy, FP8
+// activation storage, LoRA's frozen base, the allocator as set, CUDA
+// graph pools) are not yet modelled. It lists the development part's
+// failures by row and the validation part's as a count only (its rows
+// with PLACER_BENCH_SHOW_VALIDATION=1).
+func TestBenchRunsFit(t *testing.T) {
+	if os.Getenv("PLACER_BENCH_FITS") != "1" {
+		t.Skip("the bench's fits test fails today (placer report bench: ran, told over); PLACER_BENCH_FITS=1 runs it")
+	}
+	rows, err := Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := os.Getenv("PLACER_BENCH_SHOW_VALIDATION") == "1"
+	checked, over := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		if !r.Measured() {
+			continue
+		}
+		rd, err := Read(r)
+		if err != nil {
+			continue // placer cannot write it: placer report bench says why
+		}
+		m, err1 := transformer.Parse(rd.Workload)
+		p, err2 := plan.ParsePod(rd.Cluster)
+		s, err3 := plan.ParseStrategy(rd.Strategy)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil {
+			continue
+		}
+		part := PartOf(r.Round)
+		checked[part]++
+		if !res.Fits {
+			over[part]++
+			used := res.Memory
+			if res.Judged > 0 {
+				used = res.Judged
+			}
+			if part == Development || show {
+				t.Errorf("%s ran on %s but is told over: %.0f GiB predicted, %.0f GiB usable (%s)", r.ID, rd.Cluster,
+					float64(used)/(1<<30), float64(res.Usable)/(1<<30), rd.Strategy)
+			}
+		}
+	}
+	t.Logf("development part: %d of %d runs told over; validation part: %d of %d", over[Development], checked[Development], over[Validation], checked[Validation])
+	if over[Validation] > 0 && !show {
+		t.Errorf("validation part: %d of %d runs that ran are told over (rows: PLACER_BENCH_SHOW_VALIDATION=1)", over[Validation], checked[Validation])
+	}
+}

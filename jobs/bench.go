@@ -1,0 +1,233 @@
+package jobs
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/bench"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/report"
+)
+
+// BenchOptions are placer report bench's: ShowValidation prints the
+// validation part's rows too (by default only its aggregates).
+type BenchOptions struct {
+	ShowValidation bool
+}
+
+// Bench is placer report bench: every MLPerf submission of the bench
+// (bench.Rows) read as placer eval reads its workload, cluster and
+// strategy and predicted, and the published sweeps placer carries
+// (published.Sweeps, as placer report sweeps predicts them), each in its
+// part (bench.PartOf, bench.SweepPart): the development part's and the
+// validation part's figures apart, the validation part's rows left out
+// unless opts.ShowValidation.
+func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
+	rep := report.Bench{ValidationRule: "MLPerf round " + bench.ValidationRound + " whole, and the published source set " + bench.ValidationSet +
+		" (measurements/mlperf/README.md, \"The validation part\")", ShowValidation: opts.ShowValidation}
+	rows, err := bench.Rows()
+	if err != nil {
+		return rep, err
+	}
+	parts := map[string]*report.BenchPart{bench.Development: {Name: bench.Development}, bench.Validation: {Name: bench.Validation}}
+	sweeps := map[string][]report.BenchRow{}
+	for _, r := range rows {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		br := benchRow(r)
+		pt := parts[bench.PartOf(r.Round)]
+		pt.MLPerf.Submissions++
+		switch {
+		case !r.Measured():
+			pt.MLPerf.Unmeasured++
+		case br.Refused != "":
+			pt.MLPerf.Refused++
+			pt.MLPerf.Reasons = addReason(pt.MLPerf.Reasons, br.Refused)
+		default:
+			pt.MLPerf.Predicted++
+			pt.MLPerf.MeanAbsError += math.Abs(br.Error)
+			pt.MLPerf.MaxAbsError = max(pt.MLPerf.MaxAbsError, math.Abs(br.Error))
+			if br.Error > 0 {
+				pt.MLPerf.Slow++
+			}
+			if !br.Fits {
+				pt.MLPerf.Over++
+			}
+			sweeps[r.Sweep()] = append(sweeps[r.Sweep()], br)
+		}
+		if pt.Name == bench.Development || opts.ShowValidation {
+			pt.Rows = append(pt.Rows, br)
+		}
+	}
+	// Spearman within each sweep of three plans or more (one round, one
+	// benchmark, one GPU).
+	names := make([]string, 0, len(sweeps))
+	for n := range sweeps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		rs := sweeps[n]
+		pt := parts[rs[0].Part]
+		sw := report.BenchSweep{Name: n, Rows: len(rs)}
+		var m, p []float64
+		for _, r := range rs {
+			m, p = append(m, r.Measured), append(p, r.Predicted)
+			sw.MeanAbsError += math.Abs(r.Error)
+		}
+		sw.MeanAbsError /= float64(len(rs))
+		if rho := spearman(m, p); len(rs) >= 3 && !math.IsNaN(rho) {
+			sw.Spearman = &rho
+		}
+		pt.MLPerf.Sweeps = append(pt.MLPerf.Sweeps, sw)
+	}
+	// The published sweeps, each in its part.
+	var dev, val []published.Sweep
+	for _, sw := range published.Sweeps() {
+		if bench.SweepPart(sw.Set) == bench.Validation {
+			val = append(val, sw)
+		} else {
+			dev = append(dev, sw)
+		}
+	}
+	for _, x := range []struct {
+		part   string
+		sweeps []published.Sweep
+	}{{bench.Development, dev}, {bench.Validation, val}} {
+		sr, err := sweepsOf(ctx, x.sweeps, plan.Tuned)
+		if err != nil {
+			return rep, err
+		}
+		parts[x.part].Published = publishedPart(sr, x.part == bench.Development || opts.ShowValidation)
+	}
+	for _, pt := range parts {
+		if pt.MLPerf.Predicted > 0 {
+			pt.MLPerf.MeanAbsError /= float64(pt.MLPerf.Predicted)
+		}
+		pt.MLPerf.SweepSummary = summarize(pt.MLPerf.Sweeps)
+		if pt.Name == bench.Validation && !opts.ShowValidation {
+			pt.MLPerf.Sweeps = nil // aggregates only: SweepSummary
+		}
+	}
+	rep.Development, rep.Validation = *parts[bench.Development], *parts[bench.Validation]
+	return rep, nil
+}
+
+// benchRow reads and predicts one MLPerf row (a refusal is the row's
+// answer, not an error of the report).
+func benchRow(r bench.Row) report.BenchRow {
+	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
+		StepMethod: r.StepMethod, Config: r.Config, GPUMemGiB: r.GPUMemGiB}
+	if !r.Measured() {
+		br.Refused = "no step time: the result files are absent from the mirror"
+		return br
+	}
+	rd, err := bench.Read(r)
+	if err != nil {
+		br.Refused = err.Error()
+		return br
+	}
+	br.Workload, br.Cluster, br.Strategy, br.Assumed, br.LeftOut = rd.Workload, rd.Cluster, rd.Strategy, rd.Assumed, rd.LeftOut
+	m, err := transformer.Parse(rd.Workload)
+	if err != nil {
+		br.Refused = err.Error()
+		return br
+	}
+	p, err := plan.ParsePod(rd.Cluster)
+	if err != nil {
+		br.Refused = err.Error()
+		return br
+	}
+	s, err := plan.ParseStrategy(rd.Strategy)
+	if err != nil {
+		br.Refused = err.Error()
+		return br
+	}
+	res, err := scale.Evaluate(m, s, p)
+	if err != nil {
+		br.Refused = err.Error()
+		return br
+	}
+	if math.IsNaN(res.Step) || math.IsInf(res.Step, 0) || res.Step <= 0 {
+		br.Refused = "no finite prediction"
+		return br
+	}
+	br.Predicted, br.Error, br.Fits = res.Step, res.Step/r.StepSeconds-1, res.Fits
+	br.PredictedGiB = float64(res.Memory) / (1 << 30)
+	if res.Judged > 0 {
+		br.PredictedGiB = float64(res.Judged) / (1 << 30)
+	}
+	br.UsableGiB = float64(res.Usable) / (1 << 30)
+	return br
+}
+
+// addReason counts reason among rs (one entry per distinct reason, in
+// first-seen order).
+func addReason(rs []report.BenchReason, reason string) []report.BenchReason {
+	i := slices.IndexFunc(rs, func(x report.BenchReason) bool { return x.Reason == reason })
+	if i < 0 {
+		return append(rs, report.BenchReason{Reason: reason, Rows: 1})
+	}
+	rs[i].Rows++
+	return rs
+}
+
+// summarize is the sweeps' aggregate: how many have a Spearman (3 plans
+// or more), its mean and least, and how many reach 0.8.
+func summarize(sw []report.BenchSweep) report.BenchSweepSummary {
+	var s report.BenchSweepSummary
+	s.Sweeps = len(sw)
+	first := true
+	for _, x := range sw {
+		if x.Spearman == nil {
+			continue
+		}
+		s.Ranked++
+		s.MeanSpearman += *x.Spearman
+		if first || *x.Spearman < s.MinSpearman {
+			s.MinSpearman, first = *x.Spearman, false
+		}
+		if *x.Spearman >= 0.8 {
+			s.AtLeast08++
+		}
+	}
+	if s.Ranked > 0 {
+		s.MeanSpearman /= float64(s.Ranked)
+	}
+	return s
+}
+
+// publishedPart is the aggregate of one part's published sweeps (the
+// sweeps themselves where show).
+func publishedPart(sr report.Sweeps, show bool) report.BenchPublished {
+	out := report.BenchPublished{Rows: sr.Rows, Refused: sr.Refused, MeanAbsError: sr.MeanAbsError, MaxAbsError: sr.MaxAbsError}
+	var sws []report.BenchSweep
+	for _, sw := range sr.Sweeps {
+		out.Sweeps++
+		b := report.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
+		for _, r := range sw.Rows {
+			if r.Refused != "" {
+				continue
+			}
+			b.Rows++
+			if !r.Fits {
+				out.Over++
+				if show {
+					out.OverRows = append(out.OverRows, sw.Name+": "+r.Label)
+				}
+			}
+		}
+		sws = append(sws, b)
+	}
+	out.SweepSummary = summarize(sws)
+	if show {
+		out.SweepList = sws
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/report"
+)
+
+// TestBenchParts: placer report bench counts every submission once, in
+// its part; the validation part's rows are left out (report and JSON)
+// unless asked for, and its aggregates are the same either way.
+func TestBenchParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("predicts every bench row and published sweep")
+	}
+	hidden, err := Bench(context.Background(), BenchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := Bench(context.Background(), BenchOptions{ShowValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []report.BenchPart{hidden.Development, hidden.Validation} {
+		m := p.MLPerf
+		if m.Predicted+m.Refused+m.Unmeasured != m.Submissions || m.Submissions == 0 {
+			t.Errorf("%s: %d predicted + %d refused + %d unmeasured, %d submissions", p.Name, m.Predicted, m.Refused, m.Unmeasured, m.Submissions)
+		}
+		n := 0
+		for _, r := range m.Reasons {
+			n += r.Rows
+		}
+		if n != m.Refused {
+			t.Errorf("%s: reasons count %d rows, %d refused", p.Name, n, m.Refused)
+		}
+	}
+	if len(hidden.Validation.Rows) != 0 || hidden.Validation.MLPerf.Sweeps != nil || hidden.Validation.Published.SweepList != nil {
+		t.Error("the validation part's rows or sweeps are in the report without --show-validation")
+	}
+	if len(shown.Validation.Rows) != shown.Validation.MLPerf.Submissions {
+		t.Errorf("--show-validation: %d rows of %d submissions", len(shown.Validation.Rows), shown.Validation.MLPerf.Submissions)
+	}
+	if hidden.Validation.MLPerf.MeanAbsError != shown.Validation.MLPerf.MeanAbsError || hidden.Validation.MLPerf.SweepSummary != shown.Validation.MLPerf.SweepSummary {
+		t.Error("the validation part's aggregates differ with --show-validation")
+	}
+	for _, r := range shown.Validation.Rows {
+		if !strings.HasPrefix(r.ID, "v4.1/") || r.Part != "validation" {
+			t.Errorf("%s in the validation part", r.ID)
+		}
+	}
+	var out bytes.Buffer
+	if err := report.WriteBench(&out, hidden); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "v4.1/") {
+		t.Error("the report prints a validation row without --show-validation")
+	}
+	out.Reset()
+	if err := report.WriteBench(&out, shown); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "v4.1/") {
+		t.Error("--show-validation prints no validation row")
+	}
+}

@@ -1,0 +1,251 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Bench is placer report bench: the bench of real runs (MLPerf Training
+// submissions and the published sweeps placer carries) in its two parts,
+// the development part (mechanisms are chosen on it) and the validation
+// part (reported as aggregates; its rows only with ShowValidation).
+type Bench struct {
+	ValidationRule string    `json:"validation_rule"`
+	ShowValidation bool      `json:"show_validation"`
+	Development    BenchPart `json:"development"`
+	Validation     BenchPart `json:"validation"`
+}
+
+// BenchPart is one part's figures: its MLPerf rows and its published
+// sweeps, apart.
+type BenchPart struct {
+	Name      string         `json:"name"`
+	MLPerf    BenchMLPerf    `json:"mlperf"`
+	Published BenchPublished `json:"published"`
+	// Rows are the part's MLPerf rows (the validation part's only with
+	// ShowValidation).
+	Rows []BenchRow `json:"rows,omitempty"`
+}
+
+// BenchMLPerf is a part's MLPerf submissions: how many, how many have no
+// step time (Unmeasured), how many placer cannot write (Refused, by
+// reason), and over those it predicts: the mean and largest |error| of
+// the step, how many it predicts slower than measured, how many of these
+// runs that ran it tells over memory, and the order within each sweep
+// (one round, one benchmark, one GPU).
+type BenchMLPerf struct {
+	Submissions  int               `json:"submissions"`
+	Unmeasured   int               `json:"unmeasured"`
+	Refused      int               `json:"refused"`
+	Reasons      []BenchReason     `json:"refused_reasons,omitempty"`
+	Predicted    int               `json:"predicted"`
+	MeanAbsError float64           `json:"mean_abs_error"`
+	MaxAbsError  float64           `json:"max_abs_error"`
+	Slow         int               `json:"predicted_slower"`
+	Over         int               `json:"ran_but_told_over"`
+	Sweeps       []BenchSweep      `json:"sweeps,omitempty"`
+	SweepSummary BenchSweepSummary `json:"sweep_summary"`
+}
+
+// BenchReason is one reason placer cannot write a row, and how many rows.
+type BenchReason struct {
+	Reason string `json:"reason"`
+	Rows   int    `json:"rows"`
+}
+
+// BenchSweep is one sweep's rows predicted, their mean |error| and
+// Spearman's rank correlation (nil under three rows).
+type BenchSweep struct {
+	Name         string   `json:"name"`
+	Rows         int      `json:"rows"`
+	MeanAbsError float64  `json:"mean_abs_error"`
+	Spearman     *float64 `json:"spearman"`
+	OrderOnly    bool     `json:"order_only,omitempty"`
+}
+
+// BenchSweepSummary is a part's sweeps in aggregate: how many, how many
+// have three plans or more (Ranked), their mean and least Spearman and
+// how many reach 0.8.
+type BenchSweepSummary struct {
+	Sweeps       int     `json:"sweeps"`
+	Ranked       int     `json:"ranked"`
+	MeanSpearman float64 `json:"mean_spearman"`
+	MinSpearman  float64 `json:"min_spearman"`
+	AtLeast08    int     `json:"spearman_at_least_0_8"`
+}
+
+// BenchPublished is a part's published sweeps (placer report sweeps'
+// rows): rows predicted and refused, the mean and largest |error|, how
+// many rows that ran placer tells over memory, and the sweeps' order.
+type BenchPublished struct {
+	Sweeps       int               `json:"sweeps"`
+	Rows         int               `json:"rows"`
+	Refused      int               `json:"refused"`
+	MeanAbsError float64           `json:"mean_abs_error"`
+	MaxAbsError  float64           `json:"max_abs_error"`
+	Over         int               `json:"ran_but_told_over"`
+	OverRows     []string          `json:"over_rows,omitempty"`
+	SweepSummary BenchSweepSummary `json:"sweep_summary"`
+	SweepList    []BenchSweep      `json:"sweep_list,omitempty"`
+}
+
+// BenchRow is one MLPerf submission: its reading (placer eval's
+// workload, cluster and strategy), what the reading assumes and leaves
+// out, the measured and predicted step, the error, the memory placer
+// predicts and whether it fits; or why placer cannot write it.
+type BenchRow struct {
+	ID           string   `json:"id"`
+	Part         string   `json:"part"`
+	Sweep        string   `json:"sweep"`
+	GPUs         int      `json:"gpus"`
+	Workload     string   `json:"workload,omitempty"`
+	Cluster      string   `json:"cluster,omitempty"`
+	Strategy     string   `json:"strategy,omitempty"`
+	Assumed      []string `json:"assumed,omitempty"`
+	LeftOut      []string `json:"left_out,omitempty"`
+	Measured     float64  `json:"measured_step_s"`
+	StepMethod   string   `json:"step_method"`
+	Predicted    float64  `json:"predicted_step_s,omitempty"`
+	Error        float64  `json:"error,omitempty"`
+	PredictedGiB float64  `json:"predicted_gib,omitempty"`
+	UsableGiB    float64  `json:"usable_gib,omitempty"`
+	GPUMemGiB    float64  `json:"gpu_memory_gib,omitempty"`
+	Fits         bool     `json:"fits"`
+	Refused      string   `json:"refused,omitempty"`
+	Config       string   `json:"config,omitempty"`
+}
+
+// WriteBench writes the report: the rule, each part's figures apart
+// (MLPerf, then the published sweeps), the development part's rows and
+// refusals, the validation part's rows only where shown.
+func WriteBench(w io.Writer, b Bench) error {
+	para(w, "", "validation part: "+b.ValidationRule)
+	fmt.Fprintln(w)
+	head := []string{"part", "MLPerf subm.", "predicted", "refused", "mean |err|", "max |err|", "slower", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}
+	var rows [][]string
+	for _, p := range []BenchPart{b.Development, b.Validation} {
+		m := p.MLPerf
+		rows = append(rows, []string{p.Name, fmt.Sprint(m.Submissions), fmt.Sprint(m.Predicted), fmt.Sprintf("%d (+%d unmeasured)", m.Refused, m.Unmeasured),
+			Percent(m.MeanAbsError), Percent(m.MaxAbsError), fmt.Sprint(m.Slow), fmt.Sprint(m.Over), fmt.Sprint(m.SweepSummary.Ranked),
+			spearmanPair(m.SweepSummary), fmt.Sprintf("%d of %d", m.SweepSummary.AtLeast08, m.SweepSummary.Ranked)})
+	}
+	fmt.Fprintln(w, "MLPerf Training submissions (step s):")
+	if err := Table(w, head, rows); err != nil {
+		return err
+	}
+	head = []string{"part", "sweeps", "rows", "refused", "mean |err|", "max |err|", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}
+	rows = nil
+	for _, p := range []BenchPart{b.Development, b.Validation} {
+		s := p.Published
+		rows = append(rows, []string{p.Name, fmt.Sprint(s.Sweeps), fmt.Sprint(s.Rows), fmt.Sprint(s.Refused), Percent(s.MeanAbsError), Percent(s.MaxAbsError),
+			fmt.Sprint(s.Over), fmt.Sprint(s.SweepSummary.Ranked), spearmanPair(s.SweepSummary), fmt.Sprintf("%d of %d", s.SweepSummary.AtLeast08, s.SweepSummary.Ranked)})
+	}
+	fmt.Fprintln(w, "\npublished sweeps (placer report sweeps' rows, each sweep's unit):")
+	if err := Table(w, head, rows); err != nil {
+		return err
+	}
+	for _, p := range []BenchPart{b.Development, b.Validation} {
+		shown := p.Name != "validation" || b.ShowValidation
+		if len(p.MLPerf.Sweeps) > 0 {
+			fmt.Fprintf(w, "\n%s part, MLPerf sweeps (one round, one benchmark, one GPU):\n", p.Name)
+			var sr [][]string
+			for _, s := range p.MLPerf.Sweeps {
+				sr = append(sr, []string{s.Name, fmt.Sprint(s.Rows), Percent(s.MeanAbsError), rho(s.Spearman)})
+			}
+			if err := Table(w, []string{"sweep", "rows", "mean |err|", "Spearman"}, sr); err != nil {
+				return err
+			}
+		}
+		if shown && len(p.Rows) > 0 {
+			fmt.Fprintf(w, "\n%s part, MLPerf rows:\n", p.Name)
+			var rr [][]string
+			for _, r := range p.Rows {
+				if r.Refused != "" {
+					continue
+				}
+				fits := "fits"
+				if !r.Fits {
+					fits = "OVER"
+				}
+				rr = append(rr, []string{chunk(r.ID, 36), fmt.Sprint(r.GPUs), r.Strategy, fmt.Sprintf("%.3f", r.Measured), fmt.Sprintf("%.3f", r.Predicted),
+					fmt.Sprintf("%+.1f%%", 100*r.Error), fmt.Sprintf("%.0f/%.0f %s", r.PredictedGiB, r.UsableGiB, fits)})
+			}
+			if err := TableFit(w, []string{"submission", "GPUs", "placer's reading", "step s", "predicted", "error", "GiB pred/usable"}, rr, []int{2}); err != nil {
+				return err
+			}
+		}
+		if len(p.MLPerf.Reasons) > 0 {
+			fmt.Fprintf(w, "\n%s part, rows placer cannot write (%d):\n", p.Name, p.MLPerf.Refused)
+			for _, r := range p.MLPerf.Reasons {
+				para(w, "  ", fmt.Sprintf("%d x %s", r.Rows, r.Reason))
+			}
+			if shown {
+				for _, r := range p.Rows {
+					if r.Refused != "" && r.Measured > 0 {
+						para(w, "  ", fmt.Sprintf("- %s: %s", r.ID, r.Refused))
+					}
+				}
+			}
+		}
+		if shown && len(p.Published.OverRows) > 0 {
+			fmt.Fprintf(w, "\n%s part, published rows that ran but are told over memory (%d):\n", p.Name, len(p.Published.OverRows))
+			for _, r := range p.Published.OverRows {
+				para(w, "  ", "- "+r)
+			}
+		}
+	}
+	if !b.ShowValidation {
+		fmt.Fprintln(w)
+		para(w, "", "the validation part's rows are not printed (--show-validation prints them; a mechanism is chosen on the development part only)")
+	}
+	return nil
+}
+
+// para writes text wrapped to MaxWidth, its first line after indent and
+// the others two columns further in.
+func para(w io.Writer, indent, text string) {
+	for i, line := range strings.Split(wrap(text, MaxWidth-len(indent)-2), "\n") {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, indent+line)
+	}
+}
+
+// chunk breaks s after each "/" that ends a line of at most n columns,
+// and inside a piece longer than n (a submission's id has no spaces).
+func chunk(s string, n int) string {
+	var lines []string
+	cur := ""
+	for _, piece := range strings.SplitAfter(s, "/") {
+		for len(piece) > n {
+			if cur != "" {
+				lines, cur = append(lines, cur), ""
+			}
+			lines, piece = append(lines, piece[:n]), piece[n:]
+		}
+		if len(cur)+len(piece) > n {
+			lines, cur = append(lines, cur), ""
+		}
+		cur += piece
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func spearmanPair(s BenchSweepSummary) string {
+	if s.Ranked == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f / %.2f", s.MeanSpearman, s.MinSpearman)
+}
+
+func rho(r *float64) string {
+	if r == nil {
+		return "n/a (<3 rows)"
+	}
+	return strings.TrimRight(fmt.Sprintf("%.2f", *r), " ")
+}

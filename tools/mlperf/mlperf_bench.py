@@ -1,0 +1,862 @@
+#!/usr/bin/env python3
+"""Read MLPerf Training results repositories into placer's bench table.
+
+Reads mlcommons' training_results_v3.0 ... v4.1 (a bare git mirror, as the
+project's fetch leaves under /work/.mirror, or a plain checkout) and writes
+one row per submission of GPT-3 175B pretraining (gpt3) and Llama 2 70B
+LoRA fine-tuning (llama2_70b_lora) on NVIDIA GPUs: the system, the
+software release, the plan and recipe from the config_*.sh the run used
+(with the defaults its Hydra YAML gives for what the script leaves unset),
+and the step time measured from its result logs, with the paths of every
+file read for provenance. A second table has one row per result file (per
+run). Standard library only: runs with Debian's python3.
+
+    python3 tools/mlperf/mlperf_bench.py --out measurements/mlperf \\
+        /work/.mirror/mlcommons+training_results_v3.0/repo ...
+
+Rounds v5.0 and later are held out of the project: the script refuses them.
+"""
+
+import argparse
+import csv
+import glob
+import io
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+BENCHMARKS = ("gpt3", "llama2_70b_lora")
+
+# HELD_OUT_FROM is the first round kept out of view (docs: issue 79).
+HELD_OUT_FROM = (5, 0)
+
+# The columns of runs.csv, in order (measurements/mlperf/README.md says what
+# each holds).
+COLUMNS = [
+    "id", "round", "part", "submitter", "system", "benchmark", "division", "status",
+    "accelerator", "gpu", "gpu_mem_gib", "gpus", "nodes", "gpus_per_node",
+    "framework", "container",
+    "tp", "pp", "vp", "cp", "sp", "dp", "mbs", "gbs", "seq_len",
+    "fp8", "fp8_format", "fp8_amax_history", "fp8_amax_algo", "fp8_reduce_amax",
+    "fp8_params", "fp8_dpa", "fp8_activation",
+    "recompute_granularity", "recompute_method", "recompute_layers",
+    "cuda_graph", "cpu_offload", "alloc_conf",
+    "lora_rank", "lora_alpha", "lora_targets",
+    "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
+    "overlap_param_sync", "sharp",
+    "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method",
+    "config_match", "config_path", "yaml_defaults", "from_log_config", "result_paths",
+]
+
+RUN_COLUMNS = ["id", "round", "part", "submitter", "system", "benchmark", "result_path",
+               "step_s", "step_method", "n_steps"]
+
+
+# ---------------------------------------------------------------- sources
+
+class Tree:
+    """A results repository: a bare git directory or a plain directory."""
+
+    def __init__(self, path):
+        self.path = path
+        self.git = os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
+        self._files = None
+        self._cat = None
+
+    def files(self):
+        if self._files is None:
+            if self.git:
+                out = subprocess.run(["git", "--git-dir", self.path, "ls-tree", "-r", "--name-only", "-z", "HEAD"],
+                                     check=True, capture_output=True).stdout
+                self._files = sorted(p.decode("utf-8", "replace") for p in out.split(b"\0") if p)
+            else:
+                fs = []
+                for root, _, names in os.walk(self.path):
+                    for n in names:
+                        fs.append(os.path.relpath(os.path.join(root, n), self.path).replace(os.sep, "/"))
+                self._files = sorted(fs)
+        return self._files
+
+    def read(self, rel):
+        if not self.git:
+            with open(os.path.join(self.path, rel), "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        if self._cat is None:
+            self._cat = subprocess.Popen(["git", "--git-dir", self.path, "cat-file", "--batch"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._cat.stdin.write(("HEAD:" + rel + "\n").encode())
+        self._cat.stdin.flush()
+        header = self._cat.stdout.readline().decode()
+        if header.endswith("missing\n"):
+            raise FileNotFoundError(rel)
+        size = int(header.split()[2])
+        data = self._cat.stdout.read(size)
+        self._cat.stdout.read(1)
+        return data.decode("utf-8", "replace")
+
+    def close(self):
+        if self._cat is not None:
+            self._cat.stdin.close()
+            self._cat.wait()
+            self._cat = None
+
+
+def round_of(path):
+    """The round a mirror holds, from its name (training_results_v4.1)."""
+    m = re.search(r"training_results_v(\d+)\.(\d+)", path)
+    if not m:
+        raise ValueError(f"{path}: not a training_results_vX.Y mirror (the round is read from the name)")
+    r = (int(m.group(1)), int(m.group(2)))
+    if r >= HELD_OUT_FROM:
+        raise ValueError(f"{path}: round v{r[0]}.{r[1]} is held out (v5.0 and later are not read)")
+    return f"v{r[0]}.{r[1]}"
+
+
+# ------------------------------------------------------------- validation
+
+def part_of(round_, benchmark=""):
+    """Which part of the bench a row is in: "validation" or "development".
+
+    The rule, chosen on 2026-11-28 before any row was predicted: round v4.1
+    whole is the validation part (its newest systems, H200 and the B200
+    preview, and the most submitters); v3.0, v3.1 and v4.0 are the
+    development part. The benchmark does not enter the rule.
+    """
+    return "validation" if round_ == "v4.1" else "development"
+
+
+# ------------------------------------------------------------- MLLOG logs
+
+def mllog_events(text):
+    """Every :::MLLOG record of a result file, in order (prefixes such as a
+    rank's "0: " are ignored; a line that is not JSON is skipped)."""
+    out = []
+    for line in text.splitlines():
+        i = line.find(":::MLLOG ")
+        if i < 0:
+            continue
+        try:
+            ev = json.loads(line[i + len(":::MLLOG "):])
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and "key" in ev:
+            out.append(ev)
+    return out
+
+
+def _first(events, key):
+    for ev in events:
+        if ev.get("key") == key:
+            return ev.get("value")
+    return None
+
+
+def log_facts(events):
+    """What a result file says of its run besides timing."""
+    return {k: _first(events, k) for k in ("global_batch_size", "max_sequence_length", "lora_rank", "lora_alpha",
+                                            "submission_platform", "submission_org", "submission_division",
+                                            "submission_status", "gradient_accumulation_steps")}
+
+
+def step_time(events, benchmark, gbs, seq):
+    """The step time of one run in seconds, the method, and the number of
+    steps it rests on (None, reason, 0 where the log holds no timing).
+
+    In order of preference:
+    - train_step_timing: the median of the per-step times the framework
+      logged (NeMo's tracked_stats "train_step_timing" / "train_step_timing in s");
+    - throughput: the median of the samples/s logged at each block's end
+      (NeMo's LoRA tracked_stats "throughput"), as global batch / throughput;
+    - train_loss_timestamps: the median over consecutive train_loss records
+      of their time apart over the steps between them (samples_count / gbs);
+    - block_timestamps: the median over training blocks after the first of
+      (block_stop - block_start) over the steps the block ran, the steps from
+      the samples (LoRA: samples_count at successive block_stops) or tokens
+      (GPT-3: the block's epoch_count / (gbs x sequence)); the first block,
+      which holds warm-up, is used only when it is the only one.
+    """
+    timings = []
+    for ev in events:
+        if ev.get("key") != "tracked_stats" or not isinstance(ev.get("value"), dict):
+            continue
+        v = ev["value"]
+        for k in ("train_step_timing in s", "train_step_timing"):
+            if isinstance(v.get(k), (int, float)):
+                timings.append(float(v[k]))
+    if timings:
+        return statistics.median(timings), "train_step_timing", len(timings)
+    thr = []
+    for ev in events:
+        v = ev.get("value")
+        if ev.get("key") == "tracked_stats" and isinstance(v, dict) and isinstance(v.get("throughput"), (int, float)) and v["throughput"] > 0:
+            thr.append(float(v["throughput"]))
+    if thr and gbs:
+        return gbs / statistics.median(thr), "throughput", len(thr)
+    if not gbs:
+        return None, "no global_batch_size", 0
+    losses = [(ev["time_ms"], (ev.get("metadata") or {}).get("samples_count")) for ev in events
+              if ev.get("key") == "train_loss" and isinstance((ev.get("metadata") or {}).get("samples_count"), (int, float))]
+    per = []
+    for (t0, s0), (t1, s1) in zip(losses, losses[1:]):
+        steps = (s1 - s0) / gbs
+        if steps > 0 and t1 > t0:
+            per.append(((t1 - t0) / 1000.0 / steps, steps))
+    if len(per) >= 2:
+        return statistics.median(p for p, _ in per), "train_loss_timestamps", int(sum(s for _, s in per))
+    blocks = []
+    start = None
+    prev_stop_samples = 0
+    for ev in events:
+        md = ev.get("metadata") or {}
+        if ev.get("key") == "block_start":
+            start = ev
+        elif ev.get("key") == "block_stop" and start is not None:
+            dt = (ev["time_ms"] - start["time_ms"]) / 1000.0
+            steps = None
+            if isinstance(md.get("epoch_count"), (int, float)) and benchmark == "gpt3" and seq:
+                steps = md["epoch_count"] / (gbs * seq)
+            elif isinstance(md.get("samples_count"), (int, float)):
+                steps = (md["samples_count"] - prev_stop_samples) / gbs
+                prev_stop_samples = md["samples_count"]
+            if steps and steps > 0 and dt > 0:
+                blocks.append((dt / steps, steps))
+            start = None
+    if len(blocks) > 1:
+        blocks = blocks[1:]
+    if blocks:
+        return statistics.median(p for p, _ in blocks), "block_timestamps", int(sum(s for _, s in blocks))
+    return None, "no timing in log", 0
+
+
+# -------------------------------------------------------------- config_*.sh
+
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_DEFAULT = re.compile(r"^\s*:\s*\"?\$\{([A-Za-z_][A-Za-z0-9_]*):?=([^}]*)\}\"?")
+_SOURCE = re.compile(r"^\s*(?:source|\.)\s+(.+?)\s*(?:#.*)?$")
+
+
+def _strip_comment(v):
+    out, q = [], None
+    for i, c in enumerate(v):
+        if q:
+            if c == q:
+                q = None
+        elif c in "'\"":
+            q = c
+        elif c == "#" and (i == 0 or v[i - 1] in " \t"):
+            break
+        out.append(c)
+    return "".join(out).strip()
+
+
+def _expand(v, env):
+    """A shell word's value: quotes removed, ${X:=d} ${X:-d} ${X} $X expanded;
+    command substitutions and arithmetic left as they are."""
+    v = _strip_comment(v)
+    if v.startswith("$(") or v.startswith("`"):
+        return v
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        if v[0] == "'":
+            return v[1:-1]
+        v = v[1:-1]
+
+    def sub(m):
+        name, op, d = m.group(1), m.group(2), m.group(3)
+        if op in (":=", "="):
+            if not env.get(name):
+                env[name] = d
+            return env[name]
+        if op in (":-", "-"):
+            return env.get(name) or d
+        return env.get(name, "")
+    v = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}", sub, v)
+    v = re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", lambda m: env.get(m.group(1), ""), v)
+    return v
+
+
+def _then_branches_with_else(lines):
+    """The indices of lines in the `then` branch of an if that has an else:
+    a condition (MLPERF_VERSION == v31 and the like) tests a variable the run
+    leaves unset, so its else branch is the one that ran."""
+    skip, stack = set(), []
+    for i, line in enumerate(lines):
+        if re.match(r"^if\b", line):
+            stack.append([i, None])
+        elif re.match(r"^(else|elif)\b", line) and stack:
+            if stack[-1][1] is None:
+                stack[-1][1] = i
+        elif re.match(r"^fi\b", line) and stack:
+            start, els = stack.pop()
+            if els is not None:
+                skip.update(range(start + 1, els))
+    return skip
+
+
+def parse_config(tree, path, env=None, depth=0):
+    """The environment a config_*.sh leaves: each assignment in order, each
+    `source`d file (resolved beside the script, or in configs/ beside it),
+    `: "${X:=d}"` defaults. Shell logic is not run: a value set under a
+    condition is taken as set, except that a file sourced in the then branch
+    of an if with an else is not read (the else branch is the default path)."""
+    env = {} if env is None else env
+    if depth > 4:
+        return env
+    base = path.rsplit("/", 1)[0]
+    try:
+        text = tree.read(path)
+    except (FileNotFoundError, OSError):
+        return env
+    lines = [raw.strip() for raw in text.splitlines()]
+    skip = _then_branches_with_else(lines)
+    for i, line in enumerate(lines):
+        m = _SOURCE.match(line)
+        if m:
+            target = m.group(1).strip("\"'")
+            name = target.rsplit("/", 1)[-1].strip("\"'")
+            if "$" in name or i in skip:
+                continue
+            for cand in (base + "/" + name, base + "/configs/" + name, base.rsplit("/", 1)[0] + "/" + name):
+                if cand in tree_index(tree):
+                    parse_config(tree, cand, env, depth + 1)
+                    break
+            continue
+        m = _DEFAULT.match(line)
+        if m:
+            if not env.get(m.group(1)):
+                env[m.group(1)] = _expand(m.group(2), env)
+            continue
+        m = _ASSIGN.match(line)
+        if m:
+            env[m.group(1)] = _expand(m.group(2), env)
+        elif line.startswith("unset "):
+            for n in line.split()[1:]:
+                env.pop(n, None)
+    return env
+
+
+_INDEX = {}
+
+
+def tree_index(tree):
+    key = id(tree)
+    if key not in _INDEX:
+        _INDEX[key] = set(tree.files())
+    return _INDEX[key]
+
+
+# ------------------------------------------------------------- Hydra YAML
+
+_PLAN_YAML_KEYS = None
+
+
+def printed_config(text):
+    """The resolved model config a NeMo run prints into its log (lines such
+    as " 0:   tensor_model_parallel_size: 4"), for the plan's keys only:
+    {yaml key: [value]} with the first literal value printed."""
+    global _PLAN_YAML_KEYS
+    if _PLAN_YAML_KEYS is None:
+        _PLAN_YAML_KEYS = {yk for _, yks, _ in KEYS for yk in yks}
+    out = {}
+    lines = [re.sub(r"^\s*\d+:\s?", "", ln) for ln in text.splitlines() if ":::MLLOG" not in ln]
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s+)([a-z_0-9]+):(?:\s+(\S.*?))?\s*$", line)
+        if not m or m.group(2) not in _PLAN_YAML_KEYS or m.group(2) in out:
+            continue
+        v = m.group(3)
+        if v is None:
+            # a block list: "key:" then "- item" lines below it
+            items = []
+            for nxt in lines[i + 1:]:
+                li = re.match(r"^\s*-\s+(\S.*?)\s*$", nxt)
+                if not li:
+                    break
+                items.append(li.group(1).strip("'\""))
+            if not items:
+                continue
+            v = "[" + ", ".join(f"'{x}'" for x in items) + "]"
+        if "${" in v:
+            continue
+        out[m.group(2)] = [v.strip("'\"") if not v.startswith("[") else v]
+    return out
+
+def _braced(s, i):
+    """The index just past the brace that closes s[i] == '{'."""
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] == "{":
+            depth += 1
+        elif s[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(s)
+
+
+def resolve_yaml(expr, env, used_default=None):
+    """A Hydra/OmegaConf value with the config's environment: ${oc.env:X,d}
+    is env X or the default d (X appended to used_default when the default
+    is taken), ${oc.decode:...} its inner value; any other interpolation
+    (${multiply:...}, ${model.x}) resolves to None."""
+    expr = expr.strip()
+    if not expr.startswith("${"):
+        if "${" in expr:
+            return None
+        return expr.strip("'\"")
+    end = _braced(expr, 1)
+    if end != len(expr):
+        return None
+    inner = expr[2:-1]
+    if inner.startswith("oc.decode:"):
+        return resolve_yaml(inner[len("oc.decode:"):], env, used_default)
+    if inner.startswith("oc.env:"):
+        rest = inner[len("oc.env:"):]
+        if "," in rest:
+            name, default = rest.split(",", 1)
+        else:
+            name, default = rest, None
+        name = name.strip()
+        if env.get(name, "") != "":
+            return env[name]
+        if default is None:
+            return None
+        if used_default is not None:
+            used_default.append(name)
+        return resolve_yaml(default, env, used_default)
+    return None
+
+
+def yaml_keys(text):
+    """Each `key: value` line of a YAML file (the last word before the colon;
+    comments dropped): {key: [value, ...]} in file order."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_.@]*)\s*:\s*(.*?)\s*$", line)
+        if not m or not m.group(2):
+            continue
+        v = m.group(2)
+        # drop a trailing comment outside braces
+        depth = 0
+        for i, c in enumerate(v):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "#" and depth == 0 and i > 0 and v[i - 1] in " \t":
+                v = v[:i].rstrip()
+                break
+        out.setdefault(m.group(1), []).append(v)
+    return out
+
+
+# The plan's keys: (column, YAML keys, environment variables). A value comes
+# from the first environment variable the config sets; else from the YAML
+# key's expression resolved with the config's environment (its default where
+# the config leaves the variable unset: listed in yaml_defaults).
+KEYS = [
+    ("tp", ["tensor_model_parallel_size"], ["TENSOR_MODEL_PARALLEL", "TP"]),
+    ("pp", ["pipeline_model_parallel_size"], ["PIPELINE_MODEL_PARALLEL", "PP"]),
+    ("vp", ["virtual_pipeline_model_parallel_size"], ["INTERLEAVED_PIPELINE", "VP"]),
+    ("cp", ["context_parallel_size"], ["CP"]),
+    ("sp", ["sequence_parallel"], ["SEQ_PARALLEL", "SP"]),
+    ("mbs", ["micro_batch_size"], ["MICRO_BATCH_SIZE", "MBS"]),
+    ("seq_len", ["encoder_seq_length"], ["MAX_SEQLEN", "SEQ_LEN"]),
+    ("fp8", ["fp8"], ["FP8"]),
+    ("fp8_hybrid", ["fp8_hybrid"], ["FP8_HYBRID"]),
+    ("fp8_e4m3", ["fp8_e4m3"], ["FP8_E4M3"]),
+    ("fp8_amax_history", ["fp8_amax_history_len"], ["FP8_AMAX_HISTORY"]),
+    ("fp8_amax_algo", ["fp8_amax_compute_algo"], ["FP8_AMAX_ALGO"]),
+    ("fp8_reduce_amax", ["reduce_amax"], ["FP8_REDUCE_AMAX"]),
+    ("fp8_params", ["fp8_params"], ["FP8_PARAMS"]),
+    ("fp8_dpa", ["fp8_dot_product_attention"], ["FP8_DPA"]),
+    ("fp8_activation", ["activation_func_fp8_input_store"], ["FP8_ACTIVATION"]),
+    ("recompute_granularity", ["activations_checkpoint_granularity"], ["ACT_CKPT_GRANULARITY", "ACG"]),
+    ("recompute_method", ["activations_checkpoint_method"], ["ACT_CKPT_METHOD", "ACM"]),
+    ("recompute_layers", ["activations_checkpoint_num_layers"], ["ACT_CKPT_NUM_LAYERS", "ACL"]),
+    ("cuda_graph", ["enable_cuda_graph", "use_te_rng_tracker_cuda_graph"], ["LAYER_CUDA_GRAPH", "CUDA_GRAPH", "USE_CUDA_GRAPH", "ENABLE_CUDA_GRAPH"]),
+    ("cpu_offload", ["cpu_offloading"], ["CPU_OFFLOADING", "CPU_OFFLOAD", "ACTIVATION_OFFLOAD"]),
+    ("alloc_conf", [], ["PYTORCH_CUDA_ALLOC_CONF"]),
+    ("lora_rank", ["adapter_dim"], ["LORA_DIM", "LORA_RANK"]),
+    ("lora_alpha", ["alpha"], ["LORA_ALPHA"]),
+    ("lora_targets", ["target_modules"], ["LORA_TARGETS"]),
+    ("dist_optimizer", [], ["USE_DIST_OPTIMIZER"]),
+    ("tp_comm_overlap", ["ub_tp_comm_overlap"], ["TP_COMM_OVERLAP"]),
+    ("tp_overlap_ag", ["tp_comm_overlap_ag"], ["MC_TP_OVERLAP_AG"]),
+    ("tp_overlap_rs", ["tp_comm_overlap_rs"], ["MC_TP_OVERLAP_RS"]),
+    ("overlap_param_sync", ["overlap_param_sync"], ["MCORE_OPTIM_OVERLAP_PARAM_SYNC"]),
+    ("sharp", ["sharp"], ["SHARP"]),
+]
+
+
+def plan_keys(env, yamls):
+    """The plan's columns from a config's environment and its YAMLs' keys."""
+    out, defaults = {}, []
+    for col, ykeys, evars in KEYS:
+        val = None
+        for e in evars:
+            if env.get(e, "") != "" and not env[e].startswith("$("):
+                val = env[e]
+                break
+        if val is None:
+            for yk in ykeys:
+                for expr in yamls.get(yk, []):
+                    used = []
+                    r = resolve_yaml(expr, env, used)
+                    if r is not None and r != "":
+                        val = r
+                        if used:
+                            defaults.append(col)
+                        break
+                if val is not None:
+                    break
+        out[col] = "" if val is None else str(val).strip()
+    return out, defaults
+
+
+def normalize_bool(v):
+    s = str(v).strip().lower()
+    if s in ("1", "true", "yes", "on"):
+        return "1"
+    if s in ("0", "false", "no", "off", "none", "null", ""):
+        return "0" if s != "" else ""
+    return v
+
+
+# ---------------------------------------------------------------- systems
+
+def gpu_of(name):
+    """The GPU family of an accelerator name, or "" when not an NVIDIA GPU."""
+    n = name.upper()
+    for fam in ("GB200", "B200", "H200", "H100", "A100", "L40S", "GH200"):
+        if fam in n.replace(" ", "").replace("-", ""):
+            return fam
+    return ""
+
+
+def mem_gib(s):
+    m = re.search(r"([\d.]+)\s*(MiB|GiB|GB|MB|TB)", s or "", re.I)
+    if not m:
+        return ""
+    v, u = float(m.group(1)), m.group(2).lower()
+    gib = {"mib": v / 1024, "mb": v * 1e6 / 2**30, "gib": v, "gb": v * 1e9 / 2**30, "tb": v * 1e12 / 2**30}[u]
+    return f"{gib:.1f}"
+
+
+def _int(s, default=0):
+    try:
+        return int(float(str(s).strip()))
+    except (TypeError, ValueError):
+        return default
+
+
+# ------------------------------------------------------------- the bench
+
+def submissions(tree):
+    """(submitter, system, benchmark, [result paths]) for every results
+    directory of a benchmark this bench reads."""
+    groups = {}
+    for p in tree.files():
+        parts = p.split("/")
+        if len(parts) == 5 and parts[1] == "results" and parts[3] in BENCHMARKS and re.match(r"result.*\.txt$", parts[4]):
+            groups.setdefault((parts[0], parts[2], parts[3]), []).append(p)
+    return [(s, y, b, sorted(fs, key=_natural)) for (s, y, b), fs in sorted(groups.items())]
+
+
+def _natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+# The folder names submitters give a benchmark's code under benchmarks/.
+BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)")}
+
+
+def candidate_configs(tree, submitter, benchmark):
+    pre = f"{submitter}/benchmarks/"
+    out = []
+    for p in tree.files():
+        if not p.startswith(pre):
+            continue
+        parts = p.split("/")
+        if len(parts) < 4 or not BENCH_DIRS[benchmark].match(parts[2]):
+            continue
+        if any(v in parts for v in ("Megatron-LM", "NeMo", "TransformerEngine", "apex")):
+            continue
+        name = p.rsplit("/", 1)[-1]
+        if not re.match(r"config_.*\.sh$", name):
+            continue
+        if re.search(r"common|_fp8\.sh$|^config_fp8\.sh$", name):
+            continue
+        out.append(p)
+    return out
+
+
+def yamls_for(tree, config_path):
+    """The YAML keys of the implementation a config belongs to (its folder's
+    conf/ and any .yaml beside it); a model's main config wins a key over
+    helper files (tp_overlap/, nccl/)."""
+    parts = config_path.split("/")
+    impl = "/".join(parts[:5] if len(parts) > 5 and parts[3] == "implementations" else parts[:4])
+    vendored = ("/NeMo/", "/Megatron-LM/", "/TransformerEngine/", "/apex/", "/examples/", "/tests/")
+    files = [p for p in tree.files() if p.startswith(impl + "/") and p.endswith(".yaml")
+             and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p
+             and not any(v in p[len(impl):] for v in vendored)]
+    # the model's config first (megatron_*config*.yaml, custom.yaml)
+    files.sort(key=lambda p: (0 if p.endswith("/custom.yaml") else 1 if re.search(r"/megatron_[^/]*\.yaml$", p) else 2, p))
+    keys = {}
+    for f in files:
+        for k, vs in yaml_keys(tree.read(f)).items():
+            keys.setdefault(k, []).extend(vs)
+    return keys
+
+
+def config_gbs(env, gpus):
+    tp = _int(env.get("TENSOR_MODEL_PARALLEL") or env.get("TP"), 1) or 1
+    pp = _int(env.get("PIPELINE_MODEL_PARALLEL") or env.get("PP"), 1) or 1
+    cp = _int(env.get("CP"), 1) or 1
+    minibs = _int(env.get("MINIBS"), 0)
+    if not minibs or gpus % (tp * pp * cp):
+        return None
+    return minibs * gpus // (tp * pp * cp)
+
+
+def choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, logs_text, gpu=""):
+    """The config_*.sh a submission ran, and how it was matched."""
+    cands = candidate_configs(tree, submitter, benchmark)
+    if not cands:
+        return None, {}, "none: no config_*.sh in the submitter's implementation"
+    names = {c.rsplit("/", 1)[-1]: c for c in cands}
+    named = set()
+    for t in logs_text:
+        for m in re.finditer(r"config_[A-Za-z0-9_.\-]+?\.sh", t):
+            if m.group(0) in names:
+                named.add(m.group(0))
+    if len(named) == 1:
+        c = names[named.pop()]
+        return c, parse_config(tree, c), "named in the log"
+    fits = []
+    for c in cands:
+        env = parse_config(tree, c)
+        n = _int(env.get("DGXNNODES"), -1)
+        g = _int(env.get("DGXNGPU"), gpn)
+        if n != nodes or g != gpn:
+            continue
+        cg = config_gbs(env, nodes * gpn)
+        if gbs and cg is not None and cg != gbs:
+            continue
+        fits.append((c, env))
+    if not fits:
+        loose = []
+        for c in cands:
+            env = parse_config(tree, c)
+            if _int(env.get("DGXNNODES"), -1) == nodes and _int(env.get("DGXNGPU"), gpn) == gpn:
+                loose.append((c, env))
+        if len(loose) == 1:
+            cg = config_gbs(loose[0][1], nodes * gpn)
+            return loose[0][0], loose[0][1], f"nodes and GPUs only: its global batch {cg}, the log's {gbs} (the log's taken)"
+        return None, {}, f"none: no config of {nodes} nodes x {gpn} GPUs and global batch {gbs}"
+    if len(fits) > 1 and gpu:
+        by_gpu = [f for f in fits if gpu in f[0].rsplit("/", 1)[-1].upper()]
+        if len(by_gpu) == 1:
+            return by_gpu[0][0], by_gpu[0][1], f"nodes, GPUs, global batch; the GPU ({gpu}) in its name"
+        if by_gpu:
+            fits = by_gpu
+    if len(fits) == 1:
+        return fits[0][0], fits[0][1], "nodes, GPUs and global batch"
+    same_impl = [f for f in fits if f"/implementations/{system}/" in f[0]]
+    if len(same_impl) == 1:
+        return same_impl[0][0], same_impl[0][1], "nodes, GPUs, global batch; the system's implementation folder"
+    sysname = re.sub(r"[^a-z0-9]", "", system.lower())
+    named = [f for f in fits if re.sub(r"[^a-z0-9]", "", f[0].rsplit("/", 1)[-1].lower())[6:-2] in sysname
+             or sysname[:10] in re.sub(r"[^a-z0-9]", "", f[0].lower())]
+    if len(named) == 1:
+        return named[0][0], named[0][1], "nodes, GPUs, global batch; the system's name"
+    # Ambiguous: the candidates must agree on the plan to be used at all.
+    plans = {tuple(sorted(plan_keys(e, {})[0].items())) for _, e in fits}
+    if len(plans) == 1:
+        return fits[0][0], fits[0][1], f"nodes, GPUs, global batch: {len(fits)} configs, one plan"
+    return fits[0][0], fits[0][1], f"ambiguous: {len(fits)} configs of different plans, the first taken"
+
+
+def build(trees):
+    """The bench's rows and run rows from (round, Tree) pairs."""
+    rows, runs = [], []
+    for round_, tree in trees:
+        for submitter, system, benchmark, results in submissions(tree):
+            sysjson = {}
+            sp = f"{submitter}/systems/{system}.json"
+            if sp in tree_index(tree):
+                try:
+                    sysjson = json.loads(tree.read(sp))
+                except ValueError:
+                    sysjson = {}
+            accel = str(sysjson.get("accelerator_model_name", ""))
+            gpu = gpu_of(accel)
+            if not gpu:
+                continue  # not an NVIDIA GPU (TPU, Gaudi) or no system description
+            nodes = _int(sysjson.get("number_of_nodes"), 0)
+            gpn = _int(sysjson.get("accelerators_per_node"), 0)
+            texts, per = [], []
+            facts = {}
+            missing = []
+            for rp in results:
+                try:
+                    t = tree.read(rp)
+                except (FileNotFoundError, OSError):
+                    missing.append(rp)  # listed in the mirror, its blob absent (a large file)
+                    per.append((rp, None, "file absent from the mirror", 0))
+                    continue
+                texts.append(t)
+                evs = mllog_events(t)
+                f = log_facts(evs)
+                for k, v in f.items():
+                    if facts.get(k) is None and v is not None:
+                        facts[k] = v
+                gbs = _int(f.get("global_batch_size"), 0)
+                seq = _int(f.get("max_sequence_length"), 0) or (2048 if benchmark == "gpt3" else 0)
+                st, method, n = step_time(evs, benchmark, gbs, seq)
+                per.append((rp, st, method, n))
+            gbs = _int(facts.get("global_batch_size"), 0)
+            rid = f"{round_}/{submitter}/{system}/{benchmark}"
+            part = part_of(round_, benchmark)
+            for rp, st, method, n in per:
+                runs.append({"id": rid, "round": round_, "part": part, "submitter": submitter, "system": system,
+                             "benchmark": benchmark, "result_path": rp,
+                             "step_s": "" if st is None else f"{st:.4f}", "step_method": method, "n_steps": n})
+            cfg, env, match = choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, texts, gpu)
+            keys, defaults = plan_keys(env, yamls_for(tree, cfg) if cfg else {})
+            printed = {}
+            for t in texts:
+                printed = printed_config(t)
+                if printed:
+                    break
+            from_log = []
+            for col, ykeys, _ in KEYS:
+                for yk in ykeys:
+                    v = printed.get(yk)
+                    if v:
+                        if keys.get(col, "") != v[0]:
+                            keys[col] = v[0]
+                        from_log.append(col)
+                        if col in defaults:
+                            defaults.remove(col)
+                        break
+            timed = [st for _, st, _, _ in per if st is not None]
+            methods = sorted({m for _, st, m, _ in per if st is not None})
+            row = {c: "" for c in COLUMNS}
+            row.update({
+                "id": rid, "round": round_, "part": part, "submitter": submitter, "system": system,
+                "benchmark": benchmark,
+                "division": sysjson.get("division", facts.get("submission_division") or ""),
+                "status": sysjson.get("status", ""),
+                "accelerator": accel, "gpu": gpu,
+                "gpu_mem_gib": mem_gib(str(sysjson.get("accelerator_memory_capacity", ""))),
+                "gpus": nodes * gpn if nodes and gpn else "", "nodes": nodes or "", "gpus_per_node": gpn or "",
+                "framework": str(sysjson.get("framework", "")).strip(),
+                "container": str(sysjson.get("framework_name", "")).strip(),
+                "gbs": gbs or "",
+                "config_match": match, "config_path": cfg or "",
+                "from_log_config": " ".join(from_log),
+                "result_paths": ";".join(results),
+                "n_results": len(timed),
+                "absent_results": len(missing),
+                "step_method": "+".join(methods) if methods else (per[0][2] if per else ""),
+            })
+            if timed:
+                row["step_s"] = f"{statistics.median(timed):.4f}"
+                row["step_s_min"] = f"{min(timed):.4f}"
+                row["step_s_max"] = f"{max(timed):.4f}"
+            for col, val in keys.items():
+                if col in ("fp8_hybrid", "fp8_e4m3"):
+                    continue
+                row[col] = "" if val.lower() in ("null", "none") else val
+            # The FP8 format: hybrid (E4M3 forward, E5M2 backward) or E4M3
+            # ("" where the recipe does not say).
+            if normalize_bool(keys.get("fp8", "")) == "1":
+                if normalize_bool(keys.get("fp8_hybrid", "")) == "1":
+                    row["fp8_format"] = "hybrid"
+                elif normalize_bool(keys.get("fp8_e4m3", "")) == "1":
+                    row["fp8_format"] = "e4m3"
+            for b in ("sp", "fp8", "fp8_reduce_amax", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
+                      "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
+                      "overlap_param_sync", "sharp"):
+                row[b] = normalize_bool(row[b])
+            for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
+                if row[k].lower() in ("null", "none"):
+                    row[k] = ""
+            for k in ("lora_rank", "lora_alpha"):
+                if facts.get(k) is not None:
+                    row[k] = facts[k]
+                    if k in defaults:
+                        defaults.remove(k)
+            if benchmark != "llama2_70b_lora":
+                row["lora_rank"] = row["lora_alpha"] = row["lora_targets"] = ""
+            if facts.get("max_sequence_length"):
+                row["seq_len"] = facts["max_sequence_length"]
+                if "seq_len" in defaults:
+                    defaults.remove("seq_len")
+            elif benchmark == "gpt3" and not row["seq_len"]:
+                row["seq_len"] = 2048
+            row["yaml_defaults"] = " ".join(defaults)
+            g = row["gpus"]
+            if g:
+                tp, pp, cp = _int(row["tp"], 1) or 1, _int(row["pp"], 1) or 1, _int(row["cp"], 1) or 1
+                if g % (tp * pp * cp) == 0:
+                    row["dp"] = g // (tp * pp * cp)
+            rows.append(row)
+    return rows, runs
+
+
+def write_csv(path, columns, rows):
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({c: r.get(c, "") for c in columns})
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(buf.getvalue())
+    os.replace(tmp, path)
+
+
+def find_mirrors():
+    return sorted(glob.glob("/work/.mirror/*training_results_v*/repo"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="MLPerf Training submissions (gpt3, llama2_70b_lora on NVIDIA GPUs) into measurements/mlperf/runs.csv")
+    ap.add_argument("mirrors", nargs="*", help="training_results_vX.Y repositories (bare git or checkout); default: /work/.mirror/*training_results_v*/repo")
+    ap.add_argument("--out", default="measurements/mlperf", help="folder for runs.csv and logs.csv")
+    a = ap.parse_args(argv)
+    paths = a.mirrors or find_mirrors()
+    if not paths:
+        print("mlperf_bench: no mirrors given and none under /work/.mirror", file=sys.stderr)
+        return 2
+    trees = []
+    for p in paths:
+        try:
+            r = round_of(os.path.abspath(p))
+        except ValueError as e:
+            print(f"mlperf_bench: {e}", file=sys.stderr)
+            return 2
+        if not os.path.isdir(p):
+            print(f"mlperf_bench: {p}: not a directory", file=sys.stderr)
+            return 2
+        trees.append((r, Tree(p)))
+    trees.sort(key=lambda t: tuple(int(x) for x in t[0][1:].split(".")))
+    rows, runs = build(trees)
+    for _, t in trees:
+        t.close()
+    os.makedirs(a.out, exist_ok=True)
+    write_csv(os.path.join(a.out, "runs.csv"), COLUMNS, rows)
+    write_csv(os.path.join(a.out, "logs.csv"), RUN_COLUMNS, runs)
+    timed = sum(1 for r in rows if r["step_s"])
+    timed_logs = sum(1 for r in runs if r["step_s"])
+    print(f"mlperf_bench: {len(rows)} submissions ({timed} with a step time), {len(runs)} result files ({timed_logs} timed) "
+          f"from {len(trees)} rounds -> {a.out}/runs.csv, {a.out}/logs.csv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

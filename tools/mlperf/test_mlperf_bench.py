@@ -1,0 +1,192 @@
+"""Tests of the MLPerf bench reader on hand-written excerpts in the format of
+mlcommons' training_results repositories (testdata/training_results_v4.1: a
+made-up submitter, ACME, with two LoRA systems, one GPT-3 system and a TPU
+system that is not read). Every expected figure is worked by hand beside it.
+
+    python3 -m unittest discover -s tools/mlperf -p 'test_*.py'
+"""
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # noqa: the tool is a script folder, not a package
+
+import mlperf_bench as mb  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "testdata", "training_results_v4.1")
+
+
+def ev(key, t, value=None, **md):
+    return {"key": key, "time_ms": t, "value": value, "metadata": md}
+
+
+class StepTimeTest(unittest.TestCase):
+    def test_train_step_timing_median_both_spellings(self):
+        evs = [ev("tracked_stats", 1, {"train_step_timing in s": 9.0}),
+               ev("tracked_stats", 2, {"train_step_timing": 3.0}),
+               ev("tracked_stats", 3, {"train_step_timing in s": 4.0})]
+        # median of 9, 3, 4 = 4
+        self.assertEqual(mb.step_time(evs, "gpt3", 64, 2048), (4.0, "train_step_timing", 3))
+
+    def test_throughput_is_global_batch_over_samples_per_second(self):
+        evs = [ev("tracked_stats", 1, {"throughput": 8.0}), ev("tracked_stats", 2, {"throughput": 16.0}),
+               ev("tracked_stats", 3, {"throughput": 10.0})]
+        # median 10 samples/s, global batch 8 -> 0.8 s a step
+        self.assertEqual(mb.step_time(evs, "llama2_70b_lora", 8, 8192), (0.8, "throughput", 3))
+
+    def test_train_loss_timestamps(self):
+        evs = [ev("train_loss", 10000, 1.5, samples_count=40), ev("train_loss", 14000, 1.4, samples_count=80),
+               ev("train_loss", 19000, 1.3, samples_count=120), ev("train_loss", 23000, 1.2, samples_count=160)]
+        # 40 samples = 20 steps of 2: 4 s, 5 s, 4 s -> 0.2, 0.25, 0.2 s a step; median 0.2
+        self.assertEqual(mb.step_time(evs, "llama2_70b_lora", 2, 8192), (0.2, "train_loss_timestamps", 60))
+
+    def test_block_timestamps_drop_the_warm_first_block(self):
+        evs = [ev("block_start", 1000, epoch_count=524288), ev("block_stop", 41000, epoch_count=524288),
+               ev("block_start", 50000, epoch_count=524288), ev("block_stop", 70000, epoch_count=524288)]
+        # 524288 tokens / (64 x 2048) = 4 steps; blocks 10 s and 5 s a step; the first dropped
+        self.assertEqual(mb.step_time(evs, "gpt3", 64, 2048), (5.0, "block_timestamps", 4))
+
+    def test_block_samples_between_stops(self):
+        # LoRA blocks count samples at each stop: 0..96 then 96..192 (12 steps of 8 each)
+        evs = [ev("block_start", 0, samples_count=0), ev("block_stop", 60000, samples_count=96),
+               ev("block_start", 70000, samples_count=96), ev("block_stop", 106000, samples_count=192)]
+        self.assertEqual(mb.step_time(evs, "llama2_70b_lora", 8, 8192), (3.0, "block_timestamps", 12))
+
+    def test_no_timing(self):
+        self.assertEqual(mb.step_time([ev("global_batch_size", 1, 8)], "gpt3", 8, 2048), (None, "no timing in log", 0))
+        self.assertEqual(mb.step_time([], "gpt3", 0, 2048), (None, "no global_batch_size", 0))
+
+    def test_mllog_lines_with_rank_prefix_and_junk(self):
+        text = ('0: :::MLLOG {"key": "global_batch_size", "value": 8, "time_ms": 1}\n'
+                'plain line\n'
+                ':::MLLOG {"broken\n'
+                '  12: :::MLLOG {"key": "seed", "value": 3, "time_ms": 2}\n')
+        self.assertEqual([e["key"] for e in mb.mllog_events(text)], ["global_batch_size", "seed"])
+
+
+class ShellAndYamlTest(unittest.TestCase):
+    def test_expand(self):
+        env = {"A": "1"}
+        self.assertEqual(mb._expand('"${MINIBS:=256}"', env), "256")
+        self.assertEqual(env["MINIBS"], "256")
+        self.assertEqual(mb._expand('"${MINIBS:=128}"', env), "256")  # already set: kept
+        self.assertEqual(mb._expand("${B:-7}", env), "7")
+        self.assertNotIn("B", env)
+        self.assertEqual(mb._expand("x$A  # comment", env), "x1")
+        self.assertEqual(mb._expand("'$A'", env), "$A")
+
+    def test_resolve_yaml(self):
+        used = []
+        self.assertEqual(mb.resolve_yaml("${oc.decode:${oc.env:TP,1}}", {"TP": "4"}, used), "4")
+        self.assertEqual(used, [])
+        self.assertEqual(mb.resolve_yaml("${oc.decode:${oc.env:TP,1}}", {}, used), "1")
+        self.assertEqual(used, ["TP"])
+        self.assertIsNone(mb.resolve_yaml("${multiply:${oc.env:A},2}", {"A": "1"}))
+        self.assertIsNone(mb.resolve_yaml("${oc.env:FP8_AMAX_ALGO}", {}))
+        self.assertEqual(mb.resolve_yaml("False", {}), "False")
+
+    def test_then_branch_with_else_skipped(self):
+        lines = ["if [[ x ]]; then", "source a.sh", "else", "source b.sh", "fi", "if y; then", "source c.sh", "fi"]
+        self.assertEqual(mb._then_branches_with_else(lines), {1})
+
+    def test_rounds_and_parts(self):
+        self.assertEqual(mb.round_of("/m/mlcommons+training_results_v4.1/repo"), "v4.1")
+        for held in ("/m/training_results_v5.0/repo", "/m/training_results_v5.1", "/m/training_results_v6.0"):
+            with self.assertRaises(ValueError):
+                mb.round_of(held)
+        self.assertEqual(mb.part_of("v4.1"), "validation")
+        for r in ("v3.0", "v3.1", "v4.0"):
+            self.assertEqual(mb.part_of(r), "development")
+
+    def test_gpu_and_memory(self):
+        self.assertEqual(mb.gpu_of("NVIDIA H100-SXM5-80GB"), "H100")
+        self.assertEqual(mb.gpu_of("NVIDIA B200-SXM-180GB"), "B200")
+        self.assertEqual(mb.gpu_of("NVIDIA L40S"), "L40S")
+        self.assertEqual(mb.gpu_of("TPU v5p"), "")
+        self.assertEqual(mb.mem_gib("81559 MiB"), "79.6")  # 81559 / 1024
+        self.assertEqual(mb.mem_gib("141 GB"), "131.3")  # 141e9 / 2^30
+
+
+class BuildTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        tree = mb.Tree(FIXTURE)
+        cls.rows, cls.runs = mb.build([("v4.1", tree)])
+        cls.by = {r["system"] + "/" + r["benchmark"]: r for r in cls.rows}
+
+    def test_only_nvidia_gpus(self):
+        self.assertEqual(sorted(self.by), ["acme_n1/llama2_70b_lora", "acme_n2/llama2_70b_lora", "acme_n4/gpt3"])
+        self.assertEqual(len(self.runs), 5)
+
+    def test_lora_row(self):
+        r = self.by["acme_n2/llama2_70b_lora"]
+        # result_0: throughput 8, 10, 16 -> median 10 samples/s, batch 2 -> 0.2 s;
+        # result_1: train_loss every 20 steps at 4, 5, 4 s -> 0.2 s
+        self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"], r["n_results"]), ("0.2000", "0.2000", "0.2000", 2))
+        self.assertEqual(r["step_method"], "throughput+train_loss_timestamps")
+        self.assertEqual(r["config_match"], "named in the log")
+        self.assertTrue(r["config_path"].endswith("nemo/config_DGXH100_2x8x1xtp4pp1cp2.sh"))
+        # NeMo/examples' vendored YAML (micro_batch_size 4, four targets) is not the run's
+        want = {"tp": "4", "pp": "1", "cp": "2", "dp": 2, "mbs": "1", "gbs": 2, "sp": "0", "seq_len": "8192",
+                "fp8": "1", "fp8_format": "hybrid", "fp8_amax_history": "32", "fp8_params": "1",
+                "recompute_granularity": "full", "recompute_method": "uniform", "recompute_layers": "21",
+                "cuda_graph": "1", "cpu_offload": "0",
+                "alloc_conf": "expandable_segments:True,garbage_collection_threshold:0.9",
+                "lora_rank": 16, "lora_targets": "['attention']", "gpus": 16, "nodes": 2, "gpus_per_node": 8,
+                "gpu": "H100", "part": "validation", "framework": "NVIDIA NeMo Framework Release 24.09"}
+        for k, v in want.items():
+            self.assertEqual(r[k], v, k)
+        # pp, sp, the sequence, the FP8 format and the recompute method are the YAML's defaults
+        # (the LoRA rank too, but the log states it); mbs is the log's printed config
+        self.assertEqual(r["yaml_defaults"].split(), ["pp", "sp", "seq_len", "fp8_hybrid", "recompute_method"])
+        self.assertEqual(r["from_log_config"], "mbs")
+
+    def test_gpt3_row(self):
+        r = self.by["acme_n4/gpt3"]
+        # result_0: train_step_timing 9, 3, 4 -> 4; result_1: the second block, 20 s over 4 steps -> 5
+        self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"]), ("4.5000", "4.0000", "5.0000"))
+        self.assertEqual(r["step_method"], "block_timestamps+train_step_timing")
+        self.assertEqual(r["config_match"], "nodes, GPUs and global batch")
+        # the else branch's config_common.sh, not config_common_v31.sh
+        want = {"tp": "4", "pp": "8", "vp": "12", "dp": 1, "mbs": "1", "gbs": 64, "seq_len": 2048, "sp": "1",
+                "fp8": "1", "fp8_params": "1", "dist_optimizer": "1", "cuda_graph": "0", "lora_rank": ""}
+        for k, v in want.items():
+            self.assertEqual(r[k], v, k)
+
+    def test_plan_from_printed_config_when_no_script(self):
+        r = self.by["acme_n1/llama2_70b_lora"]
+        self.assertTrue(r["config_match"].startswith("none: "))
+        self.assertEqual((r["tp"], r["cp"], r["mbs"], r["fp8"], r["dp"]), ("2", "1", "1", "1", 4))
+        self.assertEqual(r["from_log_config"], "tp cp mbs fp8 lora_targets")
+        self.assertEqual(r["lora_targets"], "['attention', 'mlp_fc1']")  # a block list in the printed config
+        self.assertEqual((r["gpu"], r["gpu_mem_gib"], r["step_s"]), ("H200", "131.3", "3.2000"))  # 8 / 2.5
+
+    def test_command_writes_both_tables(self):
+        with tempfile.TemporaryDirectory() as d:
+            mirror = os.path.join(d, "training_results_v4.1")
+            os.symlink(FIXTURE, mirror)
+            out = os.path.join(d, "out")
+            p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, mirror],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "runs.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(list(rows[0].keys()), mb.COLUMNS)
+            self.assertEqual(len(rows), 3)
+            with open(os.path.join(out, "logs.csv")) as f:
+                self.assertEqual(len(list(csv.DictReader(f))), 5)
+            held = os.path.join(d, "training_results_v5.0")
+            os.symlink(FIXTURE, held)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, held],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("held out", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

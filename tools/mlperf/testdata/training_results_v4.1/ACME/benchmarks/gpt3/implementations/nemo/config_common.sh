@@ -1,0 +1,2 @@
+export USE_DIST_OPTIMIZER=True
+export FP8_PARAMS=True

@@ -1,0 +1,1 @@
+export USE_DIST_OPTIMIZER=False
