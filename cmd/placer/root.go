@@ -59,12 +59,16 @@ performance model (no GPU needed).`,
 		SilenceErrors: true,
 		// Flag values are checked against their documented ranges
 		// (flagRanges, docs/inputs.md), and output paths against the file
-		// system (checkOutputs), before any command runs.
+		// system (checkOutputs) and the files it reads
+		// (checkInputsNotOutputs), before any command runs.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if wide {
 				s.Out = report.Wide{Writer: s.Out}
 			}
 			if err := checkFlags(cmd); err != nil {
+				return err
+			}
+			if err := checkInputsNotOutputs(cmd); err != nil {
 				return err
 			}
 			return checkOutputs(cmd)

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// commandPaths lists, by hand, every runnable command's flags that read
+// a file (inputs) and that write one (outputs). TestEveryFlagClassified
+// holds it to the commands' flags, TestNoInputIsAnOutput runs each pair.
+var commandPaths = []struct {
+	cmd, inputs, outputs string
+}{
+	{"placer baselines", "cost-table expert graph hardware workload", "out output rows"},
+	{"placer calibrate", "from-profile hardware", "out"},
+	{"placer cluster", "", ""},
+	{"placer cluster k8s", "placer", "out"},
+	{"placer cluster slurm", "placer", "out"},
+	{"placer eval", "cost-table expert fusion graph hardware placement plan profile schedule workload", "out output trace"},
+	{"placer export", "cost-table expert graph meta placement plan profile workload", "out"},
+	{"placer finetune", "cost-table expert graph hardware model workload", "out"},
+	{"placer hw", "", ""},
+	{"placer hw bench", "", "out profile"},
+	{"placer infer", "cost-table expert graph hardware head model workload", "out"},
+	{"placer pretrain", "graphs hardware policy", "out"},
+	{"placer profile", "model python workload", "out"},
+	{"placer regal", "", ""},
+	{"placer regal imitate", "graphs hardware", "out"},
+	{"placer regal train", "graphs hardware init", "out"},
+	{"placer report", "", ""},
+	{"placer report equal-time", "graphs hardware head model", "plot"},
+	{"placer report generalization", "graphs hardware policy test", "plot"},
+	{"placer report layers", "kernelbench measured", ""},
+	{"placer report learned", "graphs hardware", "plot-dir"},
+	{"placer report megatron", "", "plot"},
+	{"placer report parallel", "graphs hardware", "plot"},
+	{"placer report regal", "graphs hardware", "plot"},
+	{"placer report sweeps", "", ""},
+	{"placer search", "cost-table expert graph hardware policy profile workload", "out plot rows trace"},
+	{"placer tune-brkga", "hardware", "out output"},
+	{"placer version", "", ""},
+	{"placer workloads export", "", "out output"},
+	{"placer workloads list", "", ""},
+	{"placer workloads synth", "", "out output"},
+}
+
+// textFlag is whether f's value is text (a name, a path, a list), as
+// opposed to a number, a duration or a switch: every such flag must be
+// classified.
+func textFlag(f *pflag.Flag) bool {
+	switch f.Value.Type() {
+	case "bool", "int", "int64", "uint64", "float64", "duration", "intSlice", "count":
+		return false
+	}
+	return true
+}
+
+// TestEveryFlagClassified: every text flag of every command is
+// classified (pathFlags, pathFlagsOf) as a file read, a file written,
+// both on purpose or no file, so that a new flag cannot skip the rule
+// "no input is ever an output"; the inputs and outputs of each command
+// are commandPaths' lists, and every output is one checkOutputs checks.
+func TestEveryFlagClassified(t *testing.T) {
+	listed := map[string]int{}
+	for i, c := range commandPaths {
+		listed[c.cmd] = i
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Runnable() && !c.Hidden {
+			var ins, outs []string
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				k, ok := flagPathKind(c, f)
+				if !ok {
+					if textFlag(f) {
+						t.Errorf("%s --%s (%s) is not classified: add it to pathFlags (a file read, written, both, or no file)", c.CommandPath(), f.Name, f.Value.Type())
+					}
+					return
+				}
+				switch k {
+				case output:
+					outs = append(outs, f.Name)
+				case input, nameOrInput, listInput, workloadInput, mapInput:
+					ins = append(ins, f.Name)
+				}
+				if written := outputFlags[f.Name] && f.Annotations[inputAnnotation] == nil; written != (k == output) {
+					t.Errorf("%s --%s: checkOutputs says written %v, pathFlags %v", c.CommandPath(), f.Name, written, k == output)
+				}
+			})
+			i, ok := listed[c.CommandPath()]
+			if !ok {
+				t.Errorf("%s is not in commandPaths", c.CommandPath())
+			} else if got := (strings.Join(ins, " ") + " | " + strings.Join(outs, " ")); got != commandPaths[i].inputs+" | "+commandPaths[i].outputs {
+				t.Errorf("%s reads | writes %q; commandPaths lists %q", c.CommandPath(), got, commandPaths[i].inputs+" | "+commandPaths[i].outputs)
+			}
+			delete(listed, c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&streams{}))
+	for c := range listed {
+		t.Errorf("commandPaths lists %s, which is no command", c)
+	}
+}
+
+// spellInput is an input flag's value that reads file.
+func spellInput(flag, file string) string {
+	switch flag {
+	case "workload":
+		return "hf:" + file + ":seq=8,batch=8"
+	case "test":
+		return "gnmt=" + file
+	}
+	return file
+}
+
+// TestNoInputIsAnOutput: for every command, every pair of a flag that
+// reads a file and one that writes one, given the same file, is refused
+// before any work in one line naming both flags and the file, exit 2,
+// and the file is left as it was; so are the issue's three (an hf:
+// config.json as -o, a plan exported over itself through a hard link, a
+// decision traced over through a symbolic link).
+func TestNoInputIsAnOutput(t *testing.T) {
+	const content = `{"unchanged": true}`
+	args := map[string][]string{"placer workloads export": {"mlp"}}
+	type row struct {
+		name, file string
+		line       []string
+		in, out    string
+	}
+	var rows []row
+	for _, c := range commandPaths {
+		for _, in := range strings.Fields(c.inputs) {
+			for _, out := range strings.Fields(c.outputs) {
+				f := writeFile(t, "x.json", content)
+				line := append(strings.Fields(c.cmd)[1:], args[c.cmd]...)
+				line = append(line, "--"+in, spellInput(in, f), "--"+out, f)
+				rows = append(rows, row{c.cmd + " --" + in + " --" + out, f, line, in, out})
+			}
+		}
+	}
+	dir := t.TempDir()
+	hard, sym := filepath.Join(dir, "hard.json"), filepath.Join(dir, "sym.json")
+	q2, plan, tr := writeFile(t, "q2.json", content), writeFile(t, "p.json", content), writeFile(t, "tr.json", content)
+	if err := os.Link(plan, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tr, sym); err != nil {
+		t.Fatal(err)
+	}
+	rows = append(rows,
+		row{"issue: hf config.json as -o", q2, []string{"search", "--workload", "hf:" + q2 + ":seq=8192,batch=256", "--cluster", "dgx-h100:4", "-o", q2}, "workload", "out"},
+		row{"issue: plan over itself, a hard link", plan, []string{"export", "--plan", plan, "--to", "megatron", "-o", hard}, "plan", "out"},
+		row{"issue: decision traced over, a symbolic link", tr, []string{"eval", "--graph", example, "--placement", tr, "--trace", sym}, "placement", "trace"},
+	)
+	if n := len(rows); n < 100 {
+		t.Errorf("%d pairs, want every command's (at least 100)", n)
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			var out, errb bytes.Buffer
+			code := runContext(ctx, r.line, strings.NewReader(""), &out, &errb)
+			errs := errb.String()
+			want := "would overwrite --" + r.in + "'s input "
+			if code != 2 || !strings.HasPrefix(errs, "placer: --"+r.out+" ") || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2, one line with --%s and %q", r.line, code, errs, r.out, want)
+			}
+			if b, err := os.ReadFile(r.file); err != nil || string(b) != content {
+				t.Errorf("%v: %s now holds %q (%v)", r.line, r.file, b, err)
+			}
+		})
+	}
+	// Distinct files are no mistake: a name that is no file (a preset)
+	// beside an output of the same text neither.
+	graph, err := filepath.Abs(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	code := runContext(context.Background(), []string{"eval", "--graph", graph, "--placement", "single", "--trace", "single", "--hardware", "h100"}, strings.NewReader(""), &out, &errb)
+	if code != 0 || slices.Contains(strings.Fields(errb.String()), "overwrite") {
+		t.Errorf("eval --placement single --trace single: exit %d, %q; want 0", code, errb.String())
+	}
+}

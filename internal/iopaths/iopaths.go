@@ -1,0 +1,77 @@
+package iopaths
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/placer/placer/internal/fail"
+)
+
+// Path is a file a command reads or writes and the flag that names it.
+// Given is what the flag's value spells (hf:q2.json:seq=8192 for the file
+// q2.json), for the error line; empty when it is Path itself.
+type Path struct {
+	Flag, Path, Given string
+}
+
+func (p Path) given() string {
+	if p.Given != "" {
+		return p.Given
+	}
+	return p.Path
+}
+
+// Check is a usage error (exit 2) naming the first output of outputs that
+// is the same file as an input of inputs (Same), nil when none is.
+func Check(inputs, outputs []Path) error {
+	for _, out := range outputs {
+		for _, in := range inputs {
+			if in.Path == "" || out.Path == "" || in.Path == "-" || out.Path == "-" {
+				continue
+			}
+			if same, how := Same(in.Path, out.Path); same {
+				return fail.Usagef("--%s %s would overwrite --%s's input %s%s: an output is never an input (name another file for --%s)",
+					out.Flag, out.given(), in.Flag, in.given(), how, out.Flag)
+			}
+		}
+	}
+	return nil
+}
+
+// Same says whether a and b name one file: os.SameFile when both exist
+// (a symbolic link and its target, two hard links of one file), else
+// their absolute cleaned paths, with the folders' links resolved, are
+// equal. how is " (the same file, through a link)" where the spellings
+// differ after cleaning, else "".
+func Same(a, b string) (same bool, how string) {
+	ca, cb := resolve(a), resolve(b)
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		same = os.SameFile(sa, sb)
+	} else {
+		same = ca == cb
+	}
+	if same && abs(a) != abs(b) {
+		how = " (the same file, through a link)"
+	}
+	return same, how
+}
+
+// abs is path absolute and clean, as written.
+func abs(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return filepath.Clean(path)
+}
+
+// resolve is path absolute and clean, its folder's symbolic links
+// resolved where the folder exists (the file itself may not yet).
+func resolve(path string) string {
+	dir, base := filepath.Split(abs(path))
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(d, base)
+	}
+	return abs(path)
+}
