@@ -79,7 +79,7 @@ func keyName(key string) string {
 // the same line.
 func (w Written) Check(m transformer.Spec, p Pod) error {
 	s := w.Strategy
-	bad := func(err error) error { return fmt.Errorf("strategy %s: %w", s, err) }
+	bad := func(err error) error { return fmt.Errorf("strategy %s: %w", asWritten(s), err) }
 	n := p.GPUs()
 	if ts := s.TensorStages; ts != nil {
 		one := slices.Min(ts) == slices.Max(ts) // Resolve's tp=
@@ -154,7 +154,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		return bad(fmt.Errorf("the batch of %d is not divisible by mbs=%d", m.Batch, mbs))
 	}
 	if !m.MoE() {
-		if err := expertKeysFit(m, s, s); err != nil {
+		if err := expertKeysFit(m, s, asWritten(s)); err != nil {
 			return err
 		}
 	} else if w.keys["ep"] || w.keys["etp"] {
@@ -253,7 +253,7 @@ func fp8Fits(s Strategy, p Pod) error {
 
 // expertKeysFit refuses the experts' keys on model m without experts
 // (written: the strategy as its errors name it).
-func expertKeysFit(m transformer.Spec, s, written Strategy) error {
+func expertKeysFit(m transformer.Spec, s Strategy, written asWritten) error {
 	if !m.MoE() && (s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 || s.EPOverlap) {
 		return fmt.Errorf("strategy %s: ep, etp, imbalance or epoverlap on a model without experts", written)
 	}
