@@ -100,6 +100,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"search", "--workload", "nosuch"}, 2, "unknown workload"},
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},
+		{[]string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=64", "--cluster", "dgx-h100:1", "--strategy", "peft=lora"}, 2, "peft=lora with experts: LoRA's costs are modelled for dense blocks only"},
 		{[]string{"search", "--workload", "mlp", "--out", missing}, 2, "does not exist"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--tie", "cheap"}, 2, `--tie "cheap": want fastest or cheapest`},
 		{[]string{"search", "--graph", trunc}, 1, "trunc.json: truncated JSON: the file ends at byte 5, inside a value"},

@@ -73,10 +73,10 @@ func keyName(key string) string {
 // left out, making up the rest only where Search tries it); dp x mbs
 // that does not divide the batch; ep or etp on a dense model, or not
 // dividing the experts, a node or the expert FFN; fp8 on GPUs without
-// FP8. Each is the line Resolve gives for the same mistake. placer eval
-// and placer search both check their --strategy with it before anything
-// else, so what one refuses for the keys written the other refuses with
-// the same line.
+// FP8; peft=lora where LoRA is not modelled (FineTuneFits). Each is the
+// line Resolve gives for the same mistake. placer eval and placer search
+// both check their --strategy with it before anything else, so what one
+// refuses for the keys written the other refuses with the same line.
 func (w Written) Check(m transformer.Spec, p Pod) error {
 	s := w.Strategy
 	bad := func(err error) error { return fmt.Errorf("strategy %s: %w", asWritten(s), err) }
@@ -167,6 +167,12 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		}
 	}
 	if err := fp8Fits(s, p); err != nil {
+		return bad(err)
+	}
+	// LoRA on experts or latent attention, a rank over the width, a
+	// packed sample over the sequence: Resolve's line, so that search
+	// says what eval says rather than that no plan fits.
+	if err := FineTuneFits(m, s); err != nil {
 		return bad(err)
 	}
 	return nil
