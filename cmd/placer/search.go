@@ -74,13 +74,15 @@ names the framework the plan is for, and the search proposes only plans
 its export (placer export --to) writes: megatron (the default: one
 tensor-parallel degree for every stage, end stages of first= or last=
 layers a multiple of the virtual stages, and the splits counting the
-embedding and the loss as layers beside them), torchtitan (0.3's config
-module, or @0.2's TOML), deepspeed (0.19: data parallelism under ZeRO,
-DeepSpeed-MoE's experts), or any (every plan placer models, stage-tp
-included). Every plan is costed on the software stack that framework's
-file runs, which the "stack" line (and "stack" in --json and -o's file)
-names: placer's default (Megatron-Core, Transformer Engine's fused
-kernels) for megatron and deepspeed, torchtitan compiled for torchtitan
+embedding and the loss as layers beside them), megatron-bridge (the same
+plans as a Megatron-Bridge recipe's overrides; the one export that runs
+LoRA, --strategy peft=lora), torchtitan (0.3's config module, or @0.2's
+TOML), deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's
+experts), or any (every plan placer models, stage-tp included). Every
+plan is costed on the software stack that framework's file runs, which
+the "stack" line (and "stack" in --json and -o's file) names: placer's
+default (Megatron-Core, Transformer Engine's fused kernels) for megatron,
+megatron-bridge and deepspeed, torchtitan compiled for torchtitan
 (stack=torchtitan-0.2,compile=on; compile=off for its eager run); a
 stack= or compile= in --strategy that the framework does not run is
 refused (docs/stacks.md).`,
