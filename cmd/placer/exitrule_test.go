@@ -98,6 +98,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"report", "regal", "--objectives", "nosuch"}, 2, `objective "nosuch"`},
 		{[]string{"report", "sweeps", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"search", "--workload", "nosuch"}, 2, "unknown workload"},
+		{[]string{"search", "--workload", "llama3-70:seq=8192,batch=512", "--cluster", "dgx-h100:4"}, 2, `--workload "llama3-70:seq=8192,batch=512": unknown workload (nearest: llama3-70b`},
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},
 		{[]string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=64", "--cluster", "dgx-h100:1", "--strategy", "peft=lora"}, 2, "peft=lora with experts: LoRA's costs are modelled for dense blocks only"},

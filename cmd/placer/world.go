@@ -51,6 +51,11 @@ func onlyIn(cmd *cobra.Command, w inputs.World, why string, bind func()) {
 // what is missing.
 func chooseWorld(cmd *cobra.Command, workload string) (inputs.World, error) {
 	w := inputs.WorldOf(workload)
+	// A workload that names nothing is that mistake, whatever flag of
+	// the other world the line holds (a preset's typo with --cluster).
+	if err := inputs.CheckWorkload(workload); err != nil {
+		return w, err
+	}
 	f := cmd.Flags()
 	if workload == "" && !f.Changed("graph") && !f.Changed("profile") {
 		return w, nil
