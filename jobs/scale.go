@@ -304,7 +304,7 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	space.Top = 6
 	space.AllowTight = o.AllowTight
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
-		return search.Space{}, err
+		return search.Space{}, fail.AsUsage(err) // --for names no framework
 	}
 	// Every plan is costed on the stack its framework's file runs
 	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
