@@ -152,7 +152,7 @@ refused (docs/stacks.md).`,
 	})
 	onlyIn(cmd, inputs.ClusterScale, "", func() {
 		f.StringVar(&sc.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
-		f.StringVar(&sc.Strat, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
+		bindStrategy(f, "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched", &sc.Strat)
 		f.StringVar(&sc.Tie, "tie", jobs.TieFastest, "at cluster scale: which plan of a tie (plans closer than their regime's error) the search answers with, writes to -o and exports: "+jobs.TieFastest+" (the fastest predicted) or "+jobs.TieCheapest+" (the cheapest to run: fewer GPUs, moving parts, memory)")
 		f.BoolVar(&sc.AllowTight, "allow-tight", false, "at cluster scale: keep plans whose memory is tight (within their regime's measured memory error of the usable memory; set aside by default, and counted)")
 	})
