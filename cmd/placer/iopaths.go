@@ -89,9 +89,10 @@ func flagPathKind(c *cobra.Command, f *pflag.Flag) (pathKind, bool) {
 // checkInputsNotOutputs holds the rule "no input is ever an output" over
 // cmd's command line: every file it writes is compared with every file
 // it reads (iopaths.Check: the same file, also through links), before
-// any work, and one that is both is a usage error (exit 2).
-func checkInputsNotOutputs(cmd *cobra.Command) error {
-	var ins, outs []iopaths.Path
+// any work, and one that is both is a usage error (exit 2). must are the
+// inputs that must be there (mustExist), for checkInputsReadable.
+func checkInputsNotOutputs(cmd *cobra.Command) (missing []iopaths.Path, err error) {
+	var ins, outs, must []iopaths.Path
 	// The flags typed first, then the defaults: of two names of one
 	// value (--out, --output) the line names the one typed.
 	visit := func(f *pflag.Flag) {
@@ -101,8 +102,12 @@ func checkInputsNotOutputs(cmd *cobra.Command) error {
 			case output:
 				outs = append(outs, iopaths.Path{Flag: f.Name, Path: v})
 			default:
-				for _, p := range inputPaths(k, v) {
-					ins = append(ins, iopaths.Path{Flag: f.Name, Path: p, Given: v})
+				for _, in := range inputPaths(k, v) {
+					in.Flag = f.Name
+					ins = append(ins, in)
+					if mustExist(k, f.Name) {
+						must = append(must, in)
+					}
 				}
 			}
 		}
@@ -113,7 +118,56 @@ func checkInputsNotOutputs(cmd *cobra.Command) error {
 			visit(f)
 		}
 	})
-	return iopaths.Check(ins, outs)
+	if err := iopaths.Check(ins, outs); err != nil {
+		return nil, err
+	}
+	return must, nil
+}
+
+// checkInputsReadable tells an input file of cmd's command line that is
+// not there (the inputs checkInputsNotOutputs found), one way for every
+// flag of every command (iopaths.CheckReadable), exit 1, after the
+// command line's own mistakes (its output paths, a flag of the other
+// world) and before any work.
+func checkInputsReadable(cmd *cobra.Command, must []iopaths.Path) error {
+	// A flag of the other world is a wrong command line, said before
+	// the files it names are looked for (chooseWorld, which the command
+	// runs again).
+	if w := cmd.Flags().Lookup("workload"); w != nil && hasWorlds(cmd) {
+		if _, err := chooseWorld(cmd, w.Value.String()); err != nil {
+			return err
+		}
+	}
+	if err := iopaths.CheckReadable(must); err != nil {
+		return runError{err} // bad input, not a wrong command line: exit 1
+	}
+	return nil
+}
+
+// mustExist says whether an input path of flag name (of kind k) is a
+// file that must be there before any work: a flag that names only files,
+// an hf: workload's config.json, and a name-or-file flag's value written
+// as a file (fileNamed).
+func mustExist(k pathKind, name string) bool {
+	switch k {
+	case input, workloadInput:
+		return true
+	case nameOrInput:
+		// Not a program; not --policy, a network size or its file,
+		// whose missing file is a wrong size (exit 2, as a wrong name).
+		return name != "python" && name != "placer" && name != "policy"
+	}
+	// A list's items and a map's values are names or files that their
+	// command resolves after its own names (--graphs, --test).
+	return false
+}
+
+// hasWorlds says whether cmd's flags apply in one world only (onlyIn):
+// eval's, search's and export's.
+func hasWorlds(cmd *cobra.Command) bool {
+	found := false
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { found = found || f.Annotations[worldAnnotation] != nil })
+	return found
 }
 
 // flagValues is f's value as the texts it holds: a list's items, a
@@ -130,43 +184,47 @@ func flagValues(f *pflag.Flag) []string {
 	return []string{s}
 }
 
-// inputPaths are the files an input flag's value v reads.
-func inputPaths(k pathKind, v string) []string {
-	var out []string
-	add := func(p string, ok bool) {
-		if ok {
-			out = append(out, p)
+// inputPaths are the files an input flag's value v reads, each with
+// what the flag spells for it (Given: the list's item, hf:PATH:keys).
+func inputPaths(k pathKind, v string) []iopaths.Path {
+	var out []iopaths.Path
+	add := func(given string) func(string, bool) {
+		return func(p string, ok bool) {
+			if ok {
+				out = append(out, iopaths.Path{Path: p, Given: given})
+			}
 		}
 	}
 	switch k {
 	case input:
-		add(v, v != "" && v != "-")
+		add(v)(v, v != "" && v != "-")
 	case nameOrInput:
-		add(fileNamed(v))
+		add(v)(fileNamed(v))
 	case listInput:
 		for _, item := range strings.Split(v, ",") {
-			add(fileNamed(strings.TrimSpace(item)))
+			item = strings.TrimSpace(item)
+			add(item)(fileNamed(item))
 		}
 	case mapInput:
 		for _, kv := range strings.Split(strings.Trim(v, "[]"), ",") {
 			if _, file, ok := strings.Cut(kv, "="); ok {
-				add(fileNamed(file))
+				add(kv)(fileNamed(file))
 			}
 		}
 	case workloadInput:
-		add(inputs.WorkloadFile(v))
+		add(v)(inputs.WorkloadFile(v))
 	}
 	return out
 }
 
 // fileNamed is v as a file's path where v is one: a file or folder that
-// exists, or a text with a path separator; a name (a preset, a method)
-// otherwise.
+// exists, or a text written as a file's (with a path separator, or a
+// .json name); a name (a preset, a method) otherwise.
 func fileNamed(v string) (string, bool) {
 	if v == "" || v == "-" {
 		return "", false
 	}
-	if _, err := os.Stat(v); err == nil || strings.ContainsRune(v, os.PathSeparator) {
+	if _, err := os.Stat(v); err == nil || strings.ContainsRune(v, os.PathSeparator) || strings.HasSuffix(strings.ToLower(v), ".json") {
 		return v, true
 	}
 	return "", false

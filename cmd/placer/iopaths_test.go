@@ -196,3 +196,77 @@ func TestNoInputIsAnOutput(t *testing.T) {
 		t.Errorf("eval --placement single --trace single: exit %d, %q; want 0", code, errb.String())
 	}
 }
+
+// TestMissingInputOneWay: a file that is not there is told one way for
+// every flag of every command that reads one (it was "placement: open
+// X: ...", "plan file X: cannot read it: ...", "X: cannot read it: ...",
+// "--cost-table: cost table: open X: ..."), before any work, exit 1; a
+// program (--python, --placer) is looked up on PATH, not here, and a
+// list's or map's items (--graphs, --test) and --policy (a network size
+// or its file) are their command's to resolve.
+func TestMissingInputOneWay(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.json")
+	args := map[string][]string{"placer workloads export": {"mlp"}}
+	n := 0
+	for _, c := range commandPaths {
+		for _, in := range strings.Fields(c.inputs) {
+			if k, _ := flagPathKind(commandNamed(t, c.cmd), commandNamed(t, c.cmd).Flags().Lookup(in)); !mustExist(k, in) {
+				continue // a program, a list's or a map's items, --policy: their command's own line
+			}
+			n++
+			given := spellInput(in, missing)
+			line := append(strings.Fields(c.cmd)[1:], args[c.cmd]...)
+			line = append(line, "--"+in, given)
+			want := "placer: --" + in + " " + given + ": cannot read it: no such file or directory\n"
+			if given != missing {
+				want = "placer: --" + in + " " + given + ": cannot read " + missing + ": no such file or directory\n"
+			}
+			t.Run(c.cmd+" --"+in, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				var out, errb bytes.Buffer
+				code := runContext(ctx, line, strings.NewReader(""), &out, &errb)
+				if code != 1 || errb.String() != want {
+					t.Errorf("%v: exit %d, stderr %q; want exit 1, %q", line, code, errb.String(), want)
+				}
+			})
+		}
+	}
+	if n < 45 {
+		t.Errorf("%d input flags, want every one (at least 45)", n)
+	}
+}
+
+// TestProfileNotADecision: a profile (placer profile's) given where a
+// decision or a plan goes says it is a profile and which flag takes it
+// (it was `decision: json: unknown field "kind"`), exit 1.
+func TestProfileNotADecision(t *testing.T) {
+	ops := filepath.Join("..", "..", "evaluate", "profile", "testdata", "ops.json")
+	layers := filepath.Join("..", "..", "evaluate", "profile", "testdata", "small.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--graph", example, "--placement", ops}, "decision: a profile (placer profile --model's measured op times), not a decision: give it to eval, search or export as --profile FILE"},
+		{[]string{"eval", "--graph", example, "--placement", layers}, "decision: a profile (placer profile --workload's layers), not a decision: give it to eval or search as --profile FILE with its --workload and --cluster"},
+		{[]string{"eval", "--graph", example, "--schedule", ops}, "not a decision: give it to eval, search or export as --profile FILE"},
+		{[]string{"export", "--graph", example, "--placement", ops, "--to", "decision"}, "not a decision: give it to eval, search or export as --profile FILE"},
+		{[]string{"eval", "--workload", "llama3-8b:seq=4096,batch=64", "--cluster", "dgx-h100:1", "--plan", ops}, "a profile (placer profile's), not a plan: give it as --profile FILE"},
+	} {
+		var out, errb bytes.Buffer
+		code := runContext(context.Background(), c.args, strings.NewReader(""), &out, &errb)
+		if errs := errb.String(); code != 1 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit 1, one line with %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// commandNamed is the command of placer's tree at path ("placer eval").
+func commandNamed(t *testing.T, path string) *cobra.Command {
+	t.Helper()
+	c, _, err := newRootCmd(&streams{}).Find(strings.Fields(path)[1:])
+	if err != nil || c.CommandPath() != path {
+		t.Fatalf("no command %q (%v)", path, err)
+	}
+	return c
+}

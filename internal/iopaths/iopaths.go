@@ -1,6 +1,9 @@
 package iopaths
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -74,4 +77,34 @@ func resolve(path string) string {
 		return filepath.Join(d, base)
 	}
 	return abs(path)
+}
+
+// CheckReadable is the one line for an input that is not there, the
+// first of inputs whose Path does not exist or cannot be looked at:
+// "--plan p.json: cannot read it: no such file or directory" (Given
+// where the flag spells more than the path: "--workload hf:c.json:seq=8:
+// cannot read c.json: ..."), a failed input (exit 1), nil when all are.
+// Every command says a missing file so, before any work.
+func CheckReadable(inputs []Path) error {
+	for _, in := range inputs {
+		if in.Path == "" || in.Path == "-" {
+			continue
+		}
+		if _, err := os.Stat(in.Path); err != nil {
+			return ReadError(in, err)
+		}
+	}
+	return nil
+}
+
+// ReadError is the line for input in that could not be read for err.
+func ReadError(in Path, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if in.Given != "" && in.Given != in.Path {
+		return fmt.Errorf("--%s %s: cannot read %s: %v", in.Flag, in.Given, in.Path, err)
+	}
+	return fmt.Errorf("--%s %s: cannot read it: %v", in.Flag, in.Path, err)
 }
