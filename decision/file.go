@@ -79,11 +79,15 @@ func Write(w io.Writer, g *graph.Graph, devices int, d Decision) error {
 func Decode(data []byte) (File, error) {
 	var probe struct {
 		Format   string          `json:"format"`
+		Kind     string          `json:"kind"`
 		Decision json.RawMessage `json:"decision"`
 		StepTime json.RawMessage `json:"step_time_s"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return File{}, graph.JSONError("decision", data, err)
+	}
+	if probe.Format == profileFormat {
+		return File{}, profileGiven(probe.Kind)
 	}
 	if probe.Format != FormatName && len(probe.Decision) > 0 {
 		data = probe.Decision
@@ -139,6 +143,22 @@ func (f File) Check(g *graph.Graph, devices int) error {
 		return fmt.Errorf("decision: made for %d devices, the cluster has %d (use --gpus %d)", f.Devices, devices, f.Devices)
 	}
 	return f.Decision().Validate(g, devices)
+}
+
+// profileFormat is a profile's format name (evaluate/profile.Format,
+// which decision may not import; cmd/placer's TestProfileNotADecision
+// gives eval profiles that placer profile writes).
+const profileFormat = "placer-profile"
+
+// profileGiven is the line for a profile (placer profile's) given where
+// a decision goes, naming the flag that takes it: an ops profile
+// (--model's measured op times) is a graph to eval, search or export; a
+// layers profile (--workload's) prices a transformer at cluster scale.
+func profileGiven(kind string) error {
+	if kind == "ops" {
+		return fmt.Errorf("decision: a profile (placer profile --model's measured op times), not a decision: give it to eval, search or export as --profile FILE (it holds the graph it measured)")
+	}
+	return fmt.Errorf("decision: a profile (placer profile --workload's layers), not a decision: give it to eval or search as --profile FILE with its --workload and --cluster")
 }
 
 // scaleFields are the JSON fields of a strategy that placer wrote before

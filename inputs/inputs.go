@@ -70,8 +70,8 @@ func readGraph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	case spec.Path != "" && spec.Workload != "":
 		return nil, Meta{}, fail.Usagef("give either --graph FILE or --workload NAME, not both")
 	case spec.Workload != "":
-		if _, ok := workloads.Lookup(spec.Workload); !ok {
-			return nil, Meta{}, fail.Usagef("--workload %q: unknown workload (placer workloads list)", spec.Workload)
+		if err := CheckWorkload(spec.Workload); err != nil {
+			return nil, Meta{}, err
 		}
 		g, err := workloads.Build(spec.Workload)
 		return g, Meta{}, err

@@ -160,10 +160,7 @@ func resolvePod(m transformer.Spec, c PodSpec, pr *profile.Profile) (plan.Pod, e
 		}
 		p = plan.ProfilePod(pr, n)
 	case c.Pod != "":
-		p, err = plan.ParsePod(c.Pod)
-		if err == nil && c.GPUs > 0 && c.GPUs != p.GPUs() {
-			err = fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", c.GPUs, c.Pod, p.GPUs())
-		}
+		p, err = plan.PodFor(c.Pod, c.GPUs)
 	case c.GPUs > 0:
 		p, err = plan.PodOf("dgx-h100", c.GPUs)
 	default:

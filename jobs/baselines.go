@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/classical"
@@ -83,6 +84,9 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	names := o.Methods
 	if err := methods.Check(names); err != nil {
 		return report.Baselines{}, err
+	}
+	if err := methods.CheckStart(o.Start); err != nil {
+		return report.Baselines{}, fail.AsUsage(err) // --start names no start
 	}
 	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {

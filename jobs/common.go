@@ -2,12 +2,12 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
@@ -22,10 +22,10 @@ func ParseTasks(s string) (optimize.Tasks, error) {
 	}
 	t, err := optimize.ParseTasks(s)
 	if err != nil {
-		return t, err
+		return t, fail.AsUsage(err) // a name on the command line (--tasks)
 	}
 	if t == (optimize.Tasks{}) {
-		return t, fmt.Errorf("tasks %q: name at least one of placement, scheduling, fusion", s)
+		return t, fail.Usagef("tasks %q: name at least one of placement, scheduling, fusion", s)
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
@@ -303,7 +304,7 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	space.Top = 6
 	space.AllowTight = o.AllowTight
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
-		return search.Space{}, err
+		return search.Space{}, fail.AsUsage(err) // --for names no framework
 	}
 	// Every plan is costed on the stack its framework's file runs
 	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
@@ -316,15 +317,18 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 
 // noPlan is the one-line error of a search (keeping strat, for framework
 // forName) that found no plan: every plan of the space refused by the
-// framework's export, with the first reason, or none fitting the GPUs'
-// memory, with the plans set aside as tight or refused.
+// framework's export, with the first reason and the frameworks whose
+// export runs that plan (--for megatron-bridge for LoRA), or none fitting
+// the GPUs' memory, with the plans set aside as tight or refused, the
+// least memory a plan needed and what would lower it (more nodes, LoRA,
+// recomputation).
 func noPlan(m transformer.Spec, p plan.Pod, strat, forName string, got search.Result) error {
 	kept := ""
 	if strat != "" {
 		kept = " keeping " + strat
 	}
 	if got.Evaluated == 0 && got.Refused > 0 {
-		return fmt.Errorf("workload %s on %s: no plan%s runs under %s: its export refuses all %d plans of the space (first: %s); --for any searches every plan", m, p.Name, kept, forName, got.Refused, got.RefusedWhy)
+		return fmt.Errorf("workload %s on %s: no plan%s runs under %s: its export refuses all %d plans of the space (first: %s); %s", m, p.Name, kept, forName, got.Refused, got.RefusedWhy, runsUnder(m, p, forName, got.RefusedPlan))
 	}
 	runs := ""
 	if forName != "" {
@@ -343,7 +347,57 @@ func noPlan(m transformer.Spec, p plan.Pod, strat, forName string, got search.Re
 	if got.Refused > 0 {
 		runs += "; " + report.RefusedLine(got.Refused, forName, got.RefusedWhy)
 	}
-	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs)
+	least := ""
+	if got.Evaluated > 0 {
+		l := got.Least
+		least = fmt.Sprintf("; the least a plan needs is %s a %s (%s)", report.GB(l.Memory), rank, l.Plan)
+		if hints := lessMemory(m, p, l.Plan); len(hints) > 0 {
+			least += ": " + strings.Join(hints, ", ")
+		}
+	}
+	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)%s", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs, least)
+}
+
+// runsUnder is the hint of a search whose framework's export refused
+// every plan: the frameworks (--for) whose export runs the first plan
+// refused (LoRA: megatron-bridge), else --for any.
+func runsUnder(m transformer.Spec, p plan.Pod, forName string, refused plan.Plan) string {
+	var runs []string
+	for _, t := range SearchTargets {
+		if t != forName && t != "any" && export.Check(t, m, refused.Strategy, p.GPUs()) == nil {
+			runs = append(runs, "--for "+t)
+		}
+	}
+	if len(runs) == 0 {
+		return "--for any searches every plan"
+	}
+	return strings.Join(runs, " or ") + " runs it (--for any searches every plan)"
+}
+
+// lessMemory is what would bring plan least, the search's least memory
+// that did not fit, under the GPUs' memory: more nodes (the data- and
+// pipeline-parallel degrees spread the weights, optimizer state and
+// activations further), LoRA fine-tuning (a frozen base: no gradients or
+// optimizer state for it; exported by Megatron-Bridge alone) where the
+// model's blocks are LoRA's and the plan is not already LoRA, full
+// recomputation where the plan does not recompute every layer.
+func lessMemory(m transformer.Spec, p plan.Pod, least plan.Plan) []string {
+	var hints []string
+	if !p.CPU() {
+		name, _, _ := strings.Cut(p.Name, ":")
+		name, _, _ = strings.Cut(name, ",")
+		hints = append(hints, fmt.Sprintf("more nodes (--cluster %s:%d or more)", name, 2*p.Nodes))
+	}
+	if lora := least.Strategy; !lora.FineTune.LoRA() {
+		lora.FineTune.LoRARank = plan.DefaultLoRARank
+		if plan.FineTuneFits(m, lora) == nil {
+			hints = append(hints, "LoRA fine-tuning (--strategy peft=lora --for megatron-bridge, the export that runs LoRA)")
+		}
+	}
+	if least.Recompute != plan.FullRecompute {
+		hints = append(hints, "full recomputation (--strategy recompute=full)")
+	}
+	return hints
 }
 
 // MegatronOptions are placer report megatron's.

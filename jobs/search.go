@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -108,6 +109,13 @@ type SearchReport struct {
 	// modelled, where an ops profile priced the graph (search --profile;
 	// nil: none). Every row's ops are costed alike.
 	Costs *report.OpCosts `json:"costs,omitempty"`
+	// Interrupted says, of a search stopped by a signal, so
+	// ("interrupted by SIGINT"; "" for one that finished); NotRun are
+	// the rows its table would have held and does not, Cut the rows
+	// stopped part way (each its best so far).
+	Interrupted string   `json:"interrupted,omitempty"`
+	NotRun      []string `json:"not_run,omitempty"`
+	Cut         []string `json:"cut_short,omitempty"`
 
 	// rows are the table's rows' results by method name (nil for a
 	// method that gave none; the search's own row is Result), and batch
@@ -182,6 +190,14 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 			p.Graph.NumOps(), describeBudget(whole), method)
 	}
 	rep.rows, rep.batch = anchored.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
+	if ctx.Err() != nil {
+		rep.Interrupted, rep.NotRun = interruptedBy(ctx), out.NotRun
+		for _, r := range append(append(slices.Clone(out.Rows), out.Joint...), anchored.Row{Name: method, Result: out.Own}) {
+			if r.Result != nil && r.Result.Stats.Status == optimize.Cancelled {
+				rep.Cut = append(rep.Cut, r.Name)
+			}
+		}
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -350,4 +366,14 @@ func describeBudget(b optimize.Budget) string {
 		return "none"
 	}
 	return strings.Join(parts, " or ")
+}
+
+// interruptedBy is what stopped ctx: "interrupted by SIGINT" where a
+// signal did (fail.Interrupted, its cause), else "interrupted".
+func interruptedBy(ctx context.Context) string {
+	var in fail.Interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		return in.Error()
+	}
+	return "interrupted"
 }

@@ -139,14 +139,18 @@ func TestSearchForMatchesExport(t *testing.T) {
 }
 
 // TestSearchForLoRA: placer search keeping peft=lora for Megatron-LM
-// (which has no LoRA flag) says in one line that no plan runs there and
-// why; for any framework it proposes a LoRA plan.
+// (which has no LoRA flag, the default) says in one line that no plan
+// runs there, why, and which --for runs it; for Megatron-Bridge or any
+// framework it proposes a LoRA plan.
 func TestSearchForLoRA(t *testing.T) {
 	const workload = "hf:../graph/transformer/testdata/hf/llama3-8b.json:seq=8192,batch=256"
 	for _, c := range []struct {
 		target, err string
 	}{
 		{"megatron", "no plan keeping peft=lora runs under megatron: its export refuses all"},
+		// The default (--for megatron) names the export that runs LoRA:
+		// Megatron-Bridge's alone.
+		{"", "); --for megatron-bridge runs it (--for any searches every plan)"},
 		{"megatron-bridge", ""},
 		{"any", ""},
 	} {
@@ -156,6 +160,41 @@ func TestSearchForLoRA(t *testing.T) {
 			t.Errorf("--for %s: %v; want one line with %q and the reason", c.target, err, c.err)
 		case c.err == "" && (err != nil || !strings.Contains(rep.Best.Strategy, "peft=lora")):
 			t.Errorf("--for %s: best %q, %v; want a plan with peft=lora", c.target, rep.Best.Strategy, err)
+		}
+	}
+}
+
+// TestSearchNoPlanFits: a search that finds no plan fitting (Llama 3 70B
+// fully trained on one DGX H100) says the least memory a plan needed,
+// that plan, and what would lower it: more nodes, LoRA (with the export
+// that runs it), for the default framework and --for any alike; LoRA is
+// not offered where it is not modelled (experts) or already kept, full
+// recomputation where the least plan does not recompute every layer.
+func TestSearchNoPlanFits(t *testing.T) {
+	for _, c := range []struct {
+		workload, strat, target string
+		want, not               []string
+	}{
+		{"llama3-70b:seq=8192,batch=64", "", "", []string{"no plan fits 85.9 GB per GPU", "; the least a plan needs is ", " GB a GPU (tp=", "more nodes (--cluster dgx-h100:2 or more)", "LoRA fine-tuning (--strategy peft=lora --for megatron-bridge"}, []string{"full recomputation"}},
+		{"llama3-70b:seq=8192,batch=64", "", "any", []string{"(11376 plans tried for any); the least a plan needs is ", "more nodes", "--strategy peft=lora --for megatron-bridge"}, nil},
+		{"llama3-70b:seq=8192,batch=64", "recompute=selective", "", []string{"full recomputation (--strategy recompute=full)"}, nil},
+		{"llama3.1-405b:seq=8192,batch=64", "peft=lora", "megatron-bridge", []string{"the least a plan needs is ", "more nodes"}, []string{"LoRA fine-tuning"}},
+		{"qwen3-235b-a22b:seq=4096,batch=64", "", "", []string{"the least a plan needs is ", "more nodes"}, []string{"LoRA fine-tuning"}},
+	} {
+		_, err := ScaleSearch(context.Background(), ScaleOptions{Workload: c.workload, Cluster: "dgx-h100:1", Strat: c.strat, For: c.target})
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s %s --for %q: %v; want one line", c.workload, c.strat, c.target, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s %s --for %q: %v; want %q", c.workload, c.strat, c.target, err, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(err.Error(), w) {
+				t.Errorf("%s %s --for %q: %v; want no %q", c.workload, c.strat, c.target, err, w)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -314,7 +315,7 @@ type trainSpec struct {
 func trainingGraphs(names []string, dir, holdOut string) ([]trainSpec, []string, error) {
 	holdOut = strings.ToLower(strings.TrimSpace(holdOut))
 	if holdOut != "" && !slices.Contains(HoldOutFamilies(), holdOut) {
-		return nil, nil, fmt.Errorf("pretrain: unknown family %q to hold out (want one of %s)", holdOut, strings.Join(HoldOutFamilies(), ", "))
+		return nil, nil, fail.Usagef("pretrain: unknown family %q to hold out (want one of %s)", holdOut, strings.Join(HoldOutFamilies(), ", "))
 	}
 	var out []trainSpec
 	var held []string
@@ -329,7 +330,7 @@ func trainingGraphs(names []string, dir, holdOut string) ([]trainSpec, []string,
 		s, ok := workloads.Lookup(n)
 		if !ok {
 			_, err := workloads.Build(n) // the registry's error lists the names
-			return nil, nil, err
+			return nil, nil, fail.AsUsage(err)
 		}
 		if string(s.Family) == holdOut {
 			held = append(held, s.Name)

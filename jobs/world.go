@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -120,6 +121,16 @@ func (r SearchReport) WriteText(w io.Writer) error {
 	report.WriteOpCosts(w, r.Costs)
 	if err := report.WriteBaselines(w, r.Comparison); err != nil {
 		return err
+	}
+	if r.Interrupted != "" {
+		line := strings.Replace(r.Interrupted, "interrupted", "INTERRUPTED", 1) + ": the table holds the rows that finished"
+		if len(r.Cut) > 0 {
+			line += "; cut short, each at its best so far: " + strings.Join(r.Cut, ", ")
+		}
+		if len(r.NotRun) > 0 {
+			line += "; not run: " + strings.Join(r.NotRun, ", ")
+		}
+		fmt.Fprintln(w, line)
 	}
 	if r.Result.OOM {
 		fmt.Fprintln(w, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")

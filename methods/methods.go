@@ -287,6 +287,15 @@ func anchorOf(o Options) (classical.Anchor, error) {
 	return an, nil
 }
 
+// CheckStart checks a start of local-search and sa (--start): a
+// command checks it before any work.
+func CheckStart(s string) error {
+	if s == "anchored" {
+		return nil
+	}
+	return checkStart(s)
+}
+
 func checkStart(s string) error {
 	switch s {
 	case "", "random", "base", "m-topo", "m-etf", "metis":

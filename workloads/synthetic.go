@@ -12,6 +12,7 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
 )
 
 // REGAL's synthetic graph generator (Paliwal et al. 2020, appendix A.1.4).
@@ -178,7 +179,7 @@ func synthetic(family string, seed uint64, name string, nodes NodeRange) (*graph
 			}
 		}
 	default:
-		return nil, fmt.Errorf("workloads: unknown synthetic family %q (want er, ba, ws or sbm)", family)
+		return nil, fail.Usagef("workloads: unknown synthetic family %q (want er, ba, ws or sbm)", family)
 	}
 
 	// Orient by a random order: op k of the graph is node perm[k].

@@ -128,7 +128,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	intBoth(f, "gpus", 0, gpusUsage, &g.Cluster.GPUs, &sc.Pod.GPUs)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(export.Formats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
-	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's, megatron's or megatron-bridge's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
+	bindStrategy(f, "torch-plan's, torchtitan's, deepspeed's, megatron's or megatron-bridge's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs", &o.Strategy)
 	stringBoth(f, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan", &g.Cluster.Profile, &sc.Pod.Profile)
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")

@@ -60,7 +60,7 @@ func TestHFWorkloadCLI(t *testing.T) {
 		{[]string{"eval", "--workload", "hf:" + bad + ":seq=4096,batch=512", "--cluster", "dgx-h100:8", "--strategy", "tp=8"},
 			bad + `: field "attention_bias" (true): placer does not model it`, 1},
 		{[]string{"search", "--workload", "hf:" + trunc, "--gpus", "8"}, trunc + ": not JSON", 1},
-		{[]string{"eval", "--workload", "hf:" + filepath.Join(dir, "none.json"), "--gpus", "8"}, "none.json: cannot read it", 1},
+		{[]string{"eval", "--workload", "hf:" + filepath.Join(dir, "none.json"), "--gpus", "8"}, "--workload hf:" + filepath.Join(dir, "none.json") + ": cannot read " + filepath.Join(dir, "none.json") + ": no such file or directory", 1},
 		{[]string{"search", "--workload", "hf:" + model, "--gpus", "8", "--method", "go"}, "--method does not apply to a transformer at cluster scale", 2},
 	} {
 		code, _, stderr := placer(t, c.args...)

@@ -59,7 +59,9 @@ performance model (no GPU needed).`,
 		SilenceErrors: true,
 		// Flag values are checked against their documented ranges
 		// (flagRanges, docs/inputs.md), and output paths against the file
-		// system (checkOutputs), before any command runs.
+		// system (checkOutputs) and the files it reads
+		// (checkInputsNotOutputs), and the files it reads are there
+		// (checkInputsReadable), before any command runs.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if wide {
 				s.Out = report.Wide{Writer: s.Out}
@@ -67,7 +69,14 @@ performance model (no GPU needed).`,
 			if err := checkFlags(cmd); err != nil {
 				return err
 			}
-			return checkOutputs(cmd)
+			must, err := checkInputsNotOutputs(cmd)
+			if err != nil {
+				return err
+			}
+			if err := checkOutputs(cmd); err != nil {
+				return err
+			}
+			return checkInputsReadable(cmd, must)
 		},
 	}
 	root.PersistentFlags().BoolVar(&wide, "wide", false, fmt.Sprintf("tables with every column, however wide (default: at most %d columns)", report.MaxWidth))

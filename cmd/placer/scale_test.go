@@ -93,7 +93,7 @@ func TestScaleCLI(t *testing.T) {
 		{[]string{"eval", "--workload", "gpt:layers=96,hidden=12288", "--cluster", "dgx-h100:288"}, "heads missing", 2},
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node", 2},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits", 1},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree", 2},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "24", "--out", out + ".bad"}, "disagree", 2},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--method", "go", "--out", out + ".bad"}, "--method does not apply to a transformer at cluster scale", 2},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--strategy", "tp=8,fp8=current", "--out", out + ".bad"}, "no plan keeping tp=8,fp8=current fits", 1},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "schedule=gpipe", "--out", out + ".bad"}, "the search runs 1F1B", 2},

@@ -74,13 +74,15 @@ names the framework the plan is for, and the search proposes only plans
 its export (placer export --to) writes: megatron (the default: one
 tensor-parallel degree for every stage, end stages of first= or last=
 layers a multiple of the virtual stages, and the splits counting the
-embedding and the loss as layers beside them), torchtitan (0.3's config
-module, or @0.2's TOML), deepspeed (0.19: data parallelism under ZeRO,
-DeepSpeed-MoE's experts), or any (every plan placer models, stage-tp
-included). Every plan is costed on the software stack that framework's
-file runs, which the "stack" line (and "stack" in --json and -o's file)
-names: placer's default (Megatron-Core, Transformer Engine's fused
-kernels) for megatron and deepspeed, torchtitan compiled for torchtitan
+embedding and the loss as layers beside them), megatron-bridge (the same
+plans as a Megatron-Bridge recipe's overrides; the one export that runs
+LoRA, --strategy peft=lora), torchtitan (0.3's config module, or @0.2's
+TOML), deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's
+experts), or any (every plan placer models, stage-tp included). Every
+plan is costed on the software stack that framework's file runs, which
+the "stack" line (and "stack" in --json and -o's file) names: placer's
+default (Megatron-Core, Transformer Engine's fused kernels) for megatron,
+megatron-bridge and deepspeed, torchtitan compiled for torchtitan
 (stack=torchtitan-0.2,compile=on; compile=off for its eager run); a
 stack= or compile= in --strategy that the framework does not run is
 refused (docs/stacks.md).`,
@@ -150,7 +152,7 @@ refused (docs/stacks.md).`,
 	})
 	onlyIn(cmd, inputs.ClusterScale, "", func() {
 		f.StringVar(&sc.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
-		f.StringVar(&sc.Strat, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
+		bindStrategy(f, "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched", &sc.Strat)
 		f.StringVar(&sc.Tie, "tie", jobs.TieFastest, "at cluster scale: which plan of a tie (plans closer than their regime's error) the search answers with, writes to -o and exports: "+jobs.TieFastest+" (the fastest predicted) or "+jobs.TieCheapest+" (the cheapest to run: fewer GPUs, moving parts, memory)")
 		f.BoolVar(&sc.AllowTight, "allow-tight", false, "at cluster scale: keep plans whose memory is tight (within their regime's measured memory error of the usable memory; set aside by default, and counted)")
 	})

@@ -51,6 +51,11 @@ func onlyIn(cmd *cobra.Command, w inputs.World, why string, bind func()) {
 // what is missing.
 func chooseWorld(cmd *cobra.Command, workload string) (inputs.World, error) {
 	w := inputs.WorldOf(workload)
+	// A workload that names nothing is that mistake, whatever flag of
+	// the other world the line holds (a preset's typo with --cluster).
+	if err := inputs.CheckWorkload(workload); err != nil {
+		return w, err
+	}
 	f := cmd.Flags()
 	if workload == "" && !f.Changed("graph") && !f.Changed("profile") {
 		return w, nil
@@ -133,4 +138,46 @@ func intBoth(f *pflag.FlagSet, name string, def int, usage string, dst ...*int) 
 		*p = def
 	}
 	f.Var(bothInt(dst), name, usage)
+}
+
+// strategyFlag is --strategy: given more than once, its texts join with
+// commas (--strategy tp=2 --strategy pp=2 is tp=2,pp=2), as a user who
+// repeats it means, rather than the last one silently replacing the
+// others; a key written twice is then the strategy parser's one-line
+// refusal ("tp" given twice). Bound into every one of dst.
+type strategyFlag struct {
+	dst []*string
+	set bool
+}
+
+func (s *strategyFlag) String() string {
+	if len(s.dst) == 0 {
+		return ""
+	}
+	return *s.dst[0]
+}
+
+func (s *strategyFlag) Set(v string) error {
+	for _, p := range s.dst {
+		if s.set && *p != "" && v != "" {
+			*p += "," + v
+		} else if !s.set || *p == "" {
+			*p = v
+		}
+	}
+	s.set = true
+	return nil
+}
+
+func (*strategyFlag) Type() string { return "string" }
+
+// strategyRepeats is what every --strategy's help says of its repeats.
+const strategyRepeats = " (repeatable: --strategy tp=2 --strategy pp=2 is tp=2,pp=2)"
+
+// bindStrategy binds --strategy into every one of dst (strategyFlag).
+func bindStrategy(f *pflag.FlagSet, usage string, dst ...*string) {
+	for _, p := range dst {
+		*p = ""
+	}
+	f.Var(&strategyFlag{dst: dst}, "strategy", usage+strategyRepeats)
 }

@@ -169,6 +169,10 @@ func TestFlagsOfBothWorlds(t *testing.T) {
 			for _, p := range v {
 				got = append(got, strconv.Itoa(*p))
 			}
+		case *strategyFlag: // joins repeats (TestStrategyRepeats)
+			for _, p := range v.dst {
+				got = append(got, *p)
+			}
 		default:
 			t.Fatalf("--%s: bound as %T, want into both worlds' options", c.flag, v)
 		}

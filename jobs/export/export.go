@@ -667,11 +667,15 @@ func ReadPlanFile(path string, m transformer.Spec, p plan.Pod) (PlanFile, error)
 	}
 	var f struct {
 		scalePlanFile
-		Best *scalePlanFile `json:"best"`
-		For  string         `json:"for"`
+		Best   *scalePlanFile `json:"best"`
+		For    string         `json:"for"`
+		Format string         `json:"format"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		return PlanFile{}, fmt.Errorf("plan file %s: not a placer search or eval result (JSON: %v)", path, err)
+	}
+	if f.Format == profile.Format {
+		return PlanFile{}, fmt.Errorf("plan file %s: a profile (placer profile's), not a plan: give it as --profile FILE", path)
 	}
 	pf := f.scalePlanFile
 	if f.Best != nil {

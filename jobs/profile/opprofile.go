@@ -48,6 +48,13 @@ type ModelOptions struct {
 // Precisions are placer profile --model's --precision values.
 var Precisions = []string{"fp32", "tf32", "bf16"}
 
+// Optimizers and Losses are --optimizer's and --loss's values
+// (placer_torch's exportflags and torchexport choices).
+var (
+	Optimizers = []string{"adam", "adamw", "sgd"}
+	Losses     = []string{"cross-entropy", "mse", "sum"}
+)
+
 // profileModel is placer profile --model: it runs placer_torch.opprofile
 // (embedded) in the torch virtualenv, which exports the model's training
 // step and times each profiled step op by op, and writes the ops
@@ -60,6 +67,12 @@ func profileModel(ctx context.Context, o Options, progress io.Writer) (*Result, 
 	case "", "auto", "cpu", "cuda":
 	default:
 		return nil, fail.Usagef("--device %q: want auto, cpu or cuda", o.Device)
+	}
+	if m.Optimizer != "" && !slices.Contains(Optimizers, m.Optimizer) {
+		return nil, fail.Usagef("--optimizer %q: want %s", m.Optimizer, strings.Join(Optimizers, ", "))
+	}
+	if m.Loss != "" && !slices.Contains(Losses, m.Loss) {
+		return nil, fail.Usagef("--loss %q: want %s", m.Loss, strings.Join(Losses, ", "))
 	}
 	if m.Precision != "" && !slices.Contains(Precisions, m.Precision) {
 		return nil, fail.Usagef("--precision %q: want %s", m.Precision, strings.Join(Precisions, ", "))

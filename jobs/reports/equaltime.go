@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
@@ -156,7 +157,7 @@ func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report
 			lead = "go-scored"
 		}
 	} else if !slices.Contains(a.Methods, lead) {
-		return report.EqualTime{}, fmt.Errorf("equal-time: lead %q is not one of the methods", lead)
+		return report.EqualTime{}, fail.Usagef("equal-time: --lead %q is not one of the methods (%s)", lead, strings.Join(a.Methods, ", "))
 	}
 	rep := report.EqualTime{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef

@@ -86,6 +86,11 @@ type Outcome struct {
 	// Elapsed is the wall time of the search and the joint space (the
 	// search's row's time).
 	Elapsed time.Duration
+	// NotRun, for a run stopped by its context (a signal), are the rows
+	// its table would have held and does not: the references and their
+	// compositions with no row, the strategies users run, the joint
+	// space (notRun); nil for a run that finished.
+	NotRun []string
 }
 
 // Budget is the search's budget on a graph of ops ops: b, or the
@@ -136,6 +141,11 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	if err != nil && !Interrupted(ctx, err) {
 		return nil, err
 	}
+	var strategies []string
+	if p.Graph.Batch() > 0 && !named {
+		strategies = methods.Splitting()
+	}
+	referencesCut := err != nil
 
 	// 2. The strategies users run without placer (DDP, FSDP, pipelines)
 	// join the table when the graph has a batch to split: the answer is
@@ -196,6 +206,9 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 		}
 	}
 	out.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		out.NotRun = notRun(out, list, referencesCut, strategies, joint)
+	}
 	if res.Learning != nil {
 		out.RefStep = res.Learning.RefStep
 	}
@@ -243,4 +256,38 @@ func Realizable(p *optimize.Problem, list []string) []string {
 		return list
 	}
 	return slices.DeleteFunc(slices.Clone(list), func(m string) bool { return m == "tf-default" })
+}
+
+// notRun are the rows out's table, stopped by a signal, would have held
+// and does not: each reference of list with no row; where the references
+// were stopped, their compositions on TensorFlow's placement, rows on
+// fewer GPUs and other fusion orders (which rows those make depends on
+// the rows); each strategy users run with no row; the joint space where
+// the search has one (or its rest).
+func notRun(out *Outcome, list []string, referencesCut bool, strategies []string, joint bool) []string {
+	has := map[string]bool{}
+	for _, r := range out.Rows {
+		has[r.Name] = true
+	}
+	var missing []string
+	for _, name := range list {
+		if !has[name] {
+			missing = append(missing, name)
+		}
+	}
+	if referencesCut {
+		missing = append(missing, "the references' compositions, fewer-GPU rows and fusion orders")
+	}
+	for _, name := range strategies {
+		if !has[name] {
+			missing = append(missing, name)
+		}
+	}
+	switch {
+	case joint && len(out.Joint) == 0:
+		missing = append(missing, "the joint space")
+	case joint:
+		missing = append(missing, "the rest of the joint space")
+	}
+	return missing
 }

@@ -12,7 +12,7 @@ import (
 // (scale's cost_mamba.go), not as an eager stack's modules, and without
 // context parallelism (the scan's state handed along the sequence's
 // shards is not costed).
-func (pl *Plan) checkHybrid(m transformer.Spec, written Strategy) error {
+func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
 	nm, _, _ := m.Kinds()
 	ng, _ := m.MixerKinds()
 	if !(m.Hybrid() && nm > 0) && !(m.Mixed() && ng > 0) {

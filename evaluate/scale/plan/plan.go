@@ -70,7 +70,7 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if s.FP8Gather && (m.MoE() || m.Hybrid()) {
 		return Plan{}, strategyError("fp8gather=on with %s: placer costs torchao's float8 all-gather for the dense Llama blocks' seven linears only", m)
 	}
-	written := s // errors name the strategy as written
+	written := asWritten(s) // errors name the strategy as written
 	s = oneTensorDegree(s)
 	pl := Plan{Strategy: s, TP: s.MaxTensor(), PP: s.PipelineDegree(), VP: s.VirtualStages(), CP: s.ContextDegree(), MBS: max(s.MicroBatchSize, 1)}
 	if s.TensorStages != nil {
@@ -126,7 +126,7 @@ func oneTensorDegree(s Strategy) Strategy {
 // heads and a node, the context degree against the sequence, and the
 // pipeline against the layers, and that a replica's GPUs (times the
 // context degree) divide the pod's; it returns them.
-func (pl *Plan) resolveGrid(m transformer.Spec, s Strategy, p Pod, written Strategy) (int, error) {
+func (pl *Plan) resolveGrid(m transformer.Spec, s Strategy, p Pod, written asWritten) (int, error) {
 	n := p.GPUs()
 	tpName := func(i int) string {
 		if pl.Uniform() {
@@ -170,7 +170,7 @@ func (pl *Plan) resolveGrid(m transformer.Spec, s Strategy, p Pod, written Strat
 // resolveStages sets the plan's layers per stage (the embedding and the
 // loss counted as layers where s says so) and checks them against the
 // model chunks and the layers recomputed.
-func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) error {
+func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written asWritten) error {
 	eu, _ := s.endUnits()
 	units := s.EmbeddingLayer || s.LossLayer
 	stages, err := s.StageLayers(m.Layers)
@@ -212,7 +212,7 @@ func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) 
 // resolveReplicas checks the data-parallel degree pl.DP the other degrees
 // leave of the pod's n GPUs (replica of them a replica's) against the dp
 // written, and that stage-tp's tensor groups stay inside a node.
-func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written Strategy) error {
+func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written asWritten) error {
 	if s.Replicas > 0 && s.Replicas != pl.DP {
 		// A dp written is the plan's: never replaced by what the other
 		// degrees leave (left out, it is that).
@@ -245,7 +245,7 @@ func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written Strategy) er
 // resolveBatch sets the micro-batches pl.NumMicro the batch makes over the
 // replicas and checks them against mb=, the interleaved schedule, and
 // the optimizer's sharding over the replicas.
-func (pl *Plan) resolveBatch(m transformer.Spec, s Strategy, written Strategy) error {
+func (pl *Plan) resolveBatch(m transformer.Spec, s Strategy, written asWritten) error {
 	if err := batchFits(m, pl.DP, pl.MBS); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
@@ -440,7 +440,7 @@ func stageTP(d []int) string {
 // without it); one tensor-parallel degree for every stage. Multi-token
 // prediction is refused with context parallelism (Megatron-Core's MTP
 // does not support it: its multi_token_prediction guide).
-func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) error {
+func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written asWritten) error {
 	s := pl.Strategy
 	if err := fp8Fits(s, p); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
@@ -495,7 +495,7 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 // attention's input norm, the other norms fused into the GEMM after
 // them), and moe_act and layernorm not with fp8=delayed (Megatron-Core
 // refuses them with delayed scaling).
-func (pl *Plan) checkModules(m transformer.Spec, written Strategy) error {
+func (pl *Plan) checkModules(m transformer.Spec, written asWritten) error {
 	r := pl.RecomputeModules
 	if r == 0 {
 		return nil

@@ -249,6 +249,53 @@ func PodOf(name string, gpus int) (Pod, error) {
 	return p, nil
 }
 
+// PodFor is the pod the text of --cluster names for gpus GPUs (0: the
+// text's own): its GPUs where they are gpus; with a node count
+// (gb200-nvl72:8) gpus of them spread evenly, the same number of each
+// node (per-node=, gpus / nodes: gb200-nvl72:8 for 512 GPUs is
+// gb200-nvl72:8,per-node=64, gb200-nvl72:1 for 64 is 64 of one rack);
+// without one (gb200-nvl72) the fewest nodes that hold gpus evenly, so
+// spread. Any other gpus (more GPUs than the nodes named, a count the
+// nodes do not share evenly, per-node= written and disagreeing) is an
+// error naming the spelling that works, where one does.
+func PodFor(text string, gpus int) (Pod, error) {
+	p, err := ParsePod(text)
+	if err != nil || gpus <= 0 || gpus == p.GPUs() {
+		return p, err
+	}
+	head, opts, _ := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ",")
+	name, _, counted := strings.Cut(head, ":")
+	disagree := fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", gpus, text, p.GPUs())
+	if strings.Contains(","+opts, ",per-node=") {
+		return Pod{}, disagree
+	}
+	nodes := p.Nodes
+	if !counted {
+		nodes = (gpus + p.PerNode - 1) / p.PerNode
+	}
+	if gpus <= nodes*p.PerNode && gpus%nodes == 0 && wholeHosts(name, gpus/nodes) == nil {
+		spelled := fmt.Sprintf("%s:%d,per-node=%d", name, nodes, gpus/nodes)
+		if gpus/nodes == p.PerNode {
+			spelled = fmt.Sprintf("%s:%d", name, nodes)
+		}
+		if opts != "" {
+			spelled += "," + opts
+		}
+		return ParsePod(spelled)
+	}
+	// The fewest nodes that share gpus evenly, in whole hosts.
+	for n := (gpus + p.PerNode - 1) / p.PerNode; n <= gpus; n++ {
+		if gpus%n == 0 && wholeHosts(name, gpus/n) == nil {
+			hint := fmt.Sprintf("%s:%d,per-node=%d", name, n, gpus/n)
+			if gpus/n == p.PerNode {
+				hint = fmt.Sprintf("%s:%d", name, n)
+			}
+			return Pod{}, fmt.Errorf("%w: %d GPUs of %s's %d-GPU nodes are --cluster %s", disagree, gpus, name, p.PerNode, hint)
+		}
+	}
+	return Pod{}, disagree
+}
+
 // GPUs is the pod's GPU count.
 func (p *Pod) GPUs() int { return p.Nodes * p.PerNode }
 

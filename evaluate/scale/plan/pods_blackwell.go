@@ -189,6 +189,20 @@ func (p *Pod) HostGPUs() int {
 	return p.PerNode
 }
 
+// wholeHosts checks n GPUs of a node of the pod named name: on a pod
+// whose node spans hosts (an NVL72 rack's 18 compute trays of 4), n is a
+// whole number of hosts or fits in one; a torchrun agent a host runs the
+// same processes on each (HostGPUs). n = 65 of a rack would leave one
+// tray's GPUs split.
+func wholeHosts(name string, n int) error {
+	name, _, _ = strings.Cut(name, ":")
+	name, _, _ = strings.Cut(name, ",")
+	if h, ok := hostGPUs[name]; ok && n > h && n%h != 0 {
+		return fmt.Errorf("a node of %s is hosts of %d GPUs: want at most %d or a multiple of %d (e.g. %d)", name, h, h, h, n/h*h)
+	}
+	return nil
+}
+
 // usePerNode is the per-node=N option of a cluster: N GPUs of each node
 // used (its NVLink domain's first N, with their share of its NICs), as a
 // run on NVL72 racks uses 64 of a rack's 72 or one 8-GPU slice of it.
@@ -197,6 +211,9 @@ func (p *Pod) usePerNode(x float64) error {
 		return fmt.Errorf("per-node=%g: want a whole number of GPUs, at most the node's %d", x, p.PerNode)
 	}
 	n := int(x)
+	if err := wholeHosts(p.Name, n); err != nil {
+		return fmt.Errorf("per-node=%d: %w", n, err)
+	}
 	p.NICs = max(1, p.NICs*n/p.PerNode)
 	p.PerNode = n
 	return nil

@@ -578,7 +578,7 @@ func (st Settings) Short(moe bool) string {
 // supported with full iteration CUDA graph"), and the all-gather
 // dispatcher with epoverlap=on ("overlap_moe_expert_parallel_comm is
 // supported with alltoall/flex token dispatcher").
-func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
+func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
 	if pl.Titan() && pl.TPOverlap {

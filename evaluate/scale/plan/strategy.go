@@ -904,3 +904,15 @@ func positive(v string) (int, error) {
 	}
 	return n, nil
 }
+
+// asWritten is a strategy as its errors name it ("strategy tp=2,pp=4:
+// ..."): its String, or, where that is empty (every key at its default:
+// nothing written, or tp=1), what it then is, never nothing.
+type asWritten Strategy
+
+func (w asWritten) String() string {
+	if s := Strategy(w).String(); s != "" {
+		return s
+	}
+	return "(every key at its default: tp=1, pp=1, every GPU a data-parallel replica)"
+}

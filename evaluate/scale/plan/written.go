@@ -73,13 +73,13 @@ func keyName(key string) string {
 // left out, making up the rest only where Search tries it); dp x mbs
 // that does not divide the batch; ep or etp on a dense model, or not
 // dividing the experts, a node or the expert FFN; fp8 on GPUs without
-// FP8. Each is the line Resolve gives for the same mistake. placer eval
-// and placer search both check their --strategy with it before anything
-// else, so what one refuses for the keys written the other refuses with
-// the same line.
+// FP8; peft=lora where LoRA is not modelled (FineTuneFits). Each is the
+// line Resolve gives for the same mistake. placer eval and placer search
+// both check their --strategy with it before anything else, so what one
+// refuses for the keys written the other refuses with the same line.
 func (w Written) Check(m transformer.Spec, p Pod) error {
 	s := w.Strategy
-	bad := func(err error) error { return fmt.Errorf("strategy %s: %w", s, err) }
+	bad := func(err error) error { return fmt.Errorf("strategy %s: %w", asWritten(s), err) }
 	n := p.GPUs()
 	if ts := s.TensorStages; ts != nil {
 		one := slices.Min(ts) == slices.Max(ts) // Resolve's tp=
@@ -154,7 +154,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		return bad(fmt.Errorf("the batch of %d is not divisible by mbs=%d", m.Batch, mbs))
 	}
 	if !m.MoE() {
-		if err := expertKeysFit(m, s, s); err != nil {
+		if err := expertKeysFit(m, s, asWritten(s)); err != nil {
 			return err
 		}
 	} else if w.keys["ep"] || w.keys["etp"] {
@@ -167,6 +167,12 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		}
 	}
 	if err := fp8Fits(s, p); err != nil {
+		return bad(err)
+	}
+	// LoRA on experts or latent attention, a rank over the width, a
+	// packed sample over the sequence: Resolve's line, so that search
+	// says what eval says rather than that no plan fits.
+	if err := FineTuneFits(m, s); err != nil {
 		return bad(err)
 	}
 	return nil
@@ -253,7 +259,7 @@ func fp8Fits(s Strategy, p Pod) error {
 
 // expertKeysFit refuses the experts' keys on model m without experts
 // (written: the strategy as its errors name it).
-func expertKeysFit(m transformer.Spec, s, written Strategy) error {
+func expertKeysFit(m transformer.Spec, s Strategy, written asWritten) error {
 	if !m.MoE() && (s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 || s.EPOverlap) {
 		return fmt.Errorf("strategy %s: ep, etp, imbalance or epoverlap on a model without experts", written)
 	}

@@ -67,6 +67,11 @@ func TestWrittenCheck(t *testing.T) {
 		{"moe", "ep=3", pod, "ep=3 does not divide the 32 experts"},
 		{"moe", "ep=8,etp=16", pod, "etp=16 does not divide the 8 GPUs of a node"},
 		{"moe", "ep=8", pod, ""},
+		// LoRA where it is not modelled: the line eval gives, so that
+		// search says it rather than that no plan fits.
+		{"moe", "peft=lora", pod, "strategy peft=lora,lora-rank=16: peft=lora with experts: LoRA's costs are modelled for dense blocks only"},
+		{"dense", "peft=lora,lora-rank=4096", pod, "lora-rank=4096: not under the model's hidden size 4096"},
+		{"dense", "peft=lora", pod, ""},
 	}
 	models := map[string]transformer.Spec{"dense": dense, "long": long, "moe": moe}
 	for _, c := range cases {

@@ -215,9 +215,14 @@ type Result struct {
 	// Refused is how many plans of the space the target framework's
 	// export refuses (Target.Refuses), set aside before they are
 	// evaluated and not counted in Evaluated; RefusedWhy is the first
-	// one's reason.
-	Refused    int
-	RefusedWhy string
+	// one's reason, RefusedPlan that plan.
+	Refused     int
+	RefusedWhy  string
+	RefusedPlan plan.Plan
+	// Least is the evaluated plan that needs the least memory a GPU
+	// (its verdict on the count), fitting or not, where Evaluated > 0:
+	// what a search that found nothing says it came closest with.
+	Least scale.Result
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
 	Top []scale.Result
@@ -346,7 +351,7 @@ func (sr *searcher) try(s plan.Strategy) tried {
 	if sp.For.Refuses != nil {
 		if why := sp.For.Refuses(pl); why != nil {
 			if sr.out.Refused == 0 {
-				sr.out.RefusedWhy = why.Error()
+				sr.out.RefusedWhy, sr.out.RefusedPlan = why.Error(), pl
 			}
 			sr.out.Refused++
 			return setAside
@@ -354,6 +359,9 @@ func (sr *searcher) try(s plan.Strategy) tried {
 	}
 	r := sr.evaluate(pl)
 	sr.out.Evaluated++
+	if sr.out.Evaluated == 1 || r.Memory < sr.out.Least.Memory {
+		sr.out.Least = r
+	}
 	if !sr.accepts(&r) {
 		return setAside
 	}
