@@ -37,6 +37,7 @@ var commandPaths = []struct {
 	{"placer regal imitate", "graphs hardware", "out"},
 	{"placer regal train", "graphs hardware init", "out"},
 	{"placer report", "", ""},
+	{"placer report bench", "", ""},
 	{"placer report equal-time", "graphs hardware head model", "plot"},
 	{"placer report generalization", "graphs hardware policy test", "plot"},
 	{"placer report layers", "kernelbench measured", ""},
