@@ -114,6 +114,22 @@ test-static: build
 readme: build
 	$(GO) run ./tools/readme -placer $(BIN) -write README.md
 
+# Every command block of README.md and docs/*.md runs as written
+# (tools/readme/docs.go; a block is a fenced or indented block with a line
+# that runs placer or make). make test runs the quick ones (go test
+# ./tools/readme's TestDocsCommands, a page to a scratch folder); a block
+# marked <!-- docs: long --> (a search with a minutes budget, a report
+# over many graphs, the frameworks' runs) is this target's, and its page
+# names this target beside it. docs-long runs every block that is not
+# skipped, quick ones included, page by page in order, so that a long
+# block finds the files the blocks above it wrote; each block within 30
+# minutes. It prints each block's exit, CPU and wall time.
+# go run ./tools/readme -docs -list README.md docs/*.md lists the blocks
+# and how each is checked.
+.PHONY: docs-long
+docs-long: build
+	$(GO) run ./tools/readme -placer $(BIN) -docs -long README.md docs/*.md
+
 # A single-node Slurm cluster on this machine (tools/slurm/up.sh): Debian's
 # slurmctld, slurmd, slurm-client and munge installed with apt-get
 # --no-install-recommends when missing (about a minute), a minimal

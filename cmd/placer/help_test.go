@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -98,4 +99,50 @@ func TestHelpFlagsFit(t *testing.T) {
 		}
 	}
 	walk(newRootCmd(&streams{}))
+}
+
+// TestRootHelp: placer --help leads with the cluster planner (what most
+// users come for) and puts op placement second, and the cluster planner's
+// commands it shows run as written (their files written to a scratch
+// folder). The op placement command is README.md's quick start, which go
+// test ./tools/readme runs.
+func TestRootHelp(t *testing.T) {
+	code, help, errs := placer(t, "--help")
+	if code != 0 {
+		t.Fatalf("placer --help: exit %d: %s", code, errs)
+	}
+	cluster, ops := strings.Index(help, "The cluster planner."), strings.Index(help, "Op placement.")
+	if cluster < 0 || ops < 0 || cluster > ops {
+		t.Fatalf("placer --help: want \"The cluster planner.\" before \"Op placement.\":\n%s", help)
+	}
+	if first := strings.SplitN(help, "\n", 2)[0]; !strings.Contains(first, "cluster of GPUs") {
+		t.Errorf("placer --help's first line %q does not say what placer plans", first)
+	}
+	dir := t.TempDir()
+	ran := 0
+	for _, line := range strings.Split(help[cluster:ops], "\n") {
+		if !strings.HasPrefix(line, "  placer ") {
+			continue
+		}
+		args := strings.Fields(line)[1:]
+		for i := range args {
+			if i > 0 && (args[i-1] == "-o" || args[i-1] == "--plan") {
+				args[i] = filepath.Join(dir, args[i])
+			}
+		}
+		if code, _, errs := placer(t, args...); code != 0 {
+			t.Errorf("placer --help's %q: exit %d: %s", line, code, errs)
+		}
+		ran++
+	}
+	if ran != 2 {
+		t.Errorf("placer --help shows %d cluster planner commands, want the search and its export", ran)
+	}
+	// Every sentence of the prose reads in one breath: none longer than 60 words.
+	prose := help[:strings.Index(help, "Usage:")]
+	for _, s := range strings.Split(strings.Join(strings.Fields(prose), " "), ". ") {
+		if n := len(strings.Fields(s)); n > 60 {
+			t.Errorf("placer --help: a sentence of %d words: %q", n, s)
+		}
+	}
 }

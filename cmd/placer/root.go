@@ -44,16 +44,38 @@ type runError struct{ err error }
 func (e runError) Error() string { return e.err.Error() }
 func (e runError) Unwrap() error { return e.err }
 
+// rootLong is placer --help's text: the cluster planner first (what most
+// users come for), op placement second. TestRootHelp runs its cluster
+// commands.
+const rootLong = `placer plans a training run on a cluster of GPUs. No GPU is needed: a
+performance model costs every plan.
+
+The cluster planner. Give it a transformer (a Hugging Face config.json as
+hf:PATH, a preset such as llama3-70b, or gpt:/llama: and its shape), the
+run's sequence and batch, and a cluster. placer search tries every plan of
+tensor, pipeline, context, data and expert parallelism, micro-batch size
+and recomputation, and returns the fastest one that fits in memory. Each
+figure carries its error on published runs of the same kind. placer
+export writes the plan for Megatron-LM, Megatron-Bridge (LoRA too),
+torchtitan, DeepSpeed or a torch plan:
+
+  placer search --workload llama3-8b:seq=8192,batch=256 --cluster dgx-h100:4 -o plan.json
+  placer export --workload llama3-8b:seq=8192,batch=256 --cluster dgx-h100:4 --plan plan.json --to megatron -o plan.sh
+
+Op placement. For one computation graph (the papers' workloads, a graph
+file, a PyTorch model's training step), placer decides which GPU runs each
+op, in what order, and which ops are fused:
+
+  placer search --workload trxl2 --gpus 2 -o trxl2.json
+
+README.md and docs/ say more.`
+
 func newRootCmd(s *streams) *cobra.Command {
 	var wide bool
 	root := &cobra.Command{
-		Use:   "placer",
-		Short: "Place, schedule and fuse the ops of ML training graphs on GPU clusters",
-		Long: `placer decides, for one ML computation graph and one cluster of GPUs, which
-device runs each op, in what order each device runs its ready ops, and which
-ops are fused, so that a training step is as fast as it can be without any
-device running out of memory. Decisions are evaluated by a roofline
-performance model (no GPU needed).`,
+		Use:           "placer",
+		Short:         "Plan a training run on a cluster of GPUs: the parallelism of a transformer, the placement of a graph's ops",
+		Long:          rootLong,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

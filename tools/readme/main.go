@@ -10,7 +10,21 @@ func main() {
 	placer := flag.String("placer", "bin/placer", "the placer binary the samples are made with")
 	write := flag.Bool("write", false, "rewrite the samples in place")
 	check := flag.Bool("check", false, "exit 1 when a sample differs from its command's output")
+	docs := flag.Bool("docs", false, "run the pages' command blocks (README.md, docs/*.md) as their markers say: the quick ones")
+	long := flag.Bool("long", false, "with -docs: the long ones (make docs-long)")
+	list := flag.Bool("list", false, "with -docs: list the blocks and how each is checked; run none")
+	timeout := flag.Duration("timeout", 0, "with -docs: each block's time limit (default 3m a quick block, 30m a long one)")
 	flag.Parse()
+	if *docs {
+		if flag.NArg() == 0 {
+			fmt.Fprintln(os.Stderr, "readme: usage: readme -placer BIN -docs [-long | -list] PAGE.md...")
+			os.Exit(2)
+		}
+		if *timeout > 0 {
+			QuickTimeout, LongTimeout = *timeout, *timeout
+		}
+		os.Exit(docsMain(*placer, flag.Args(), *list, *long))
+	}
 	if flag.NArg() != 1 || *write == *check {
 		fmt.Fprintln(os.Stderr, "readme: usage: readme -placer BIN (-write | -check) README.md")
 		os.Exit(2)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/torchenv"
 )
 
 // Sample is one marked block: the command, its options and where its
@@ -394,6 +395,16 @@ func NewRunner(placer, root string) (*Runner, error) {
 		if strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" {
 			continue // bin/placer is the binary under test, below
 		}
+		if e.Name() == "out" && e.IsDir() {
+			// out/ is where commands write (out/zoo is read): a folder of
+			// the scratch's own, its entries linked, so that what a
+			// command writes there stays out of the checkout.
+			if err := linkEntries(filepath.Join(rootAbs, "out"), filepath.Join(scratch, "out")); err != nil {
+				os.RemoveAll(scratch)
+				return nil, err
+			}
+			continue
+		}
 		if err := os.Symlink(filepath.Join(rootAbs, e.Name()), filepath.Join(scratch, e.Name())); err != nil {
 			os.RemoveAll(scratch)
 			return nil, err
@@ -410,15 +421,45 @@ func NewRunner(placer, root string) (*Runner, error) {
 	return &Runner{placer: abs, scratch: scratch, cache: map[string][2]string{}}, nil
 }
 
+// linkEntries makes dst a folder whose entries link to src's.
+func linkEntries(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Script runs text with sh -e in the scratch folder.
 func (r *Runner) Script(text string) error {
 	cmd := exec.Command("sh", "-e", "-c", text)
 	cmd.Dir = r.scratch
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(r.placer)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = r.env()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// env is a command's environment: PATH with the placer under test first,
+// then the virtualenv's bin (make deps's: $TORCH_PY's, else the default
+// folder's), as for a reader who activated it, so that the docs' python3
+// is the one with torch.
+func (r *Runner) env() []string {
+	path := []string{filepath.Join(r.scratch, "bin")}
+	if py := torchenv.Python(); py != "" {
+		path = append(path, filepath.Dir(py))
+	}
+	path = append(path, os.Getenv("PATH"))
+	return append(os.Environ(), "PATH="+strings.Join(path, string(os.PathListSeparator)))
 }
 
 // Close removes the scratch folder.

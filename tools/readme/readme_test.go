@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,14 +135,8 @@ func TestREADMESamples(t *testing.T) {
 	}
 	// PLACER_TEST_BINARY (make test: bin/placer, just built from this
 	// checkout) saves linking another binary, as in cmd/placer's tests.
-	bin := os.Getenv("PLACER_TEST_BINARY")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "placer")
-		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/placer").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v: %s", err, out)
-		}
-	}
-	r, err := NewRunner(bin, root)
+	// testBinary links one otherwise, once for the package.
+	r, err := NewRunner(testBinary(t), root)
 	if err != nil {
 		t.Fatal(err)
 	}
