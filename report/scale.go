@@ -190,6 +190,18 @@ func (s ScaleSearch) tableOrder() []ScalePlan {
 	return append(out, all[len(s.Tie.Order):]...)
 }
 
+// tableHeading is the line over the search's table of plans: what it
+// holds (the answer's plan among them) and in what order (tableOrder).
+func tableHeading(s ScaleSearch) string {
+	n := len(s.Runners) + 1
+	if t := s.Tie; t != nil && len(t.Order) == n {
+		return fmt.Sprintf("the %d fastest plans that fit (the answer among them), all tied: cheapest to run first (the tie below):", n)
+	} else if t != nil && len(t.Order) < n {
+		return fmt.Sprintf("the %d fastest plans that fit (the answer among them): the %d tied first, cheapest to run first (the tie below), then fastest first:", n, len(t.Order))
+	}
+	return fmt.Sprintf("the %d fastest plans that fit, fastest first (the answer):", n)
+}
+
 // TiedWithin is how many of steps, the best (steps[0]) first, are within
 // err (a fraction) of the best: steps[i] <= steps[0] (1 + err).
 func TiedWithin(steps []float64, err float64) int {
@@ -211,8 +223,10 @@ func tieLine(s ScaleSearch) string {
 		return ""
 	}
 	last := all[s.Tied-1]
+	// The regime's error as the step's line rounds it (one figure, one
+	// rounding).
 	line := fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)",
-		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, Percent(e.MeanAbs), e.Kind)
+		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, e.MeanAbsText(), e.Kind)
 	if s.Tie == nil {
 		return line + "\n"
 	}
@@ -498,7 +512,7 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		return err
 	}
 	if len(s.Runners) > 0 {
-		if _, err := fmt.Fprintln(w, "the next fastest plans that fit:"); err != nil {
+		if _, err := fmt.Fprintln(w, tableHeading(s)); err != nil {
 			return err
 		}
 		var rows [][]string

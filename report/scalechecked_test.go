@@ -158,11 +158,44 @@ func TestTied(t *testing.T) {
 	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.InSample, Rows: 4, MeanAbs: 0.30}
 	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
 		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 20}}}, Tied: 2}
-	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30.0% (in-sample)\n"
+	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30% (in-sample)\n"
 	if got := tieLine(s); got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 	if s.Tied = 1; tieLine(s) != "" {
 		t.Errorf("one plan tied: %q, want no line", tieLine(s))
+	}
+}
+
+// TestTieRoundsAsStep: the tie's line says the regime's mean |error| as
+// the step's line does (9.54% is "10%" in both, not "9.5%" in one).
+func TestTieRoundsAsStep(t *testing.T) {
+	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0954, MaxAbs: 0.12}
+	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
+		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}}, Tied: 2}
+	const figure = "mean |error| 10%"
+	if !strings.Contains(e.String(), figure) || !strings.Contains(tieLine(s), figure) {
+		t.Errorf("step line %q, tie line %q: want both to say %q", e.String(), tieLine(s), figure)
+	}
+}
+
+// TestTableHeading: the line over a search's table says what it holds
+// (the answer among the plans) and its order: fastest first, or a tie's
+// plans by what is cheaper to run first.
+func TestTableHeading(t *testing.T) {
+	runners := []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 11}}}
+	tie := func(n int) *Tie { return &Tie{Order: make([]RunCost, n)} }
+	for _, c := range []struct {
+		tie  *Tie
+		want string
+	}{
+		{nil, "the 3 fastest plans that fit, fastest first (the answer):"},
+		{tie(2), "the 3 fastest plans that fit (the answer among them): the 2 tied first, cheapest to run first (the tie below), then fastest first:"},
+		{tie(3), "the 3 fastest plans that fit (the answer among them), all tied: cheapest to run first (the tie below):"},
+	} {
+		s := ScaleSearch{Best: ScalePlan{Result: scale.Result{Step: 10}}, Runners: runners, Tie: c.tie}
+		if got := tableHeading(s); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
 	}
 }

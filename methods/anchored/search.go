@@ -83,8 +83,9 @@ type Outcome struct {
 	// beat it.
 	Own, Result *optimize.Result
 	Source      string
-	// Elapsed is the wall time of the search and the joint space (the
-	// search's row's time).
+	// Elapsed is the wall time of the search method (the search's row's
+	// time, Own's Stats.Elapsed: its summary's), the joint space's rows
+	// not included (each row has its own).
 	Elapsed time.Duration
 }
 
@@ -186,6 +187,12 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	}
 	res.Decision = p.Realized(res.Decision)
 	out.Own, out.Result = res, res
+	// The search's row's time is the method's own, as its summary says
+	// (Stats.Elapsed); the joint space's rows below carry theirs.
+	out.Elapsed = res.Stats.Elapsed
+	if out.Elapsed <= 0 {
+		out.Elapsed = time.Since(start)
+	}
 
 	// 6. The joint space: strategies around searched placements, with
 	// the rest of the budget.
@@ -195,7 +202,6 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 			return nil, err
 		}
 	}
-	out.Elapsed = time.Since(start)
 	if res.Learning != nil {
 		out.RefStep = res.Learning.RefStep
 	}
