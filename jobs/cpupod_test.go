@@ -136,7 +136,7 @@ func TestCPUPodNoFit(t *testing.T) {
 	var warn strings.Builder
 	_, err = exportjob.Run(exportjob.Options{World: inputs.ClusterScale, Scale: exportjob.ScaleOptions{Workload: cpuDenseModel, Pod: inputs.PodSpec{Profile: small}},
 		Strategy: "tp=1,pp=1,dp=2,mbs=4", To: "megatron", Warn: &warn})
-	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 0.1 GB a process, more than the 0.0 GB a process of cpu:1 has for it") {
-		t.Errorf("export: error %v, want the plan refused for 0.0 GB a process", err)
+	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 98.3 MB a process, more than the 1.0 MB usable a process of cpu:1 has for it") {
+		t.Errorf("export: error %v, want the plan refused for 1.0 MB a process", err)
 	}
 }

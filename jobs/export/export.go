@@ -604,15 +604,27 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 	}
 	ep.Plan, ep.r = pl, r
 	if !r.Fits {
-		rank, room := "GPU", p.Hardware.Memory-scale.Reserve
-		if p.CPU() {
-			// A CPU pod's process: its share of the host's memory less
-			// the margin (no CUDA context kept free).
-			rank, room = "process", r.Usable
-		}
-		ep.over = fmt.Sprintf("plan %s needs %s a %s, more than the %s a %s of %s has for it", pl.String(), report.GB(r.Memory), rank, report.GB(room), rank, p.Name)
+		ep.over = overWords(pl, r, p)
 	}
 	return ep, nil
+}
+
+// overWords says how far plan pl's result r on pod p is over the memory
+// a GPU (a CPU pod's process) leaves it: the figure eval's memory line
+// judges (the caching allocator's simulated need where it weighed it)
+// against the same usable memory, at the precision that tells them
+// apart (report.GBApart).
+func overWords(pl plan.Plan, r scale.Result, p plan.Pod) string {
+	rank := "GPU"
+	if p.CPU() {
+		rank = "process" // its share of the host's memory less the margin
+	}
+	need, usable, _ := report.GBApart(max(r.Judged, r.Memory), r.Usable)
+	what := ""
+	if r.Judged > r.Memory {
+		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", report.GB(r.Memory))
+	}
+	return fmt.Sprintf("plan %s needs %s a %s%s, more than the %s usable a %s of %s has for it", pl.String(), need, rank, what, usable, rank, p.Name)
 }
 
 // strategyKeysOf is software sw's keys as a strategy writes them
