@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -46,6 +47,10 @@ type ScalePlan struct {
 	// every published peak), said beside its memory
 	// (published.MemoryErrorOf); nil where no published row can apply.
 	PeakRegimeError *published.MemoryError `json:"peak_regime_error,omitempty"`
+	// StackNote, when set, is what the stack line says in place of
+	// Stack's words: on a CPU profile's pod, the profile's run (its
+	// layer, torch and backend), which no GPU stack's kernels cost.
+	StackNote string `json:"stack_note,omitempty"`
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
@@ -259,7 +264,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%s)", p.Cluster, p.ranks(p.GPUs))},
 		{"strategy", p.Strategy},
-		{"stack", p.Stack.String()},
+		{"stack", cmp.Or(p.StackNote, p.Stack.String())},
 		{"step", Seconds(p.Step) + regimeNote(&p)},
 		throughputRow(&p),
 		{"memory per " + p.rank(), memoryLine(&p, fits)},
@@ -404,6 +409,12 @@ func memoryLine(p *ScalePlan, fits string) string {
 		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s)",
 			need, fits, usable, GB(r.Capacity), Percent(r.MemoryMargin), spareWords(r.Usable-r.Memory))
 	}
+	// A line whose whole is under a GB (a CPU profile's small model)
+	// gives its parts in MB: in GB each read 0.0.
+	partSize := GB
+	if r.Memory < 1e9 {
+		partSize = Mem
+	}
 	for i, pt := range r.MemoryParts {
 		if pt.Bytes == 0 {
 			continue
@@ -416,7 +427,7 @@ func memoryLine(p *ScalePlan, fits string) string {
 		if pt.Outside {
 			name += " (outside the allocator)"
 		}
-		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
+		line += fmt.Sprintf("%s%s %s", sep, name, partSize(pt.Bytes))
 	}
 	if p.PeakRegimeError != nil {
 		line += "; " + p.PeakRegimeError.String()
@@ -542,7 +553,7 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		for _, r := range s.tableOrder() {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
-			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
+			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), Mem(r.Memory),
 				fmt.Sprintf("%.3fx", r.Step/fastest), wrap(checkedCell(&r), 24)}
 			if cpu {
 				// GFLOP/s per process, no MFU (throughputRow).
@@ -599,6 +610,10 @@ func RefusedLine(n int, framework, why string) string {
 
 // GB is bytes in decimal gigabytes, as GPU memory is sold ("80 GB").
 func GB(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+
+// Mem is b as GB, or as MB where under a GB (a CPU profile's small
+// model, whose memory in GB reads 0.0).
+func Mem(b int64) string { return memAt(b, 1) }
 
 // GBApart is a and b as GB (1e9 bytes), or MB (1e6) where under a GB,
 // at the fewest decimals, one to three, at which they differ (three

@@ -482,7 +482,31 @@ func wroteLine(out string, moe []byte, format, version string, ep ScalePlan) str
 			where += " and " + export.DeepSpeedMoEPath(out)
 		}
 	}
-	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.Plan.Stack()))
+	on, note := costedOn(ep.Plan.Stack(), format, version)
+	line := fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), on)
+	if note != "" {
+		line += "\nexport: " + note
+	}
+	return line
+}
+
+// costedOn is the stack a plan written for format at version is costed
+// on, as wroteLine names it, and a note where that stack is the
+// framework's at another version (torchtitan 0.3's file costed on the
+// stack read from torchtitan 0.2.0's code, the only torchtitan stack
+// placer has): "0.3's config module ... on torchtitan-0.2" read as a
+// mistake.
+func costedOn(si plan.StackInfo, format, version string) (on, note string) {
+	on = stackShort(si)
+	if v, ok := strings.CutPrefix(si.Name, format+"-"); ok && version != "" && v != version {
+		how := "eager"
+		if si.Compiled {
+			how = "compiled"
+		}
+		on = fmt.Sprintf("placer's %s stack, %s", format, how)
+		note = fmt.Sprintf("placer's %s stack is %s, read from %s %s's code (none of %s's own)", format, si.Name, format, v, version)
+	}
+	return on, note
 }
 
 // convertedLine says that the plan given was costed on another stack
