@@ -299,9 +299,20 @@ test-python-venv: test-python-venv-tools test-python-venv-package
 # (tests/conftest.py's GROUPS).
 test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m pytest -v -rs -m commands
+	$(MAKE) test-hfconfigs
 	$(MAKE) test-frameworks
 	$(MAKE) test-bridge
 	$(MAKE) test-megatron
+
+# Hugging Face's config.json files as transformers itself writes them
+# (tools/hfconfigs, graph/transformer/testdata/hf5): each model type
+# placer reads, built by transformers' config class at small sizes (no
+# weights, no download) and written by its save_pretrained, read by
+# bin/placer as the model built; the committed files checked against
+# what the pinned transformers (PY_TEST_PINS: 5.24.0) writes. About 12 s.
+.PHONY: test-hfconfigs
+test-hfconfigs: build venv-test
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/hfconfigs -p 'test_*.py'
 
 test-python-venv-package: build venv-test venv-frameworks venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_MEGATRON=$(MEGATRON_DIR) $(TORCH_PY) -m pytest -v -rs -m package

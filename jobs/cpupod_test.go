@@ -28,7 +28,10 @@ const cpuDenseModel = "llama:layers=4,hidden=256,heads=4,ffn=512,seq=256,vocab=1
 
 // cpuPodText is what text of a CPU pod's plan or search must not hold:
 // GPUs' units and parts, an MFU, and "yes" in the checked column.
-var cpuPodText = []string{"GPUs)", "per GPU", "TFLOP/s", "(MFU", "│ MFU", "CUDA context", "NCCL", "GPU waits", "caching allocator", "│ yes │", " yes │"}
+var cpuPodText = []string{"GPUs)", "per GPU", "TFLOP/s", "(MFU", "│ MFU", "CUDA context", "NCCL", "GPU waits", "caching allocator", "│ yes │", " yes │",
+	// Nor a GPU stack's name for the profile's run, nor memory in GB
+	// that reads 0.0 (the tiny model's parts are MB).
+	"Megatron-Core", "Transformer Engine", " 0.0 GB"}
 
 // TestCPUPodSpeaksOfCPUs: eval and search on a CPU profile's pod speak
 // of processes: "cpu:1 (2 processes)", the model's GFLOP/s a process
@@ -74,6 +77,9 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 		}
 	}
 	check("eval", ev)
+	if want := "the profile's run on the CPU: placer's own PyTorch layer (placer_torch.profile.layers), torch 2.14.1+cu130, gloo"; !strings.HasPrefix(ev.StackNote, want) {
+		t.Errorf("eval's stack %q, want the profile's run, %q", ev.StackNote, want)
+	}
 	check("search", se.Best)
 	for _, r := range se.Runners {
 		check("search runner-up", r)
@@ -84,7 +90,8 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	gflops := fmt.Sprintf("%.1f (no MFU", m.ModelFLOPs()/ev.Step/2/1e9)
-	for _, want := range []string{"cpu:1 (2 processes)", "GFLOP/s per process", gflops, "memory per process", "12.6 GB share of host memory"} {
+	for _, want := range []string{"cpu:1 (2 processes)", "GFLOP/s per process", gflops, "memory per process", "12.6 GB share of host memory",
+		"the profile's run on the CPU", "weights 6.3 MB"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("eval: no %q in\n%s", want, text.String())
 		}
@@ -136,7 +143,7 @@ func TestCPUPodNoFit(t *testing.T) {
 	var warn strings.Builder
 	_, err = exportjob.Run(exportjob.Options{World: inputs.ClusterScale, Scale: exportjob.ScaleOptions{Workload: cpuDenseModel, Pod: inputs.PodSpec{Profile: small}},
 		Strategy: "tp=1,pp=1,dp=2,mbs=4", To: "megatron", Warn: &warn})
-	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 0.1 GB a process, more than the 0.0 GB a process of cpu:1 has for it") {
-		t.Errorf("export: error %v, want the plan refused for 0.0 GB a process", err)
+	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 98.3 MB a process, more than the 1.0 MB usable a process of cpu:1 has for it") {
+		t.Errorf("export: error %v, want the plan refused for 1.0 MB a process", err)
 	}
 }

@@ -75,7 +75,7 @@ func TestExportPlanFile(t *testing.T) {
 		{"search by --plan", exportjob.Options{Plan: searched}, best, "", 0, 0},
 		{"search by --placement", exportjob.Options{Placement: searched}, best, "", 0, 0},
 		{"eval over, allowed", exportjob.Options{Plan: evaluated, Scale: exportjob.ScaleOptions{AllowOver: true}}, over, "", 0, 1},
-		{"eval over", exportjob.Options{Plan: evaluated}, "", "needs 192.7 GB a GPU, more than the 79.5 GB a GPU of dgx-h100:4 has for it", 1, 0},
+		{"eval over", exportjob.Options{Plan: evaluated}, "", "needs 192.7 GB a GPU, more than the 85.0 GB usable a GPU of dgx-h100:4 has for it", 1, 0},
 		{"default plan over", exportjob.Options{}, "", "plan tp=1,pp=1,dp=32,mbs=1 needs 192.7 GB", 1, 0},
 		{"strategy", exportjob.Options{Strategy: best}, best, "", 0, 0},
 		{"missing", exportjob.Options{Plan: filepath.Join(dir, "nosuch.json")}, "", "nosuch.json: cannot read it: no such file or directory", 1, 0},

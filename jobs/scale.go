@@ -96,6 +96,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 		// processes allocate through the host's malloc, not PyTorch's
 		// caching allocator (no Allocator).
 		sp.DeviceKind = report.DeviceCPU
+		sp.StackNote = cpuStack(p.Profile)
 		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"
 		return sp
 	}
@@ -106,6 +107,19 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
 	sp.PeakRegimeError = &me
 	return sp
+}
+
+// cpuStack is the stack line of a plan priced from CPU profile pr: the
+// profile's own run (the layer it timed, torch, the backend), not the
+// GPU stack (placer's default: Megatron-Core with Transformer Engine's
+// kernels) a plan's keys would name, whose kernels cost nothing here.
+func cpuStack(pr *profile.Profile) string {
+	layer := "placer's own PyTorch layer (placer_torch.profile.layers)"
+	sw := pr.Software
+	if t := sw.TimedLayer(); t != "" {
+		layer = t
+	}
+	return fmt.Sprintf("the profile's run on the CPU: %s, torch %s, %s; its layers measured, no GPU stack's kernels costed", layer, sw.Torch, sw.Backend)
 }
 
 // offRow adds to a published plan's unchecked features its own row when

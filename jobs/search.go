@@ -236,8 +236,11 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 		}
 		rep.Trace = o.Trace
 	}
-	if lr := out.Own.Learning; o.Plot != "" && lr != nil && len(lr.Curve) > 0 {
-		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), method, l.refName, l.refStep, lr.Curve)); err != nil {
+	if o.Plot != "" {
+		// Written whatever the search ran: a search too short for its
+		// curve's first point still has its end and the answer to draw.
+		answer := answerLine{name: cmp.Or(out.Source, method), step: out.Result.Eval.StepTime}
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), method, l.refName, l.refStep, curveOf(out.Own), answer)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
@@ -317,9 +320,39 @@ func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int,
 	return done, total, unit
 }
 
+// answerLine is the search's answer as its plot draws it: the row
+// whose decision it is (the search method's own, or the best row's
+// where the search did not improve on it) and its step time (seconds).
+type answerLine struct {
+	name string
+	step float64
+}
+
+// curveOf is the search method's curve as its plot draws it: its
+// points, and its result's end (the evaluations it spent and its best
+// step) where the last point falls short of it, so that a search of a
+// few evaluations, which records no point, still has one.
+func curveOf(own *optimize.Result) []gdp.Point {
+	if own == nil {
+		return nil
+	}
+	var curve []gdp.Point
+	if own.Learning != nil {
+		curve = slices.Clone(own.Learning.Curve)
+	}
+	end := gdp.Point{Step: own.Stats.Steps, Evaluations: own.Stats.Evaluations, BestStep: own.Stats.BestStep}
+	if end.BestStep > 0 && (len(curve) == 0 || curve[len(curve)-1].Evaluations < end.Evaluations) {
+		curve = append(curve, end)
+	}
+	return curve
+}
+
 // curvePlot draws the best step time found so far (milliseconds)
-// against the evaluations spent, with the reference's step time.
-func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.Point) report.Plot {
+// against the evaluations spent, with the reference's step time and
+// the answer returned (the search's own best, or the row it did not
+// improve on), each a level line across the curve's evaluations. A
+// curve of one point is drawn as its mark.
+func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.Point, answer answerLine) report.Plot {
 	var x, best []float64
 	for _, pt := range curve {
 		if pt.BestStep > 0 {
@@ -327,9 +360,18 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 			best = append(best, pt.BestStep*1e3)
 		}
 	}
-	series := []report.Series{{Name: "best so far", X: x, Y: best}}
-	if refStep > 0 && len(x) > 0 {
-		series = append(series, report.Series{Name: refName, X: []float64{0, x[len(x)-1]}, Y: []float64{refStep * 1e3, refStep * 1e3}, Dash: true})
+	series := []report.Series{{Name: "best so far (" + method + ")", X: x, Y: best, Marks: len(x) == 1}}
+	last := 1.0
+	if len(x) > 0 {
+		last = max(x[len(x)-1], 1)
+	}
+	if refStep > 0 {
+		series = append(series, report.Series{Name: fmt.Sprintf("reference: %s (%s)", refName, report.Seconds(refStep)),
+			X: []float64{0, last}, Y: []float64{refStep * 1e3, refStep * 1e3}, Dash: true})
+	}
+	if answer.step > 0 {
+		series = append(series, report.Series{Name: fmt.Sprintf("answer returned: %s (%s)", answer.name, report.Seconds(answer.step)),
+			X: []float64{0, last}, Y: []float64{answer.step * 1e3, answer.step * 1e3}, Dot: true})
 	}
 	return report.Plot{
 		Title: fmt.Sprintf("%s on %s", method, graphName), XLabel: "evaluations", YLabel: "step time (ms)",

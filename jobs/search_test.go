@@ -134,6 +134,13 @@ func TestSearchJoint(t *testing.T) {
 	if joint != anchored.JointSearches {
 		t.Errorf("%d joint rows, want %d", joint, anchored.JointSearches)
 	}
+	// The search's own row's time is its summary's ("N evaluations in
+	// T"), the joint rows' times not added to it.
+	for _, r := range rep.Comparison.Rows {
+		if r.Method == anchored.DefaultMethod && r.SearchTime != rep.Result.SearchTime {
+			t.Errorf("the search's row: search time %v s, its summary %d evaluations in %v s", r.SearchTime, rep.Result.Evaluations, rep.Result.SearchTime)
+		}
+	}
 }
 
 // TestSearchProgressEndsAtSummary: the search's progress counts its

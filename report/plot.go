@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/placer/placer/internal/atomicfile"
@@ -13,6 +14,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -21,6 +24,10 @@ type Series struct {
 	Name string
 	X, Y []float64
 	Dash bool // draw dashed (reference lines)
+	Dot  bool // draw dotted (the answer's level)
+	// Marks draws each point's mark as well as the line (a series of
+	// one point has no line to draw).
+	Marks bool
 }
 
 // Plot describes a line plot.
@@ -71,13 +78,27 @@ func WritePlot(path string, p Plot) error {
 		}
 		l.Color = palette[i%len(palette)]
 		l.Width = vg.Points(1.5)
-		if s.Dash {
+		switch {
+		case s.Dash:
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		case s.Dot:
+			l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 		}
 		pl.Add(l)
-		pl.Legend.Add(s.Name, l)
+		if !s.Marks {
+			pl.Legend.Add(s.Name, l)
+			continue
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		sc.Color, sc.Shape, sc.Radius = l.Color, draw.CircleGlyph{}, vg.Points(3)
+		pl.Add(sc)
+		pl.Legend.Add(s.Name, l, sc)
 	}
 	legendRoom(pl, len(p.Series), p.LegendTop)
+	edgeRoom(pl, p)
 	return save(path, pl)
 }
 
@@ -93,6 +114,23 @@ func legendRoom(pl *plot.Plot, entries int, top bool) {
 		pl.Y.Max += pad
 	} else {
 		pl.Y.Min -= pad
+	}
+}
+
+// edgeRoom keeps lines and marks off the axes: 3% of the y range on
+// the side the legend is not (a level line at the lowest value drawn on
+// the x axis was hidden by it), and where a series has marks 3% of the
+// x range on the right (a mark at the last x was cut in half).
+func edgeRoom(pl *plot.Plot, p Plot) {
+	if span := pl.Y.Max - pl.Y.Min; span > 0 {
+		if p.LegendTop {
+			pl.Y.Min -= 0.03 * span
+		} else {
+			pl.Y.Max += 0.03 * span
+		}
+	}
+	if span := pl.X.Max - pl.X.Min; span > 0 && slices.ContainsFunc(p.Series, func(s Series) bool { return s.Marks }) {
+		pl.X.Max += 0.03 * span
 	}
 }
 
@@ -114,23 +152,39 @@ func plotFormat(path string) (string, error) {
 	return "", fmt.Errorf("plot %s: unknown format %q (want .png, .svg or .pdf)", path, ext)
 }
 
+// plotMargin is the margin, in points, WritePlot and WriteBarPlot leave
+// inside the page on every side.
+const plotMargin = 8
+
 // save renders pl to path atomically, in the format of its extension.
 func save(path string, pl *plot.Plot) error {
 	ext, err := plotFormat(path)
 	if err != nil {
 		return err
 	}
-	var w io.WriterTo
-	if ext == "svg" {
+	const width, height = 8 * vg.Inch, 4.5 * vg.Inch
+	var c vg.CanvasWriterTo
+	switch ext {
+	case "svg":
 		// The fonts go into the file: a viewer without them (Liberation,
 		// gonum/plot's default) would draw its own, of other widths, and
 		// cut the labels off.
-		c := vgsvg.NewWith(vgsvg.UseWH(8*vg.Inch, 4.5*vg.Inch), vgsvg.EmbedFonts(true))
-		pl.Draw(draw.New(c))
-		w = c
-	} else if w, err = pl.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+	case "pdf":
+		c = vgpdf.New(width, height)
+	default:
+		c = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
 	}
+	// A margin inside the page on every side: gonum/plot draws the plot
+	// area, and a legend at its top right, up to the page's edge, where
+	// the legend's line samples and the title's ascenders were cut off.
+	pl.Legend.XOffs, pl.Legend.YOffs = -vg.Points(4), -vg.Points(2)
+	m := vg.Points(plotMargin)
+	page := draw.New(c)
+	page.SetColor(pl.BackgroundColor) // the margin too
+	page.Fill(page.Rectangle.Path())
+	pl.Draw(draw.Crop(page, m, -m, m, -m))
+	var w io.WriterTo = c
 	return atomicfile.Write(path, func(f io.Writer) error {
 		_, err := w.WriteTo(f)
 		return err

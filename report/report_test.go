@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -227,5 +228,41 @@ func TestTableFitBreaksCells(t *testing.T) {
 	}
 	if w := width(buf.String()); w != len(plan)*2+1+len("strategy")+7 {
 		t.Errorf("KeyValue, --wide: %d columns wide, want the value on one line:\n%s", w, buf.String())
+	}
+}
+
+// TestWritePlotMargin: nothing is drawn within a few pixels of the
+// page's edges; the legend at the top right and the title were drawn to
+// the edge, where viewers cut them off.
+func TestWritePlotMargin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.png")
+	p := Plot{Title: "go-scored on trxl2", XLabel: "evaluations", YLabel: "step time (ms)", LegendTop: true, Series: []Series{
+		{Name: "best so far", X: []float64{0, 1000, 2500}, Y: []float64{64, 58, 57.7}},
+		{Name: "reference: dp+reverse-fusion (66.019 ms)", X: []float64{0, 2500}, Y: []float64{66, 66}, Dash: true},
+		{Name: "answer returned: go-scored dp=2 (56.715 ms)", X: []float64{0, 2500}, Y: []float64{56.7, 56.7}, Dash: true},
+	}}
+	if err := WritePlot(path, p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	const edge = 4 // pixels
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if x >= b.Min.X+edge && x < b.Max.X-edge && y >= b.Min.Y+edge && y < b.Max.Y-edge {
+				continue
+			}
+			if r, g, bl, _ := img.At(x, y).RGBA(); r != 0xffff || g != 0xffff || bl != 0xffff {
+				t.Fatalf("pixel (%d, %d) of %v drawn on, within %d pixels of the page's edge", x, y, b, edge)
+			}
+		}
 	}
 }

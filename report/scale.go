@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -46,6 +47,10 @@ type ScalePlan struct {
 	// every published peak), said beside its memory
 	// (published.MemoryErrorOf); nil where no published row can apply.
 	PeakRegimeError *published.MemoryError `json:"peak_regime_error,omitempty"`
+	// StackNote, when set, is what the stack line says in place of
+	// Stack's words: on a CPU profile's pod, the profile's run (its
+	// layer, torch and backend), which no GPU stack's kernels cost.
+	StackNote string `json:"stack_note,omitempty"`
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
@@ -190,6 +195,18 @@ func (s ScaleSearch) tableOrder() []ScalePlan {
 	return append(out, all[len(s.Tie.Order):]...)
 }
 
+// tableHeading is the line over the search's table of plans: what it
+// holds (the answer's plan among them) and in what order (tableOrder).
+func tableHeading(s ScaleSearch) string {
+	n := len(s.Runners) + 1
+	if t := s.Tie; t != nil && len(t.Order) == n {
+		return fmt.Sprintf("the %d fastest plans that fit (the answer among them), all tied: cheapest to run first (the tie below):", n)
+	} else if t != nil && len(t.Order) < n {
+		return fmt.Sprintf("the %d fastest plans that fit (the answer among them): the %d tied first, cheapest to run first (the tie below), then fastest first:", n, len(t.Order))
+	}
+	return fmt.Sprintf("the %d fastest plans that fit, fastest first (the answer):", n)
+}
+
 // TiedWithin is how many of steps, the best (steps[0]) first, are within
 // err (a fraction) of the best: steps[i] <= steps[0] (1 + err).
 func TiedWithin(steps []float64, err float64) int {
@@ -211,8 +228,10 @@ func tieLine(s ScaleSearch) string {
 		return ""
 	}
 	last := all[s.Tied-1]
+	// The regime's error as the step's line rounds it (one figure, one
+	// rounding).
 	line := fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)",
-		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, Percent(e.MeanAbs), e.Kind)
+		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, e.MeanAbsText(), e.Kind)
 	if s.Tie == nil {
 		return line + "\n"
 	}
@@ -245,7 +264,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%s)", p.Cluster, p.ranks(p.GPUs))},
 		{"strategy", p.Strategy},
-		{"stack", p.Stack.String()},
+		{"stack", cmp.Or(p.StackNote, p.Stack.String())},
 		{"step", Seconds(p.Step) + regimeNote(&p)},
 		throughputRow(&p),
 		{"memory per " + p.rank(), memoryLine(&p, fits)},
@@ -259,7 +278,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	}
 	if a := p.Allocator; a != nil {
 		i := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "memory per GPU" })
-		rows = slices.Insert(rows, i+1, [2]string{"reserved per GPU", reservedLine(a)})
+		rows = slices.Insert(rows, i+1, [2]string{"reserved per GPU", reservedLine(a, p.Usable)})
 	}
 	if p.LayerCosting != "" {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
@@ -364,17 +383,37 @@ func memoryLine(p *ScalePlan, fits string) string {
 		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
 	}
-	held, judged := GB(r.Memory)+" allocated", r.Memory
-	if r.Judged > r.Memory {
+	judged := max(r.Judged, r.Memory)
+	// The figure judged and the usable memory at one precision, fine
+	// enough to tell them apart.
+	need, usable, _ := GBApart(judged, r.Usable)
+	held, spare := GB(r.Memory)+" allocated", spareWords(r.Usable-judged)
+	switch {
+	case r.Judged > r.Memory && r.Judged == r.Usable+1:
+		// Out of the device with less in use than the usable memory
+		// (its segments' fragments): judged just over it (settle).
+		held, spare = GB(r.Memory)+" allocated (the caching allocator, simulated, runs out of memory: its segments fill the usable memory)", "none to spare"
+	case r.Judged > r.Memory && r.Allocator != nil && r.Allocator.OutOfMemory:
+		// The replay ran out of the device: judged at what it needed
+		// then (memory.Peak's settle), not at a reservation.
+		held = fmt.Sprintf("%s allocated (the caching allocator, simulated, runs out of memory: it needs %s)", GB(r.Memory), need)
+	case r.Judged > r.Memory:
 		// The verdict weighed the caching allocator's simulated
 		// reservation (memory.Peak's Reserved).
-		held, judged = fmt.Sprintf("%s allocated (%s reserved, the caching allocator simulated)", GB(r.Memory), GB(r.Judged)), r.Judged
+		held = fmt.Sprintf("%s allocated (%s reserved, the caching allocator simulated)", GB(r.Memory), need)
 	}
-	line := fmt.Sprintf("%s, %s the %s usable of %s (a %s margin, %s kept free; %s to spare%s)",
-		held, fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), keptFree(r.MemoryParts), GB(r.Usable-judged), errorWords(r))
+	line := fmt.Sprintf("%s, %s the %s usable of %s (a %s margin, %s kept free; %s%s)",
+		held, fits, usable, GB(r.Capacity), Percent(r.MemoryMargin), keptFree(r.MemoryParts), spare, errorWords(r))
 	if p.cpu() {
-		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s to spare)",
-			GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
+		need, usable, _ := GBApart(r.Memory, r.Usable)
+		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s)",
+			need, fits, usable, GB(r.Capacity), Percent(r.MemoryMargin), spareWords(r.Usable-r.Memory))
+	}
+	// A line whose whole is under a GB (a CPU profile's small model)
+	// gives its parts in MB: in GB each read 0.0.
+	partSize := GB
+	if r.Memory < 1e9 {
+		partSize = Mem
 	}
 	for i, pt := range r.MemoryParts {
 		if pt.Bytes == 0 {
@@ -388,7 +427,7 @@ func memoryLine(p *ScalePlan, fits string) string {
 		if pt.Outside {
 			name += " (outside the allocator)"
 		}
-		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
+		line += fmt.Sprintf("%s%s %s", sep, name, partSize(pt.Bytes))
 	}
 	if p.PeakRegimeError != nil {
 		line += "; " + p.PeakRegimeError.String()
@@ -413,16 +452,23 @@ func keptFree(parts []plan.MemoryPart) string {
 }
 
 // reservedLine is what PyTorch's caching allocator reserves for the
-// memory line's tensors (torch.cuda.max_memory_reserved), simulated.
-func reservedLine(a *memory.AllocatorPeak) string {
+// memory line's tensors (torch.cuda.max_memory_reserved), simulated;
+// where it ran out of memory, what it needed then, at the precision the
+// memory line gives it beside the usable memory.
+func reservedLine(a *memory.AllocatorPeak, usable int64) string {
 	exp := "off"
 	if a.Expandable {
 		exp = "on"
 	}
+	reserved, _, _ := GBApart(a.Reserved, usable) // as the memory line gives it
 	line := fmt.Sprintf("%s reserved by PyTorch's caching allocator (expandable segments %s), %s allocated as it counts: simulated on stage %d's allocation trace (%d events)",
-		GB(a.Reserved), exp, GB(a.Allocated), a.Stage, a.Events)
+		reserved, exp, GB(a.Allocated), a.Stage, a.Events)
 	if a.OutOfMemory {
 		line += "; OUT OF MEMORY in the simulation, with the cache released"
+		if a.Needed > 0 {
+			need, _, _ := GBApart(max(a.Needed, a.Allocated), usable)
+			line += ": it needed " + need
+		}
 	} else if a.Releases > 0 {
 		line += fmt.Sprintf("; the cache released %d times to make room", a.Releases)
 	}
@@ -498,7 +544,7 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		return err
 	}
 	if len(s.Runners) > 0 {
-		if _, err := fmt.Fprintln(w, "the next fastest plans that fit:"); err != nil {
+		if _, err := fmt.Fprintln(w, tableHeading(s)); err != nil {
 			return err
 		}
 		var rows [][]string
@@ -507,7 +553,7 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		for _, r := range s.tableOrder() {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
-			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
+			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), Mem(r.Memory),
 				fmt.Sprintf("%.3fx", r.Step/fastest), wrap(checkedCell(&r), 24)}
 			if cpu {
 				// GFLOP/s per process, no MFU (throughputRow).
@@ -564,6 +610,41 @@ func RefusedLine(n int, framework, why string) string {
 
 // GB is bytes in decimal gigabytes, as GPU memory is sold ("80 GB").
 func GB(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+
+// Mem is b as GB, or as MB where under a GB (a CPU profile's small
+// model, whose memory in GB reads 0.0).
+func Mem(b int64) string { return memAt(b, 1) }
+
+// GBApart is a and b as GB (1e9 bytes), or MB (1e6) where under a GB,
+// at the fewest decimals, one to three, at which they differ (three
+// where they do not), and that number of decimals: a peak against the
+// usable memory, so that a peak over it never reads as equal to it.
+func GBApart(a, b int64) (as, bs string, decimals int) {
+	for decimals = 1; decimals < 3; decimals++ {
+		if memAt(a, decimals) != memAt(b, decimals) {
+			break
+		}
+	}
+	return memAt(a, decimals), memAt(b, decimals), decimals
+}
+
+// memAt is b in GB at decimals decimals, or in MB where under a GB.
+func memAt(b int64, decimals int) string {
+	if b > -1e9 && b < 1e9 {
+		return strconv.FormatFloat(float64(b)/1e6, 'f', decimals, 64) + " MB"
+	}
+	return strconv.FormatFloat(float64(b)/1e9, 'f', decimals, 64) + " GB"
+}
+
+// spareWords is the room left under the usable memory, spare bytes
+// (negative: over it), in its own unit: "30.6 GB to spare", "23.1 MB
+// over" (a room of MB between two figures of GB is not rounded away).
+func spareWords(spare int64) string {
+	if spare < 0 {
+		return memAt(-spare, 1) + " over"
+	}
+	return memAt(spare, 1) + " to spare"
+}
 
 // MegatronRow is one row of placer report megatron: a published
 // configuration's measured throughput, placer's prediction of it, and

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
@@ -158,11 +159,92 @@ func TestTied(t *testing.T) {
 	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.InSample, Rows: 4, MeanAbs: 0.30}
 	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
 		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 20}}}, Tied: 2}
-	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30.0% (in-sample)\n"
+	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30% (in-sample)\n"
 	if got := tieLine(s); got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 	if s.Tied = 1; tieLine(s) != "" {
 		t.Errorf("one plan tied: %q, want no line", tieLine(s))
+	}
+}
+
+// TestTieRoundsAsStep: the tie's line says the regime's mean |error| as
+// the step's line does (9.54% is "10%" in both, not "9.5%" in one).
+func TestTieRoundsAsStep(t *testing.T) {
+	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0954, MaxAbs: 0.12}
+	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
+		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}}, Tied: 2}
+	const figure = "mean |error| 10%"
+	if !strings.Contains(e.String(), figure) || !strings.Contains(tieLine(s), figure) {
+		t.Errorf("step line %q, tie line %q: want both to say %q", e.String(), tieLine(s), figure)
+	}
+}
+
+// TestTableHeading: the line over a search's table says what it holds
+// (the answer among the plans) and its order: fastest first, or a tie's
+// plans by what is cheaper to run first.
+func TestTableHeading(t *testing.T) {
+	runners := []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 11}}}
+	tie := func(n int) *Tie { return &Tie{Order: make([]RunCost, n)} }
+	for _, c := range []struct {
+		tie  *Tie
+		want string
+	}{
+		{nil, "the 3 fastest plans that fit, fastest first (the answer):"},
+		{tie(2), "the 3 fastest plans that fit (the answer among them): the 2 tied first, cheapest to run first (the tie below), then fastest first:"},
+		{tie(3), "the 3 fastest plans that fit (the answer among them), all tied: cheapest to run first (the tie below):"},
+	} {
+		s := ScaleSearch{Best: ScalePlan{Result: scale.Result{Step: 10}}, Runners: runners, Tie: c.tie}
+		if got := tableHeading(s); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestMemoryFiguresAgree: one plan, one memory figure. Where the caching
+// allocator's replay runs out of memory (the 8B packed plan on one DGX
+// H100: 84,319,440,896 bytes allocated, 84,895,858,688 needed, 84,370,522,112
+// reserved before the request that failed, 84,872,790,016 usable), the
+// memory line and the reserved line give the need alike, at the
+// precision that tells it from the usable memory (84.90 against 84.87
+// GB, not 84.9 and 84.9), and the room as over (23.1 MB), never "-0.0
+// GB to spare".
+func TestMemoryFiguresAgree(t *testing.T) {
+	a := &memory.AllocatorPeak{Reserved: 84370522112, Allocated: 84320489472, Requested: 84319440896, OutOfMemory: true, Needed: 84895858688}
+	p := ScalePlan{Result: scale.Result{Memory: 84319440896, Judged: 84895858688, Usable: 84872790016, Capacity: 85899345920,
+		Allocator: a, MemoryParts: []plan.MemoryPart{{Name: "weights", Bytes: 8030261248}}}}
+	line := memoryLine(&p, "does NOT fit")
+	for _, want := range []string{"84.3 GB allocated (the caching allocator, simulated, runs out of memory: it needs 84.90 GB)",
+		"does NOT fit the 84.87 GB usable of 85.9 GB", "23.1 MB over"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("memory line %q lacks %q", line, want)
+		}
+	}
+	if res := reservedLine(a, p.Usable); !strings.HasPrefix(res, "84.4 GB reserved") || !strings.HasSuffix(res, "with the cache released: it needed 84.90 GB") {
+		t.Errorf("reserved line %q: want 84.4 GB reserved and the need, 84.90 GB", res)
+	}
+	// Where it fits, its reservation read at one precision in both lines.
+	a = &memory.AllocatorPeak{Reserved: 84862790016, Allocated: 84320489472}
+	p.Allocator, p.Judged = a, a.Reserved
+	line = memoryLine(&p, "fits")
+	if !strings.Contains(line, "(84.86 GB reserved, the caching allocator simulated), fits the 84.87 GB usable") || !strings.Contains(line, "10.0 MB to spare") {
+		t.Errorf("memory line %q: want 84.86 GB reserved against 84.87 GB usable, 10.0 MB to spare", line)
+	}
+	if res := reservedLine(a, p.Usable); !strings.HasPrefix(res, "84.86 GB reserved") {
+		t.Errorf("reserved line %q: want 84.86 GB reserved, as the memory line says", res)
+	}
+	for _, c := range []struct {
+		a, b    int64
+		as, bs  string
+		decimal int
+	}{
+		{84895858688, 84872790016, "84.90 GB", "84.87 GB", 2},
+		{54.6e9, 85e9, "54.6 GB", "85.0 GB", 1},
+		{98.3e6, 1e6, "98.3 MB", "1.0 MB", 1},
+		{5e9, 5e9, "5.000 GB", "5.000 GB", 3},
+	} {
+		if as, bs, d := GBApart(c.a, c.b); as != c.as || bs != c.bs || d != c.decimal {
+			t.Errorf("GBApart(%d, %d) = %q, %q, %d; want %q, %q, %d", c.a, c.b, as, bs, d, c.as, c.bs, c.decimal)
+		}
 	}
 }

@@ -237,7 +237,7 @@ func TestFamilyRefusals(t *testing.T) {
 		{"llama 4 irregular chunks", `{"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 1, "no_rope_layers": [0, 1, 0, 1]}`,
 			`field "no_rope_layers" ([0,1,0,1]): chunked layers neither`},
 		{"llama 4 wrapper without text", `{"model_type": "llama4", "vision_config": {}}`, `field "text_config" missing (a llama4 config.json`},
-		{"nemotron-h", `{"model_type": "nemotron_h"}`, `field "num_hidden_layers" missing (a nemotron_h config.json has it)`},
+		{"nemotron-h", `{"model_type": "nemotron_h"}`, `field "hybrid_override_pattern" missing (a nemotron_h config.json has it, or transformers 5's layers_block_type)`},
 		{"jamba", `{"model_type": "jamba"}`, "a later step"},
 		{"nemotron gated", `{"model_type": "nemotron", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "hidden_act": "silu"}`,
 			`field "hidden_act" ("silu"): placer models Nemotron's squared ReLU`},

@@ -73,6 +73,11 @@ type hfFamily struct {
 	defaults map[string]json.RawMessage
 	// ignored are this family's harmless fields besides hfIgnored.
 	ignored []string
+	// aliases are other names transformers writes a field under
+	// (Gemma 3's _sliding_window_pattern in 5.x files: the private
+	// attribute its sliding_window_pattern property reads), read as the
+	// name they stand for where the file does not give that one.
+	aliases map[string]string
 }
 
 // hfFamilies are the model types FromHFConfig reads.
@@ -97,7 +102,7 @@ var hfFamilies = map[string]hfFamily{
 	// attention sinks are left out, as the gpt-oss-120b preset leaves
 	// them (0.01% of its parameters); swiglu_limit clamps the activation.
 	"gpt_oss": {moe: moeGPTOSS, window: windowLayers,
-		ignored: append([]string{"attention_bias", "swiglu_limit", "initial_context_length"}, hfRouterFields...)},
+		ignored: append([]string{"attention_bias", "swiglu_limit", "swiglu_alpha", "initial_context_length"}, hfRouterFields...)},
 	// Gemma 3's language model (Gemma Team, arXiv 2503.19786, section
 	// 2; transformers v5.24's models/gemma3): a GeGLU MLP, four RMS norms
 	// a block, query and key RMS norms (their 2 x head_dim scales a layer
@@ -108,6 +113,7 @@ var hfFamilies = map[string]hfFamily{
 	// no cost. Its published 4B, 12B and 27B configs are model_type
 	// gemma3, the language model under text_config (textWrapper).
 	"gemma3_text": {window: windowGemma, act: "geglu", norms: 4, defaults: hfGemma3Defaults,
+		aliases: map[string]string{"_sliding_window_pattern": "sliding_window_pattern"},
 		ignored: []string{"query_pre_attn_scalar", "rope_local_base_freq", "cache_implementation", "hidden_act"}},
 	// Nemotron-4 and Minitron (NVIDIA, arXiv 2402.16819 section 2.1;
 	// transformers v5.24's models/nemotron): a squared-ReLU MLP without a
@@ -168,18 +174,38 @@ var hfRouterFields = []string{"output_router_logits", "router_aux_loss_coef", "r
 var hfDeepSeekFields = []string{"aux_loss_alpha", "seq_aux", "n_group", "topk_group", "topk_method", "scoring_func",
 	"routed_scaling_factor", "norm_topk_prob", "ep_size", "head_dim", "rope_interleave"}
 
-// hfIgnored are the fields of every family's config.json that change no
-// shape and no cost placer counts: tokens' ids, initialisation, the
-// numerics of norms and rotary positions (rope_scaling: the context
-// extension), the longest sequence (the run's seq is the workload's),
-// dropout, the checkpoint's dtype and quantization (the plan's precision
-// is its --strategy's), inference settings and the file's provenance.
-var hfIgnored = []string{
-	"_name_or_path", "architectures", "auto_map", "transformers_version", "model_type",
+// hfBookkeeping are the fields of a config.json that are not the
+// model's: transformers' PreTrainedConfig's own (the class and version
+// that wrote the file, its dtype, a classifier head's labels, the
+// outputs and the attention kernel a loaded model was asked for, token
+// ids, generation settings), the hub's provenance (_name_or_path,
+// auto_map, _commit_hash) and a checkpoint's quantization (the plan's
+// precision is its --strategy's). Every family's file, and a wrapper's
+// beside its text_config, may carry any of them: each is passed over
+// alike, whatever its value.
+var hfBookkeeping = []string{
+	"_name_or_path", "_commit_hash", "architectures", "auto_map", "transformers_version", "model_type",
 	"torch_dtype", "dtype", "quantization_config",
-	"bos_token_id", "eos_token_id", "pad_token_id",
+	"bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+	"id2label", "label2id", "num_labels", "problem_type", "finetuning_task", "task_specific_params", "tokenizer_class", "prefix",
+	"return_dict", "output_hidden_states", "output_attentions", "torchscript", "use_return_dict",
+	"attn_implementation", "_attn_implementation", "_attn_implementation_autoset", "experts_implementation", "_experts_implementation",
+	"use_cache", "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty",
+	"temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
+	"encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores", "return_dict_in_generate",
+	"forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
+	"suppress_tokens", "begin_suppress_tokens",
+}
+
+// hfIgnored are the model's fields of every family's config.json that
+// change no shape and no cost placer counts: initialisation, the
+// numerics of norms and rotary positions (rope_scaling, transformers 5's
+// rope_parameters: read for the exports, hfReader.config), the longest
+// sequence (the run's seq is the workload's), dropout, tensor-parallel
+// pretraining's numerics.
+var hfIgnored = []string{
 	"initializer_range", "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
-	"max_position_embeddings", "attention_dropout", "use_cache", "pretraining_tp",
+	"max_position_embeddings", "attention_dropout", "pretraining_tp",
 }
 
 // HFModelTypes lists the config.json model types FromHFConfig reads.
@@ -263,7 +289,7 @@ func hfName(where string) string {
 // the presets. Errors are one line naming where and the field.
 func FromHFConfig(data []byte, where string) (Spec, error) {
 	r := &hfReader{where: hfName(where), seen: map[string]bool{}}
-	if err := json.Unmarshal(data, &r.raw); err != nil {
+	if err := json.Unmarshal(hfSpecialFloats(data), &r.raw); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			return Spec{}, fmt.Errorf("%s: not JSON: %s (at byte %d)", r.where, hfOneLine(se.Error()), se.Offset)
@@ -286,6 +312,9 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	fam, ok := hfFamilies[typ]
 	if !ok {
 		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)%s", strings.Join(HFModelTypes(), ", "), hfLater(typ))
+	}
+	if err := r.alias(fam); err != nil {
+		return Spec{}, err
 	}
 	for k, v := range fam.defaults {
 		if _, ok := r.raw[k]; !ok {
@@ -311,6 +340,78 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%s: %s", r.where, hfOneLine(err.Error()))
 	}
 	return m, nil
+}
+
+// alias reads each of fam's aliases as the field it stands for where
+// the file gives only the alias; where it gives both, they must agree.
+func (r *hfReader) alias(fam hfFamily) error {
+	for a, k := range fam.aliases {
+		v, ok := r.raw[a]
+		if !ok {
+			continue
+		}
+		r.seen[a] = true
+		if w, both := r.raw[k]; !both {
+			r.raw[k] = v
+		} else if !bytes.Equal(bytes.TrimSpace(w), bytes.TrimSpace(v)) {
+			return r.fail(a, "disagrees with %s %s", k, r.show(k))
+		}
+	}
+	return nil
+}
+
+// hfSpecialFloats is data with the bare Infinity, -Infinity and NaN
+// that Python's json module writes and reads (allow_nan, its default:
+// NVIDIA's published Nemotron-H configs, files written by transformers
+// before 5.x) as the object transformers 5 writes in their place
+// ({"__float__": "Infinity"}, PreTrainedConfig._encode_special_floats),
+// which encoding/json reads; outside strings only, anything else
+// unchanged. Such a value where a number is read is refused as not one
+// (a count of Infinity is no count); in a field placer ignores it is
+// read as transformers reads it, a float.
+func hfSpecialFloats(data []byte) []byte {
+	var out []byte // nil until a token is replaced
+	in, esc := false, false
+	last := 0
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if in {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+			continue
+		}
+		if c == '"' {
+			in = true
+			continue
+		}
+		for _, tok := range [...]string{"-Infinity", "Infinity", "NaN"} {
+			if !bytes.HasPrefix(data[i:], []byte(tok)) || (i > 0 && hfWordByte(data[i-1])) ||
+				(i+len(tok) < len(data) && hfWordByte(data[i+len(tok)])) {
+				continue
+			}
+			out = append(append(append(out, data[last:i]...), `{"__float__":"`...), tok...)
+			out = append(out, `"}`...)
+			i += len(tok) - 1
+			last = i + 1
+			break
+		}
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[last:]...)
+}
+
+// hfWordByte is whether c continues a JSON literal or number (a token
+// inside "Infinityx" or "1NaN" is no token of its own).
+func hfWordByte(c byte) bool {
+	return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // spec reads the modelled fields of a config.json of family fam.
@@ -498,6 +599,13 @@ func (r *hfReader) mla(m *Spec) error {
 	if err != nil {
 		return err
 	}
+	// transformers 5 writes the query and key head's width, the nope and
+	// rope parts' sum, as qk_head_dim (DeepseekV2Config, V3's).
+	if qk, err := r.count("qk_head_dim", false, 1); err != nil {
+		return err
+	} else if qk != 0 && qk != m.Head+m.RopeDim {
+		return r.fail("qk_head_dim", "not qk_nope_head_dim %d + qk_rope_head_dim %d", m.Head, m.RopeDim)
+	}
 	if v != m.Head {
 		return r.fail("v_head_dim", "values of another width than qk_nope_head_dim %d: placer does not model it", m.Head)
 	}
@@ -521,7 +629,15 @@ func (r *hfReader) experts(m *Spec, fam hfFamily) error {
 			return err
 		}
 	case moeQwen:
-		if m.Experts, err = r.count("num_experts", true, 1); err != nil {
+		// transformers 5 writes Qwen3-MoE's num_experts as
+		// num_local_experts (Qwen3MoeConfig's attribute_map).
+		k := "num_experts"
+		if _, ok := r.get(k); !ok {
+			if _, ok := r.get("num_local_experts"); ok {
+				k = "num_local_experts"
+			}
+		}
+		if m.Experts, err = r.count(k, true, 1); err != nil {
 			return err
 		}
 		if m.ExpertFFN, err = r.count("moe_intermediate_size", true, 1); err != nil {
@@ -871,7 +987,7 @@ func (r *hfReader) leftover(fam hfFamily) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if r.seen[k] || slices.Contains(hfIgnored, k) || slices.Contains(fam.ignored, k) || hfUnset(r.raw[k]) {
+		if r.seen[k] || slices.Contains(hfBookkeeping, k) || slices.Contains(hfIgnored, k) || slices.Contains(fam.ignored, k) || hfUnset(r.raw[k]) {
 			continue
 		}
 		return r.fail(k, "placer does not model it")
@@ -1019,37 +1135,13 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	if err != nil {
 		return err
 	}
+	if err := r.ropeParameters(&c); err != nil {
+		return err
+	}
 	if raw, ok := r.get("rope_scaling"); ok {
-		var rs struct {
-			Type, RopeType        string
-			Factor, MScale, MAll  float64
-			Low, High, Fast, Slow float64
-			Original              int
+		if err := r.ropeScaling("rope_scaling", raw, &c); err != nil {
+			return err
 		}
-		var f map[string]json.RawMessage
-		if json.Unmarshal(raw, &f) != nil {
-			return r.fail("rope_scaling", "not an object")
-		}
-		for k, dst := range map[string]*string{"type": &rs.Type, "rope_type": &rs.RopeType} {
-			if v, ok := f[k]; ok && json.Unmarshal(v, dst) != nil {
-				return r.fail("rope_scaling", "%s is not a string", k)
-			}
-		}
-		for k, dst := range map[string]*float64{"factor": &rs.Factor, "mscale": &rs.MScale, "mscale_all_dim": &rs.MAll,
-			"low_freq_factor": &rs.Low, "high_freq_factor": &rs.High, "beta_fast": &rs.Fast, "beta_slow": &rs.Slow} {
-			if v, ok := f[k]; ok && (json.Unmarshal(v, dst) != nil || *dst < 0 || math.IsInf(*dst, 0)) {
-				return r.fail("rope_scaling", "%s is not a number at least 0", k)
-			}
-		}
-		if v, ok := f["original_max_position_embeddings"]; ok && (json.Unmarshal(v, &rs.Original) != nil || rs.Original < 0) {
-			return r.fail("rope_scaling", "original_max_position_embeddings is not a count")
-		}
-		c.RopeScaling = cmpOr(rs.RopeType, rs.Type)
-		if c.RopeScaling == "default" {
-			c.RopeScaling = ""
-		}
-		c.RopeFactor, c.MScale, c.MScaleAll = rs.Factor, rs.MScale, rs.MAll
-		c.RopeLowFreq, c.RopeHighFreq, c.BetaFast, c.BetaSlow, c.RopeOriginal = rs.Low, rs.High, rs.Fast, rs.Slow, rs.Original
 	}
 	if c.NormTopK, err = r.boolean("norm_topk_prob"); err != nil {
 		return err
@@ -1072,7 +1164,15 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	}
 	switch typ {
 	case "qwen2", "qwen2_moe":
-		c.QKVBias = true // always, whatever the file says
+		// Always in Qwen2 (its files say nothing of it); transformers
+		// 5's Qwen2-MoE writes qkv_bias (its default true), which a
+		// file may turn off.
+		c.QKVBias = true
+		if raw, ok := r.get("qkv_bias"); ok && hfUnset(raw) {
+			c.QKVBias = false
+		} else if ok && string(bytes.TrimSpace(raw)) != "true" {
+			return r.fail("qkv_bias", "not true or false")
+		}
 	case "qwen3", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
 	case "llama4_text":
@@ -1096,6 +1196,76 @@ func (r *hfReader) config(typ string, m *Spec) error {
 		}
 	}
 	m.Config = c
+	return nil
+}
+
+// ropeParameters reads transformers 5's rope_parameters (its rope_theta,
+// rope_type and scaling in one object; Gemma 3's one such object a
+// layer type, of which the full-attention layers' is read) into c where
+// the older fields (rope_theta, rope_scaling, partial_rotary_factor)
+// left it unset.
+func (r *hfReader) ropeParameters(c *ModelConfig) error {
+	raw, ok := r.get("rope_parameters")
+	if !ok {
+		return nil
+	}
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil {
+		return r.fail("rope_parameters", "not an object")
+	}
+	if full, ok := f["full_attention"]; ok {
+		raw, f = full, nil
+		if json.Unmarshal(raw, &f) != nil {
+			return r.fail("rope_parameters", "full_attention is not an object")
+		}
+	}
+	for k, dst := range map[string]*float64{"rope_theta": &c.RopeTheta, "partial_rotary_factor": &c.RotaryPercent} {
+		var x float64
+		if v, ok := f[k]; ok && (json.Unmarshal(v, &x) != nil || x < 0 || math.IsInf(x, 0)) {
+			return r.fail("rope_parameters", "%s is not a number at least 0", k)
+		} else if ok && *dst == 0 {
+			*dst = x
+		}
+	}
+	if _, old := r.get("rope_scaling"); old {
+		return nil // the older field's scaling, read next
+	}
+	return r.ropeScaling("rope_parameters", raw, c)
+}
+
+// ropeScaling reads a rotary scaling object (field's value raw:
+// rope_scaling, or rope_parameters) into c.
+func (r *hfReader) ropeScaling(field string, raw json.RawMessage, c *ModelConfig) error {
+	var rs struct {
+		Type, RopeType        string
+		Factor, MScale, MAll  float64
+		Low, High, Fast, Slow float64
+		Original              int
+	}
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil {
+		return r.fail(field, "not an object")
+	}
+	for k, dst := range map[string]*string{"type": &rs.Type, "rope_type": &rs.RopeType} {
+		if v, ok := f[k]; ok && json.Unmarshal(v, dst) != nil {
+			return r.fail(field, "%s is not a string", k)
+		}
+	}
+	for k, dst := range map[string]*float64{"factor": &rs.Factor, "mscale": &rs.MScale, "mscale_all_dim": &rs.MAll,
+		"low_freq_factor": &rs.Low, "high_freq_factor": &rs.High, "beta_fast": &rs.Fast, "beta_slow": &rs.Slow} {
+		if v, ok := f[k]; ok && (json.Unmarshal(v, dst) != nil || *dst < 0 || math.IsInf(*dst, 0)) {
+			return r.fail(field, "%s is not a number at least 0", k)
+		}
+	}
+	if v, ok := f["original_max_position_embeddings"]; ok && (json.Unmarshal(v, &rs.Original) != nil || rs.Original < 0) {
+		return r.fail(field, "original_max_position_embeddings is not a count")
+	}
+	c.RopeScaling = cmpOr(rs.RopeType, rs.Type)
+	if c.RopeScaling == "default" {
+		c.RopeScaling = ""
+	}
+	c.RopeFactor, c.MScale, c.MScaleAll = rs.Factor, rs.MScale, rs.MAll
+	c.RopeLowFreq, c.RopeHighFreq, c.BetaFast, c.BetaSlow, c.RopeOriginal = rs.Low, rs.High, rs.Fast, rs.Slow, rs.Original
 	return nil
 }
 

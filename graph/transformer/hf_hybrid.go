@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,7 +38,9 @@ func (r *hfReader) nemotronH() (Spec, error) {
 			*dst, err = r.count(k, true, 1)
 		}
 	}
-	need("num_hidden_layers", &m.Layers)
+	if err = r.nemotronHLayers(&m); err != nil {
+		return Spec{}, err
+	}
 	need("hidden_size", &m.Hidden)
 	need("num_attention_heads", &m.Heads)
 	need("num_key_value_heads", &m.KVHeads)
@@ -77,10 +80,80 @@ func (r *hfReader) nemotronH() (Spec, error) {
 	if err := r.nemotronHHead(&m); err != nil {
 		return Spec{}, err
 	}
-	if err := r.nemotronHPattern(&m); err != nil {
-		return Spec{}, err
-	}
 	return m, nil
+}
+
+// nemotronHBlocks are transformers 5's names of NemotronH's layers
+// (layers_block_type; NemotronHConfig._list_to_pattern) as
+// hybrid_override_pattern's letters.
+var nemotronHBlocks = map[string]byte{"linear_attention": KindMamba, "full_attention": KindAttention, "mlp": KindMLP, "moe": 'E'}
+
+// nemotronHExpertFields are NemotronHConfig's experts' and multi-token
+// prediction's settings, which transformers 5 writes at their defaults
+// whatever the layers: unused by a pattern without E layers (refused),
+// and the MTP layers' pattern by a file without MTP layers
+// (num_nextn_predict_layers, refused where set).
+var nemotronHExpertFields = []string{"moe_intermediate_size", "moe_latent_size", "moe_shared_expert_intermediate_size",
+	"moe_shared_expert_overlap", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "n_group", "topk_group",
+	"norm_topk_prob", "routed_scaling_factor"}
+
+// nemotronHLayers reads NemotronH's layers: hybrid_override_pattern (one
+// of M, *, - a layer; NVIDIA's published configs, with
+// num_hidden_layers), or layers_block_type (transformers 5's
+// save_pretrained, which writes the list in the pattern's place and no
+// num_hidden_layers: NemotronHConfig derives it); where the file gives
+// more than one, they agree. E (experts: Nemotron 3's) is refused.
+func (r *hfReader) nemotronHLayers(m *Spec) error {
+	p, hasPattern, err := r.str("hybrid_override_pattern")
+	if err != nil {
+		return err
+	}
+	if raw, ok := r.get("layers_block_type"); ok {
+		var names []string
+		if json.Unmarshal(raw, &names) != nil || len(names) == 0 {
+			return r.fail("layers_block_type", "not a list of the layers' types")
+		}
+		b := make([]byte, len(names))
+		for i, n := range names {
+			c, ok := nemotronHBlocks[n]
+			if !ok {
+				return r.fail("layers_block_type", "layer %d is %q: transformers names linear_attention, full_attention, mlp and moe", i, n)
+			}
+			b[i] = c
+		}
+		if hasPattern && p != string(b) {
+			return r.fail("layers_block_type", "disagrees with hybrid_override_pattern %q", p)
+		}
+		if !hasPattern && slices.Contains(names, "moe") {
+			return r.fail("layers_block_type", "moe (experts) layers: placer models Nemotron-H's linear_attention (Mamba-2), full_attention and mlp layers only")
+		}
+		p, hasPattern = string(b), true
+	}
+	if !hasPattern {
+		return fmt.Errorf("%s: field \"hybrid_override_pattern\" missing (a nemotron_h config.json has it, or transformers 5's layers_block_type)", r.where)
+	}
+	n, err := r.count("num_hidden_layers", false, 1)
+	if err != nil {
+		return err
+	}
+	if strings.ContainsRune(p, 'E') {
+		return r.fail("hybrid_override_pattern", "E (experts) layers: placer models Nemotron-H's M, * and - layers only")
+	}
+	if n != 0 && n != len(p) {
+		return r.fail("hybrid_override_pattern", "%d layers for num_hidden_layers %d", len(p), n)
+	}
+	m.Layers = len(p)
+	if i := strings.IndexFunc(p, func(c rune) bool { return c != KindMamba && c != KindAttention && c != KindMLP }); i >= 0 {
+		return r.fail("hybrid_override_pattern", "layer %d is %q: placer models M (Mamba-2), * (attention) and - (MLP)", i, p[i])
+	}
+	m.Pattern = p
+	for _, k := range nemotronHExpertFields {
+		r.seen[k] = true
+	}
+	if raw, ok := r.raw["num_nextn_predict_layers"]; !ok || hfUnset(raw) {
+		r.seen["mtp_layers_block_type"] = true // no MTP layers: the pattern of none (the count, set, is refused)
+	}
+	return nil
 }
 
 // nemotronHHead reads the attention heads' width: attention_head_dim
@@ -108,30 +181,6 @@ func (r *hfReader) nemotronHHead(m *Spec) error {
 	if m.Head == 0 && m.Hidden%m.Heads != 0 {
 		return r.fail("num_attention_heads", "does not divide hidden_size %d (and no head_dim)", m.Hidden)
 	}
-	return nil
-}
-
-// nemotronHPattern reads hybrid_override_pattern: one of M, * or - a
-// layer; E (experts: Nemotron 3's) is refused, as are expert fields
-// with a value and multi-token prediction.
-func (r *hfReader) nemotronHPattern(m *Spec) error {
-	p, ok, err := r.str("hybrid_override_pattern")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s: field \"hybrid_override_pattern\" missing (a nemotron_h config.json has it)", r.where)
-	}
-	if strings.ContainsRune(p, 'E') {
-		return r.fail("hybrid_override_pattern", "E (experts) layers: placer models Nemotron-H's M, * and - layers only")
-	}
-	if len(p) != m.Layers {
-		return r.fail("hybrid_override_pattern", "%d layers for num_hidden_layers %d", len(p), m.Layers)
-	}
-	if i := strings.IndexFunc(p, func(c rune) bool { return c != KindMamba && c != KindAttention && c != KindMLP }); i >= 0 {
-		return r.fail("hybrid_override_pattern", "layer %d is %q: placer models M (Mamba-2), * (attention) and - (MLP)", i, p[i])
-	}
-	m.Pattern = p
 	return nil
 }
 

@@ -302,11 +302,13 @@ func TestParseHF(t *testing.T) {
 
 // FuzzFromHFConfig: any bytes are a model or a one-line error naming the
 // file, never a panic; a model passes Check, reads back from its String
-// as itself and has positive FLOPs. Seeds: the published configs and
+// as itself and has positive FLOPs. Seeds: the published configs, the
+// files transformers 5 wrote (testdata/hf5) and
 // testdata/fuzz/FuzzFromHFConfig.
 func FuzzFromHFConfig(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "hf", "*.json"))
-	for _, p := range files {
+	five, _ := filepath.Glob(filepath.Join("testdata", "hf5", "*.json")) // as transformers 5 writes them
+	for _, p := range append(files, five...) {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}

@@ -482,7 +482,31 @@ func wroteLine(out string, moe []byte, format, version string, ep ScalePlan) str
 			where += " and " + export.DeepSpeedMoEPath(out)
 		}
 	}
-	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.Plan.Stack()))
+	on, note := costedOn(ep.Plan.Stack(), format, version)
+	line := fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), on)
+	if note != "" {
+		line += "\nexport: " + note
+	}
+	return line
+}
+
+// costedOn is the stack a plan written for format at version is costed
+// on, as wroteLine names it, and a note where that stack is the
+// framework's at another version (torchtitan 0.3's file costed on the
+// stack read from torchtitan 0.2.0's code, the only torchtitan stack
+// placer has): "0.3's config module ... on torchtitan-0.2" read as a
+// mistake.
+func costedOn(si plan.StackInfo, format, version string) (on, note string) {
+	on = stackShort(si)
+	if v, ok := strings.CutPrefix(si.Name, format+"-"); ok && version != "" && v != version {
+		how := "eager"
+		if si.Compiled {
+			how = "compiled"
+		}
+		on = fmt.Sprintf("placer's %s stack, %s", format, how)
+		note = fmt.Sprintf("placer's %s stack is %s, read from %s %s's code (none of %s's own)", format, si.Name, format, v, version)
+	}
+	return on, note
 }
 
 // convertedLine says that the plan given was costed on another stack
@@ -604,15 +628,27 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 	}
 	ep.Plan, ep.r = pl, r
 	if !r.Fits {
-		rank, room := "GPU", p.Hardware.Memory-scale.Reserve
-		if p.CPU() {
-			// A CPU pod's process: its share of the host's memory less
-			// the margin (no CUDA context kept free).
-			rank, room = "process", r.Usable
-		}
-		ep.over = fmt.Sprintf("plan %s needs %s a %s, more than the %s a %s of %s has for it", pl.String(), report.GB(r.Memory), rank, report.GB(room), rank, p.Name)
+		ep.over = overWords(pl, r, p)
 	}
 	return ep, nil
+}
+
+// overWords says how far plan pl's result r on pod p is over the memory
+// a GPU (a CPU pod's process) leaves it: the figure eval's memory line
+// judges (the caching allocator's simulated need where it weighed it)
+// against the same usable memory, at the precision that tells them
+// apart (report.GBApart).
+func overWords(pl plan.Plan, r scale.Result, p plan.Pod) string {
+	rank := "GPU"
+	if p.CPU() {
+		rank = "process" // its share of the host's memory less the margin
+	}
+	need, usable, _ := report.GBApart(max(r.Judged, r.Memory), r.Usable)
+	what := ""
+	if r.Judged > r.Memory {
+		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", report.GB(r.Memory))
+	}
+	return fmt.Sprintf("plan %s needs %s a %s%s, more than the %s usable a %s of %s has for it", pl.String(), need, rank, what, usable, rank, p.Name)
 }
 
 // strategyKeysOf is software sw's keys as a strategy writes them

@@ -83,8 +83,9 @@ type Outcome struct {
 	// beat it.
 	Own, Result *optimize.Result
 	Source      string
-	// Elapsed is the wall time of the search and the joint space (the
-	// search's row's time).
+	// Elapsed is the wall time of the search method (the search's row's
+	// time, Own's Stats.Elapsed: its summary's), the joint space's rows
+	// not included (each row has its own).
 	Elapsed time.Duration
 	// NotRun, for a run stopped by its context (a signal), are the rows
 	// its table would have held and does not: the references and their
@@ -196,6 +197,12 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	}
 	res.Decision = p.Realized(res.Decision)
 	out.Own, out.Result = res, res
+	// The search's row's time is the method's own, as its summary says
+	// (Stats.Elapsed); the joint space's rows below carry theirs.
+	out.Elapsed = res.Stats.Elapsed
+	if out.Elapsed <= 0 {
+		out.Elapsed = time.Since(start)
+	}
 
 	// 6. The joint space: strategies around searched placements, with
 	// the rest of the budget.
@@ -205,7 +212,6 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 			return nil, err
 		}
 	}
-	out.Elapsed = time.Since(start)
 	if ctx.Err() != nil {
 		out.NotRun = notRun(out, list, referencesCut, strategies, joint)
 	}

@@ -139,7 +139,7 @@ def container(b, kind):
 def read_export(text):
     """The overrides of an export (its PLACER_OVERRIDES array, read as
     bash reads it) and the recipe kind its header names."""
-    kind = re.search(r"--recipe MODEL_(\w+)_config", text).group(1)
+    kind = re.search(r"--recipe \w+?_(pretrain|sft|peft)_config", text).group(1)
     body = text.split("PLACER_OVERRIDES=(\n", 1)[1].rsplit(")", 1)[0]
     return kind, shlex.split(body)
 

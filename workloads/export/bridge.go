@@ -1,7 +1,9 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -166,8 +168,11 @@ func bridgeValue(v any) string {
 
 // bridgeModel writes the shape placer costed as the model provider's
 // fields (Megatron-Core's TransformerConfig, which GPTModelProvider
-// extends): the recipe of the model's family supplies the rest (norms,
-// rotary positions, latent attention, the router's settings).
+// extends), the vocabulary (GPTModelProvider.vocab_size, unpadded:
+// should_pad_vocab off, as placer costs it) and the output layer tied or
+// not, and the config.json's settings the Megatron-LM export writes
+// (bridgeSettings); the recipe of the model's family supplies the rest
+// (latent attention, the router's settings).
 func bridgeModel(m transformer.Spec, set func(string, any)) {
 	set("model.num_layers", m.Layers)
 	set("model.hidden_size", m.Hidden)
@@ -184,6 +189,43 @@ func bridgeModel(m transformer.Spec, set func(string, any)) {
 		if m.SharedExperts > 0 {
 			set("model.moe_shared_expert_intermediate_size", m.SharedExperts*m.ExpertFFN)
 		}
+	}
+	set("model.vocab_size", m.Vocab)
+	set("model.should_pad_vocab", false)
+	set("model.share_embeddings_and_output_weights", m.Tied)
+	bridgeSettings(m, set)
+}
+
+// bridgeSettings writes what megatronModel writes as Megatron-LM's
+// arguments of model m's config.json settings (none for a model by its
+// shape alone), as GPTModelProvider's and TransformerConfig's fields:
+// the rotary base (rotary_base, an int as --rotary-base), the norms'
+// epsilon (layernorm_epsilon), the dropouts (attention_dropout,
+// hidden_dropout 0), query and key norms (qk_layernorm), query, key and
+// value biases (add_qkv_bias), rotary positions over part of each head
+// (rotary_percent) and Llama 3's rope scaling (rope_scaling,
+// rope_scaling_factor). The router's settings are the family recipe's.
+func bridgeSettings(m transformer.Spec, set func(string, any)) {
+	c := m.Config
+	if c.ModelType == "" {
+		return
+	}
+	if c.RopeTheta > 0 {
+		set("model.rotary_base", int(math.Round(c.RopeTheta)))
+	}
+	if c.NormEps > 0 {
+		set("model.layernorm_epsilon", c.NormEps)
+	}
+	set("model.attention_dropout", c.AttentionDropout)
+	set("model.hidden_dropout", 0.0)
+	set("model.qk_layernorm", c.QKNorm)
+	set("model.add_qkv_bias", c.QKVBias)
+	if r := c.RotaryPercent; r > 0 && r != 1 {
+		set("model.rotary_percent", r)
+	}
+	if c.RopeScaling == "llama3" {
+		set("model.rope_scaling", true)
+		set("model.rope_scaling_factor", c.RopeFactor)
 	}
 }
 
@@ -350,18 +392,108 @@ func BridgeRecipe(s plan.Strategy) string {
 	return "pretrain"
 }
 
+// bridgePresetRecipes are Megatron-Bridge 0.5.0's recipes of the models
+// placer has presets of, by preset (src/megatron/bridge/recipes: llama/
+// llama3.py, qwen/qwen3_moe.py, deepseek/deepseek_v3.py,
+// gpt_oss/gpt_oss.py; each NAME_pretrain_config, and NAME_sft_config
+// and NAME_peft_config where bridgeRecipeKinds says).
+var bridgePresetRecipes = map[string]string{
+	"llama3-8b": "llama3_8b", "llama3-70b": "llama3_70b", "llama3.1-405b": "llama31_405b", "deepseek-v3": "deepseek_v3",
+	"qwen3-30b-a3b": "qwen3_30b_a3b", "qwen3-235b-a22b": "qwen3_235b_a22b", "gpt-oss-120b": "gpt_oss_120b",
+}
+
+// bridgeFamilyRecipes are, by config.json model_type, a Megatron-Bridge
+// 0.5.0 recipe of the family (its provider: the norms, rotary
+// positions, latent attention and router a model of the family has),
+// for a model of no preset; the overrides set its shape. Mistral,
+// Mixtral, Qwen2-MoE, Nemotron-4 and Llama 4 have none in 0.5.0.
+var bridgeFamilyRecipes = map[string]string{
+	"llama": "llama3_8b", "qwen2": "qwen25_7b", "qwen3": "qwen3_8b", "qwen3_moe": "qwen3_30b_a3b", "qwen3_next": "qwen3_next_80b_a3b",
+	"deepseek_v2": "deepseek_v2", "deepseek_v3": "deepseek_v3", "gpt_oss": "gpt_oss_20b", "gemma3_text": "gemma3_1b",
+	"glm4_moe": "glm45_air_106b", "nemotron_h": "nemotronh_8b",
+}
+
+// bridgePretrainOnly are the recipes of bridgePresetRecipes and
+// bridgeFamilyRecipes with no _sft_config or _peft_config in 0.5.0
+// (recipes/deepseek: pre-training only).
+var bridgePretrainOnly = map[string]bool{"deepseek_v2": true, "deepseek_v3": true}
+
+// BridgeRecipeName is the Megatron-Bridge 0.5.0 recipe plan s of model m
+// runs from (NAME_KIND_config, KIND BridgeRecipe's), what names the
+// model in the file's header (its preset, else its config.json's
+// model_type, else ""), and, where 0.5.0 has no recipe of the model's
+// family and kind, "" and why: a pre-training run then takes
+// vanilla_gpt_pretrain_config (recipes/gpt/vanilla_gpt.py), which the
+// overrides reshape.
+func BridgeRecipeName(m transformer.Spec, s plan.Strategy) (recipe, model, missing string) {
+	kind := BridgeRecipe(s)
+	base := ""
+	for _, name := range transformer.Presets() {
+		if p, _ := transformer.Preset(name); sameShape(p, m) {
+			model, base = name, bridgePresetRecipes[name]
+			break
+		}
+	}
+	typ := m.Config.ModelType
+	if model == "" && typ != "" {
+		model = "a " + typ + " model"
+	}
+	if base == "" {
+		base = bridgeFamilyRecipes[typ]
+	}
+	switch {
+	case base != "" && (kind == "pretrain" || !bridgePretrainOnly[base]):
+		return base + "_" + kind + "_config", model, ""
+	case base != "":
+		missing = fmt.Sprintf("Megatron-Bridge %s's %s recipes are pre-training only", BridgeRelease, base)
+	case typ != "" || model != "":
+		missing = fmt.Sprintf("Megatron-Bridge %s has no recipe of %s", BridgeRelease, cmp.Or(typ, model))
+	default:
+		missing = "a model by its shape names no family"
+	}
+	if kind == "pretrain" {
+		return "vanilla_gpt_pretrain_config", model, missing
+	}
+	return "", model, missing
+}
+
+// sameShape is whether a and b are one model's shape, whatever their
+// sequence, batch and settings.
+func sameShape(a, b transformer.Spec) bool {
+	a, b = a.Shape(), b.Shape()
+	a.Seq, a.Batch = b.Seq, b.Batch
+	return a == b
+}
+
 // BridgeScript writes the overrides as a bash array a launch script
 // sources, headed by what they are for (the model, the plan) and how
-// Megatron-Bridge 0.5.0's scripts/training/run_recipe.py runs them.
+// Megatron-Bridge 0.5.0's scripts/training/run_recipe.py runs them:
+// the recipe of the model's family (BridgeRecipeName).
 func BridgeScript(m transformer.Spec, planText string, s plan.Strategy, gpus, perNode int, overrides []string) string {
 	var b strings.Builder
 	nodes := max(1, gpus/max(perNode, 1))
 	kind := BridgeRecipe(s)
-	fmt.Fprintf(&b, "# placer: Megatron-Bridge %s ConfigContainer overrides for %s under %s on %d GPUs\n", BridgeRelease, m, planText, gpus)
+	recipe, model, missing := BridgeRecipeName(m, s)
+	shape := "shape " + strings.TrimPrefix(m.String(), m.Family+":")
+	if model != "" {
+		shape = model + ", " + shape
+	}
+	fmt.Fprintf(&b, "# placer: Megatron-Bridge %s ConfigContainer overrides for %s under %s on %d GPUs\n", BridgeRelease, shape, planText, gpus)
 	fmt.Fprintf(&b, "# source this file, then on each of the %d nodes:\n", nodes)
 	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... scripts/training/run_recipe.py \\\n", nodes, min(perNode, gpus))
-	fmt.Fprintf(&b, "#     --recipe MODEL_%s_config --dataset %s \"${PLACER_OVERRIDES[@]}\"\n", kind, map[string]string{"pretrain": "llm-pretrain-mock", "sft": "llm-finetune", "peft": "llm-finetune"}[kind])
-	b.WriteString("# (MODEL: the recipe of this model's family; the overrides set the shape and every setting placer costed)\n")
+	shown := recipe
+	if shown == "" {
+		shown = "RECIPE_" + kind + "_config"
+	}
+	fmt.Fprintf(&b, "#     --recipe %s --dataset %s \"${PLACER_OVERRIDES[@]}\"\n", shown, map[string]string{"pretrain": "llm-pretrain-mock", "sft": "llm-finetune", "peft": "llm-finetune"}[kind])
+	switch {
+	case missing != "" && recipe != "":
+		fmt.Fprintf(&b, "# (%s: %s, which the overrides reshape; they set the shape, vocabulary and every setting placer costed)\n", missing, recipe)
+	case missing != "":
+		fmt.Fprintf(&b, "# (%s: RECIPE is a %s recipe of yours; the overrides set the shape, vocabulary and every setting placer costed)\n", missing, kind)
+	default:
+		b.WriteString("# (the recipe of the model's family; the overrides set the shape, vocabulary and every setting placer costed)\n")
+	}
 	b.WriteString("PLACER_OVERRIDES=(\n")
 	for _, o := range overrides {
 		b.WriteString("  " + shellWord(o) + "\n")

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"cmp"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +30,8 @@ func bridgeModels(t *testing.T) (dense, moe transformer.Spec) {
 // test_bridge.py has Bridge's own machinery read them).
 func TestBridgeOverrides(t *testing.T) {
 	dense, moe := bridgeModels(t)
-	shape := "model.num_layers=4 model.hidden_size=32 model.ffn_hidden_size=96 model.num_attention_heads=4 model.num_query_groups=2 model.kv_channels=8 model.seq_length=16 "
+	vocab := "model.vocab_size=64 model.should_pad_vocab=false model.share_embeddings_and_output_weights=false "
+	shape := "model.num_layers=4 model.hidden_size=32 model.ffn_hidden_size=96 model.num_attention_heads=4 model.num_query_groups=2 model.kv_channels=8 " + vocab + "model.seq_length=16 "
 	cases := []struct {
 		name string
 		m    transformer.Spec
@@ -55,7 +58,7 @@ func TestBridgeOverrides(t *testing.T) {
 		{"experts: ep, etp, the default stack, a2a overlap", moe, plan.Strategy{Tensor: 2, Pipeline: 2, Virtual: 2, Replicas: 2, Experts: 4, ExpertTensor: 1,
 			MicroBatchSize: 1, MicroBatches: 8, SequenceParallel: true, DistOpt: true, EPOverlap: true}, 8,
 			"model.num_layers=4 model.hidden_size=32 model.ffn_hidden_size=96 model.num_attention_heads=4 model.num_query_groups=2 model.kv_channels=16 " +
-				"model.num_moe_experts=8 model.moe_router_topk=2 model.moe_ffn_hidden_size=64 model.moe_shared_expert_intermediate_size=64 model.seq_length=16 " +
+				"model.num_moe_experts=8 model.moe_router_topk=2 model.moe_ffn_hidden_size=64 model.moe_shared_expert_intermediate_size=64 " + vocab + "model.seq_length=16 " +
 				"dataset.sequence_length=16 train.micro_batch_size=1 train.global_batch_size=16 model.tensor_model_parallel_size=2 " +
 				"model.pipeline_model_parallel_size=2 model.virtual_pipeline_model_parallel_size=2 model.context_parallel_size=1 model.sequence_parallel=true " +
 				"model.expert_model_parallel_size=4 model.expert_tensor_parallel_size=1 " +
@@ -349,5 +352,93 @@ func TestBridgeCPCommType(t *testing.T) {
 		if has := strings.Contains(strings.Join(got, " "), written); has != c.wants {
 			t.Errorf("%s: %q written %v, want %v: %v", c.name, written, has, c.wants, got)
 		}
+	}
+}
+
+// TestBridgeRecipeNamed: the Bridge export names the recipe of the
+// model's family and kind (its preset's, else its model_type's; none
+// where Bridge 0.5.0 has none, said so), names the model in its header
+// (not "llama:..." for Qwen3-30B-A3B), and writes the vocabulary and
+// the config.json's settings the Megatron-LM export writes (the rotary
+// base, the norms' epsilon, QK norms: megatronModel's --rotary-base,
+// --norm-epsilon, --qk-layernorm). Before: "--recipe MODEL_pretrain_config"
+// for every model and none of those fields.
+func TestBridgeRecipeNamed(t *testing.T) {
+	hf := func(file string) transformer.Spec {
+		m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Seq, m.Batch = 4096, 64
+		return m
+	}
+	q30, _ := transformer.Preset("qwen3-30b-a3b")
+	q30.Batch = 64
+	ds3, _ := transformer.Preset("deepseek-v3")
+	ds3.Batch = 64
+	bare, err := transformer.Parse("llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=16,vocab=64,batch=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := plan.Strategy{Replicas: 8, MicroBatchSize: 1, MicroBatches: 8}
+	lora := pre
+	lora.FineTune = plan.FineTune{LoRARank: 8}
+	packed := pre
+	packed.FineTune = plan.FineTune{PackLens: []int{1024}}
+	for _, c := range []struct {
+		name          string
+		m             transformer.Spec
+		s             plan.Strategy
+		recipe, model string
+		missing       string // in the why ("" = none)
+		header        string // in the header's first line
+		settings      []string
+		without       []string
+	}{
+		{"qwen3-30b-a3b preset", q30, pre, "qwen3_30b_a3b_pretrain_config", "qwen3-30b-a3b", "",
+			"overrides for qwen3-30b-a3b, shape layers=48,hidden=2048,", []string{"model.vocab_size=151936"}, []string{"model.rotary_base"}},
+		{"qwen3-30b-a3b's config.json", hf("qwen3-30b-a3b.json"), pre, "qwen3_30b_a3b_pretrain_config", "qwen3-30b-a3b", "",
+			"overrides for qwen3-30b-a3b, shape", []string{"model.vocab_size=151936", "model.rotary_base=1000000", "model.qk_layernorm=true", "model.layernorm_epsilon=1e-06"}, nil},
+		{"qwen3-8b LoRA", hf("qwen3-8b.json"), lora, "qwen3_8b_peft_config", "a qwen3 model", "",
+			"overrides for a qwen3 model, shape layers=36,", []string{"model.vocab_size=151936", "model.rotary_base=1000000", "model.qk_layernorm=true", "model.share_embeddings_and_output_weights=false"}, nil},
+		{"llama3-8b's config.json, packed", hf("llama3-8b.json"), packed, "llama3_8b_sft_config", "llama3-8b", "",
+			"overrides for llama3-8b, shape", []string{"model.vocab_size=128256", "model.rotary_base=500000", "model.qk_layernorm=false"}, nil},
+		{"mixtral: no recipe", hf("mixtral-8x7b.json"), pre, "vanilla_gpt_pretrain_config", "mixtral-8x7b", "has no recipe of mixtral",
+			"overrides for mixtral-8x7b, shape", []string{"model.vocab_size=32000", "model.rotary_base=1000000"}, nil},
+		{"deepseek-v3 packed: pre-training recipes only", ds3, packed, "", "deepseek-v3", "deepseek_v3 recipes are pre-training only",
+			"overrides for deepseek-v3, shape", []string{"model.vocab_size=129280"}, nil},
+		{"a shape alone", bare, pre, "vanilla_gpt_pretrain_config", "", "a model by its shape names no family",
+			"overrides for shape layers=4,hidden=32,", nil, []string{"model.rotary_base", "model.qk_layernorm"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recipe, model, missing := BridgeRecipeName(c.m, c.s)
+			if recipe != c.recipe || model != c.model || (c.missing == "") != (missing == "") || !strings.Contains(missing, c.missing) {
+				t.Errorf("recipe %q, model %q, missing %q; want %q, %q, %q", recipe, model, missing, c.recipe, c.model, c.missing)
+			}
+			o, err := BridgeOverrides(c.m, c.s, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := BridgeScript(c.m, c.s.String(), c.s, 8, 8, o)
+			first, _, _ := strings.Cut(script, "\n")
+			if !strings.Contains(first, c.header) || strings.Contains(first, "llama:") {
+				t.Errorf("header %q: want %q, no llama:", first, c.header)
+			}
+			shown := cmp.Or(recipe, "RECIPE_"+BridgeRecipe(c.s)+"_config")
+			if !strings.Contains(script, "--recipe "+shown+" ") || strings.Contains(script, "MODEL_") {
+				t.Errorf("script names no recipe %s:\n%s", shown, script)
+			}
+			all := " " + strings.Join(o, " ") + " "
+			for _, w := range c.settings {
+				if !strings.Contains(all, " "+w+" ") {
+					t.Errorf("overrides lack %s: %s", w, all)
+				}
+			}
+			for _, w := range c.without {
+				if strings.Contains(all, " "+w+"=") {
+					t.Errorf("overrides set %s: %s", w, all)
+				}
+			}
+		})
 	}
 }

@@ -128,9 +128,13 @@ func (e RegimeError) String() string {
 	if e.Rows == 0 {
 		return fmt.Sprintf("no published row of this regime (%s%s)", e.Regime, left)
 	}
-	return fmt.Sprintf("%s: mean |error| %.0f%% (largest %.0f%%, %d of %d too fast) on %d published %s (%s%s)",
-		e.Regime, 100*e.MeanAbs, 100*e.MaxAbs, e.Fast, e.Rows, e.Rows, plural(e.Rows, "row", "rows"), e.Kind, left)
+	return fmt.Sprintf("%s: mean |error| %s (largest %.0f%%, %d of %d too fast) on %d published %s (%s%s)",
+		e.Regime, e.MeanAbsText(), 100*e.MaxAbs, e.Fast, e.Rows, e.Rows, plural(e.Rows, "row", "rows"), e.Kind, left)
 }
+
+// MeanAbsText is the mean |error| as String says it, a whole percent
+// ("10%"): every line that repeats it rounds it alike.
+func (e RegimeError) MeanAbsText() string { return fmt.Sprintf("%.0f%%", 100*e.MeanAbs) }
 
 // plural is one where n is 1, else many.
 func plural(n int, one, many string) string {
