@@ -336,7 +336,7 @@ test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
 
-# The MLPerf Training bench (measurements/mlperf, issue 79): every
+# The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
 # submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of rounds
 # v3.0 to v4.1, read from mlcommons' training_results_vX.Y repositories
 # (bare git mirrors or checkouts; MIRRORS, by default every

@@ -30,7 +30,8 @@ import sys
 
 BENCHMARKS = ("gpt3", "llama2_70b_lora")
 
-# HELD_OUT_FROM is the first round kept out of view (docs: issue 79).
+# HELD_OUT_FROM is the first round kept out of view (measurements/mlperf/
+# README.md: rounds v5.0 and later are the final check, never read).
 HELD_OUT_FROM = (5, 0)
 
 # The columns of runs.csv, in order (measurements/mlperf/README.md says what

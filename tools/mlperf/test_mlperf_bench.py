@@ -14,8 +14,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # noqa: the tool is a script folder, not a package
 
+# unittest discover -s tools/mlperf puts this folder first on sys.path.
 import mlperf_bench as mb  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "testdata", "training_results_v4.1")

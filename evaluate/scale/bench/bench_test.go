@@ -154,8 +154,8 @@ func TestReadRefuses(t *testing.T) {
 	}
 }
 
-// TestBenchRunsFit is the bench's fits test (issue 79, item 3): every
-// MLPerf submission that ran, in both parts, must be predicted to fit its
+// TestBenchRunsFit is the bench's fits test (DESIGN.md §14: every run
+// on the bench that ran is a fits test): every MLPerf submission that ran, in both parts, must be predicted to fit its
 // GPUs' memory. It fails today for many rows (placer report bench counts
 // them: "ran, told over"), so it runs only with PLACER_BENCH_FITS=1 and is
 // skipped otherwise, saying so: main stays green while the memory keys of
