@@ -451,6 +451,9 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 	if err := FineTuneFits(m, s); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
+	if err := RecipeFits(m, s); err != nil {
+		return fmt.Errorf("strategy %s: %w", written, err)
+	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.TP, 1
 	if !m.MoE() {
 		return expertKeysFit(m, s, written)
