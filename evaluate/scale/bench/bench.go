@@ -212,7 +212,7 @@ func Read(r Row) (Reading, error) {
 		return rd, fmt.Errorf("%d GPUs a node: the %s preset's nodes have 8 (a pod of %d-GPU nodes is not a preset)", r.GPUsPerNode, preset, r.GPUsPerNode)
 	}
 	if r.CPUOffload == "1" {
-		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading): not modelled")
+		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading) without its number of layers: runs.csv has no cpu_offloading_num_layers column (placer's key: offload-layers=N)")
 	}
 	seq := r.Seq
 	switch r.Benchmark {
@@ -271,6 +271,14 @@ func Read(r Row) (Reading, error) {
 		// Transformer Engine's delayed scaling: every round here predates
 		// current scaling in NeMo's recipes.
 		add("fp8=delayed")
+		// Its switches of what is held in FP8 (plan/recipe.go): NeMo's
+		// fp8_params, fp8_dot_product_attention,
+		// activation_func_fp8_input_store.
+		for _, sw := range []struct{ col, key string }{{r.FP8Params, "fp8-params"}, {r.FP8DPA, "fp8-dpa"}, {r.FP8Activation, "fp8-activation"}} {
+			if sw.col == "1" {
+				add("%s=on", sw.key)
+			}
+		}
 	}
 	switch r.CUDAGraph {
 	case "1":
@@ -278,9 +286,11 @@ func Read(r Row) (Reading, error) {
 	case "0":
 		add("graphs=off")
 	}
-	if strings.Contains(strings.ReplaceAll(r.AllocConf, " ", ""), "expandable_segments:True") {
-		add("expandable-segments=on")
+	conf, err := allocConf(r.AllocConf)
+	if err != nil {
+		return rd, err
 	}
+	k = append(k, conf...)
 	if r.Benchmark == "llama2_70b_lora" {
 		rank, alpha := r.LoRARank, r.LoRAAlpha
 		if rank == 0 {
@@ -295,22 +305,59 @@ func Read(r Row) (Reading, error) {
 			return rd, fmt.Errorf("LoRA targets %s: not read (the bench knows NeMo's ['attention'])", r.LoRATargets)
 		}
 		add("peft=lora,lora-rank=%d,lora-alpha=%d,lora-targets=%s", rank, alpha, targets)
+		// MLPerf's LoRA reference trains with dropout 0.1 on the
+		// adapters' input, and NVIDIA's NeMo implementation, which every
+		// NeMo submission runs, takes it as its default
+		// (conf/megatron_gpt_peft_tuning_config.yaml: adapter_dropout
+		// ${oc.env:LORA_DROPOUT,0.1}, dropout_position "pre"); runs.csv
+		// has no column for it.
+		add("lora-dropout=0.1")
+		rd.Assumed = append(rd.Assumed, "LoRA dropout 0.1 on the adapters' input (MLPerf's reference; NVIDIA's NeMo config's LORA_DROPOUT default; runs.csv has no column)")
 	}
 	rd.Strategy = strings.Join(k, ",")
-	if r.FP8Params == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 weights without a BF16 copy (fp8_params)")
-	}
-	if r.FP8DPA == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 attention (fp8_dot_product_attention)")
-	}
-	if r.FP8Activation == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 activation storage (activation_func_fp8_input_store)")
-	}
-	if strings.Contains(r.AllocConf, "garbage_collection_threshold") {
-		rd.LeftOut = append(rd.LeftOut, "the allocator's garbage-collection threshold")
+	if r.FP8 != "1" {
+		for _, sw := range []struct{ col, what string }{{r.FP8Params, "FP8 weights without a BF16 copy (fp8_params)"},
+			{r.FP8DPA, "FP8 attention (fp8_dot_product_attention)"}, {r.FP8Activation, "FP8 activation storage (activation_func_fp8_input_store)"}} {
+			if sw.col == "1" {
+				rd.LeftOut = append(rd.LeftOut, sw.what+" without FP8 compute")
+			}
+		}
 	}
 	if r.Sharp == "1" {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}
 	return rd, nil
+}
+
+// allocConf is PYTORCH_CUDA_ALLOC_CONF as the row's config sets it
+// (comma-separated option:value pairs, c10's CUDAAllocatorConfig) as
+// placer's keys: expandable_segments as expandable-segments,
+// garbage_collection_threshold as gc-threshold (which PyTorch's
+// allocator applies only where a memory fraction is set: evaluate/alloc
+// replays it so). An option placer has no key for is an error naming
+// it (one line).
+func allocConf(conf string) ([]string, error) {
+	var keys []string
+	for _, kv := range strings.Split(strings.ReplaceAll(conf, " ", ""), ",") {
+		if kv == "" {
+			continue
+		}
+		opt, v, _ := strings.Cut(kv, ":")
+		switch opt {
+		case "expandable_segments":
+			switch v {
+			case "True", "true", "1":
+				keys = append(keys, "expandable-segments=on")
+			case "False", "false", "0":
+				keys = append(keys, "expandable-segments=off")
+			default:
+				return nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: expandable_segments %q is not True or False", conf, v)
+			}
+		case "garbage_collection_threshold":
+			keys = append(keys, "gc-threshold="+v)
+		default:
+			return nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: option %q has no placer key (expandable_segments, garbage_collection_threshold)", conf, opt)
+		}
+	}
+	return keys, nil
 }
