@@ -286,11 +286,12 @@ func Read(r Row) (Reading, error) {
 	case "0":
 		add("graphs=off")
 	}
-	conf, err := allocConf(r.AllocConf)
+	conf, unread, err := allocConf(r.AllocConf)
 	if err != nil {
 		return rd, err
 	}
 	k = append(k, conf...)
+	rd.LeftOut = append(rd.LeftOut, unread...)
 	if r.Benchmark == "llama2_70b_lora" {
 		rank, alpha := r.LoRARank, r.LoRAAlpha
 		if rank == 0 {
@@ -334,10 +335,10 @@ func Read(r Row) (Reading, error) {
 // placer's keys: expandable_segments as expandable-segments,
 // garbage_collection_threshold as gc-threshold (which PyTorch's
 // allocator applies only where a memory fraction is set: evaluate/alloc
-// replays it so). An option placer has no key for is an error naming
-// it (one line).
-func allocConf(conf string) ([]string, error) {
-	var keys []string
+// replays it so); unread, the options placer has no key for (left out
+// of the prediction, named); an error (one line) for a value it cannot
+// read.
+func allocConf(conf string) (keys, unread []string, err error) {
 	for _, kv := range strings.Split(strings.ReplaceAll(conf, " ", ""), ",") {
 		if kv == "" {
 			continue
@@ -351,13 +352,13 @@ func allocConf(conf string) ([]string, error) {
 			case "False", "false", "0":
 				keys = append(keys, "expandable-segments=off")
 			default:
-				return nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: expandable_segments %q is not True or False", conf, v)
+				return nil, nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: expandable_segments %q is not True or False", conf, v)
 			}
 		case "garbage_collection_threshold":
 			keys = append(keys, "gc-threshold="+v)
 		default:
-			return nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: option %q has no placer key (expandable_segments, garbage_collection_threshold)", conf, opt)
+			unread = append(unread, fmt.Sprintf("the allocator's %s:%s (PYTORCH_CUDA_ALLOC_CONF; placer reads expandable_segments and garbage_collection_threshold)", opt, v))
 		}
 	}
-	return keys, nil
+	return keys, unread, nil
 }

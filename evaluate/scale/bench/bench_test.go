@@ -99,6 +99,15 @@ func fp8Switches() Row {
 	return r
 }
 
+// splitConf is fp8Switches with an allocator option placer has no key
+// for (left out, named) beside one it reads.
+func splitConf() Row {
+	r := fp8Switches()
+	r.ID = "v4.0/X/split/llama2_70b_lora"
+	r.AllocConf = "expandable_segments:False, max_split_size_mb:512"
+	return r
+}
+
 func bf16Switches() Row {
 	r := fp8Switches()
 	r.ID = "v4.0/X/bf16/llama2_70b_lora"
@@ -118,6 +127,8 @@ func TestRead(t *testing.T) {
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{fp8Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
+		{splitConf(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,expandable-segments=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 1},
 		{bf16Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 2},
 	} {
@@ -162,7 +173,7 @@ func TestReadRefuses(t *testing.T) {
 	targets := loraRow()
 	targets.LoRATargets = "['attention', 'mlp_fc1']"
 	badConf := loraRow()
-	badConf.AllocConf = "expandable_segments:True,max_split_size_mb:512"
+	badConf.AllocConf = "expandable_segments:yes"
 	for _, c := range []struct {
 		row  Row
 		want string
@@ -172,7 +183,7 @@ func TestReadRefuses(t *testing.T) {
 		{none, "no plan in the mirror"},
 		{off, "CPU offload"},
 		{targets, "LoRA targets ['attention', 'mlp_fc1']: not read"},
-		{badConf, `option "max_split_size_mb" has no placer key`},
+		{badConf, `expandable_segments "yes" is not True or False`},
 	} {
 		_, err := Read(c.row)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
