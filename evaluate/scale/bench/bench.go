@@ -282,7 +282,12 @@ func Read(r Row) (Reading, error) {
 	}
 	switch r.CUDAGraph {
 	case "1":
-		add("graphs=dense")
+		// Per-layer graphs as NVIDIA's v4.0 GPT-3 code captures them
+		// (custom_callbacks.py: Transformer Engine's
+		// make_graphed_callables, a graph a layer and micro-batch): their
+		// static buffers (plan/recipe.go, graph-pool=layers).
+		add("graphs=dense,graph-pool=layers")
+		rd.Assumed = append(rd.Assumed, "per-layer CUDA graphs captured as NVIDIA's v4.0 GPT-3 code does (TE make_graphed_callables: a graph a layer and micro-batch, four hidden states each kept)")
 	case "0":
 		add("graphs=off")
 	}

@@ -124,7 +124,7 @@ func TestRead(t *testing.T) {
 		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64",
 			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
 		{loraRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
-			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,graph-pool=layers,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{fp8Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{splitConf(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",

@@ -101,6 +101,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		acts += c.titanStageBuffers(s, inflight)
 	}
 	acts += inflight * c.titanFP8Weights(st)
+	acts += c.graphBuffers(s) // recipe.go: held whatever is in flight
 	return acts, logits
 }
 

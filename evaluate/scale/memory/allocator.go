@@ -224,6 +224,7 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.E
 	if pl.PP > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
+	buffers += c.graphBuffers(s) // the graphs' static buffers, made at capture
 	b.tensors(buffers, hidden)
 	r.transient = acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)

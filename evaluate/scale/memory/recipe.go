@@ -160,3 +160,22 @@ func offloadedActs(pl *plan.Plan, layers, perLayer, kept float64) float64 {
 	marked := max(perLayer-kept, 0)
 	return (layers-n)*perLayer + n*kept + min(n, 2)*marked
 }
+
+// graphBuffers is what Transformer Engine's per-layer CUDA graphs
+// (graph-pool=layers, plan/recipe.go) keep on stage s's GPUs for their
+// lifetime, bytes: a graph for each of the stage's layers (every model
+// chunk's) and each of the step's micro-batches, each keeping its sample
+// input, its static output, its static output gradient and its static
+// input gradient (TransformerEngine v1.6 graph.py
+// _make_graphed_callables: per_callable_static_outputs,
+// static_grad_outputs = torch.empty_like(o), per_callable_static_grad_inputs;
+// the sample inputs NeMo's capture makes), four hidden states of a
+// micro-batch, this GPU's sequence shard under sequence parallelism.
+func (c *counter) graphBuffers(s int) float64 {
+	pl := &c.pl
+	if pl.GraphPool != plan.GraphPoolLayers {
+		return 0
+	}
+	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
+	return float64(pl.Stages[s]) * float64(pl.NumMicro) * 4 * hidden
+}

@@ -160,3 +160,36 @@ func TestMemoryFractionUsable(t *testing.T) {
 		t.Errorf("no fraction: %d usable, want the pod's (over half)", usable(0))
 	}
 }
+
+// TestGraphBuffers: NVIDIA's MLPerf v4.0 GPT-3 175B plan on 1,344 nodes
+// (TP 4 with sequence parallelism, PP 6 x VP 8, global batch 2,688 over
+// 448 replicas: 6 micro-batches of one sequence of 2,048) under
+// per-layer graphs (graph-pool=layers) keeps on stage 0 a graph for
+// each of its 16 layers and 6 micro-batches, four hidden states each of
+// 2,048 / 4 tokens x 12,288 x 2 bytes = 12,582,912: 16 x 6 x 4 x
+// 12,582,912 = 4,831,838,208 bytes beside its activations.
+func TestGraphBuffers(t *testing.T) {
+	p, err := plan.ParsePod("dgx-h100:1344")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2688")
+	acts := func(pool string) float64 {
+		s, err := plan.ParseStrategy("tp=4,pp=6,vp=8,dp=448,mbs=1,sp=on,distopt=on,fp8=delayed,cuda-graphs=dense" + pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCounter(&Step{Model: m, Plan: pl, Pod: &p}, 4)
+		lm := co.layerMemory()
+		st := StageOf(&m, &pl, 0, float64(m.LayerParams()))
+		a, _ := co.stageActivations(0, &st, &lm)
+		return a
+	}
+	if got, want := acts(",graph-pool=layers")-acts(""), 4_831_838_208.0; !near(got, want) {
+		t.Errorf("graph-pool=layers adds %.0f bytes on stage 0, want %.0f", got, want)
+	}
+}

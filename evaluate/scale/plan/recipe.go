@@ -42,6 +42,19 @@ import (
 //     activations they keep to the host (Transformer Engine's
 //     get_cpu_offload_context, NeMo's cpu_offloading with
 //     cpu_offloading_num_layers): memory.offloadedLayers' count.
+//   - graph-pool=layers: Transformer Engine's make_graphed_callables
+//     over every transformer layer, one graph a layer, model chunk and
+//     micro-batch (NeMo's enable_cuda_graph, LAYER_CUDA_GRAPH: NVIDIA's
+//     MLPerf v4.0 GPT-3 custom_callbacks.py builds a sample input of one
+//     hidden state, "torch.ones((slen, micro_batch_size, hidden))", for
+//     each, get_num_microbatches() of them a layer, and captures them in
+//     the schedule's order, _order). Each graph keeps for its lifetime
+//     (TransformerEngine v1.6 graph.py _make_graphed_callables) its
+//     sample input, its static output, its static output gradient
+//     (torch.empty_like) and its static input gradient: four hidden
+//     states (memory.graphBuffers); the activations it saves between
+//     its forward and backward are in the graphs' shared pool, captured
+//     in the order they run, and counted as without graphs.
 //   - gc-threshold=F and memory-fraction=F: PyTorch's caching
 //     allocator's garbage_collection_threshold
 //     (PYTORCH_CUDA_ALLOC_CONF) and the process's memory fraction
@@ -59,11 +72,16 @@ type MemoryRecipe struct {
 	FP8DPA bool `json:",omitempty"`
 	// OffloadLayers: offload-layers=N (0: none offloaded).
 	OffloadLayers int `json:",omitempty"`
+	// GraphPool: graph-pool=layers ("": no graphs' static buffers).
+	GraphPool string `json:",omitempty"`
 	// GCThreshold and MemoryFraction: gc-threshold=F, memory-fraction=F
 	// (0: not set).
 	GCThreshold    float64 `json:",omitempty"`
 	MemoryFraction float64 `json:",omitempty"`
 }
+
+// GraphPoolLayers is graph-pool=layers.
+const GraphPoolLayers = "layers"
 
 // parse sets key k to v where k is a memory-recipe key; it reports
 // whether k is one.
@@ -78,6 +96,14 @@ func (r *MemoryRecipe) parse(k, v string) (bool, error) {
 		r.FP8DPA, err = onOff(v)
 	case "offload-layers":
 		r.OffloadLayers, err = positive(v)
+	case "graph-pool":
+		switch r.GraphPool = strings.ToLower(v); r.GraphPool {
+		case GraphPoolLayers:
+		case "none", "off":
+			r.GraphPool = ""
+		default:
+			err = fmt.Errorf("%q: want layers (Transformer Engine's make_graphed_callables, a graph a layer and micro-batch) or none", v)
+		}
 	case "gc-threshold", "garbage_collection_threshold":
 		r.GCThreshold, err = fraction(v, false)
 	case "memory-fraction":
@@ -113,6 +139,9 @@ func (r MemoryRecipe) keys() []string {
 	}
 	if r.OffloadLayers > 0 {
 		parts = append(parts, "offload-layers="+strconv.Itoa(r.OffloadLayers))
+	}
+	if r.GraphPool != "" {
+		parts = append(parts, "graph-pool="+r.GraphPool)
 	}
 	if r.GCThreshold > 0 {
 		parts = append(parts, "gc-threshold="+strconv.FormatFloat(r.GCThreshold, 'g', -1, 64))
@@ -159,6 +188,8 @@ func (r MemoryRecipe) check(s Strategy) error {
 		return strategyError("offload-layers=%d with pp=%d: Megatron-Core offloads activations without a pipeline only", r.OffloadLayers, s.PipelineDegree())
 	case r.OffloadLayers > 0 && s.Recompute != NoRecompute:
 		return strategyError("offload-layers=%d with recompute=%s: Megatron-Core offloads activations without recomputation only", r.OffloadLayers, s.Recompute)
+	case r.GraphPool != "" && (s.Software.Graphs == "" || s.Software.Graphs == GraphsOff):
+		return strategyError("graph-pool=%s without cuda-graphs=dense or full: the graphs' buffers are CUDA graphs'", r.GraphPool)
 	case r.OffloadLayers > 0 && s.VirtualStages() > 1:
 		return strategyError("offload-layers=%d with vp=%d: Megatron-Core offloads activations without a pipeline only", r.OffloadLayers, s.VirtualStages())
 	}
@@ -179,6 +210,8 @@ func RecipeFits(m transformer.Spec, s Strategy) error {
 		return fmt.Errorf("offload-layers=%d: CPU offloading can be done only for fewer layers than the model's %d (Megatron-Core)", r.OffloadLayers, m.Layers)
 	case r.OffloadLayers > 0 && special:
 		return fmt.Errorf("offload-layers=%d: CPU offload is modelled for dense blocks of standard attention only", r.OffloadLayers)
+	case r.GraphPool != "" && special:
+		return fmt.Errorf("graph-pool=%s: the graphs' buffers are modelled for dense blocks of standard attention only", r.GraphPool)
 	case r.FP8DPA && special:
 		return fmt.Errorf("fp8-dpa=on: FP8 attention is modelled for dense blocks of standard attention only")
 	}

@@ -9,12 +9,12 @@ import (
 // String writes it back as ParseStrategy reads it, and a plan that
 // cannot take one is refused in one line naming it.
 func TestMemoryRecipeKeys(t *testing.T) {
-	text := "tp=4,dp=2,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,offload-layers=20,gc-threshold=0.8,memory-fraction=0.9,peft=lora,lora-dropout=0.1"
+	text := "tp=4,dp=2,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,offload-layers=20,cuda-graphs=dense,graph-pool=layers,gc-threshold=0.8,memory-fraction=0.9,peft=lora,lora-dropout=0.1"
 	s, err := ParseStrategy(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := MemoryRecipe{FP8Params: true, FP8DPA: true, FP8Activation: true, OffloadLayers: 20, GCThreshold: 0.8, MemoryFraction: 0.9}
+	want := MemoryRecipe{FP8Params: true, FP8DPA: true, FP8Activation: true, OffloadLayers: 20, GraphPool: GraphPoolLayers, GCThreshold: 0.8, MemoryFraction: 0.9}
 	if s.MemoryRecipe != want || s.LoRADropout != 0.1 || s.LoRARank != DefaultLoRARank {
 		t.Errorf("parsed %+v, dropout %g, rank %d; want %+v, 0.1, %d", s.MemoryRecipe, s.LoRADropout, s.LoRARank, want, DefaultLoRARank)
 	}
@@ -31,6 +31,8 @@ func TestMemoryRecipeKeys(t *testing.T) {
 		{"gc-threshold=1", `gc-threshold: "1" is not a share above 0, below 1`},
 		{"memory-fraction=1.5", `memory-fraction: "1.5" is not a share above 0, at most 1`},
 		{"offload-layers=0", "offload-layers"},
+		{"graph-pool=layers", "graph-pool=layers without cuda-graphs=dense or full"},
+		{"cuda-graphs=dense,graph-pool=whole", `graph-pool: "whole": want layers`},
 		{"lora-dropout=0.1", "lora-dropout without peft=lora"},
 		{"peft=lora,lora-dropout=1", `lora-dropout: "1" is not a dropout probability`},
 	} {
@@ -54,6 +56,7 @@ func TestRecipeFits(t *testing.T) {
 		{"every layer", RecipeFits(dense, Strategy{MemoryRecipe: MemoryRecipe{OffloadLayers: 8}}), "fewer layers than the model's 8"},
 		{"experts", RecipeFits(mla, Strategy{MemoryRecipe: MemoryRecipe{OffloadLayers: 2}}), "dense blocks of standard attention"},
 		{"latent attention", RecipeFits(mla, Strategy{FP8: FP8Current, MemoryRecipe: MemoryRecipe{FP8DPA: true}}), "fp8-dpa=on"},
+		{"graphs of experts", RecipeFits(mla, Strategy{MemoryRecipe: MemoryRecipe{GraphPool: GraphPoolLayers}}), "graph-pool=layers"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, c.err, c.want)
