@@ -412,6 +412,9 @@ func (pl Plan) String() string {
 	for _, kv := range pl.FineTune.keys() {
 		s += "," + kv
 	}
+	for _, kv := range pl.MemoryRecipe.keys() { // recipe.go
+		s += "," + kv
+	}
 	for _, kv := range pl.Software.keys() {
 		s += "," + kv
 	}

@@ -66,3 +66,25 @@ func TestRecipeFits(t *testing.T) {
 		t.Errorf("offload of 7 of 8 layers: %v", err)
 	}
 }
+
+// TestPlanStringKeepsRecipe: a resolved plan writes its memory-recipe
+// keys back (what search and eval print), and they read back the same.
+func TestPlanStringKeepsRecipe(t *testing.T) {
+	m := mustSpec(t, "llama:layers=8,hidden=1024,heads=8,ffn=4096,vocab=1000,seq=512,batch=8")
+	p, err := ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStrategy("tp=2,dp=4,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-activation=on,offload-layers=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseStrategy(pl.String())
+	if err != nil || again.MemoryRecipe != s.MemoryRecipe {
+		t.Errorf("plan %q reads back as %+v (%v), want %+v", pl.String(), again.MemoryRecipe, err, s.MemoryRecipe)
+	}
+}
