@@ -136,6 +136,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"garbage_collection_threshold=0.8", `strategy "garbage_collection_threshold=0.8": garbage_collection_threshold is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"memory-fraction=0.9", `strategy "memory-fraction=0.9": memory-fraction is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"graph-pool=layers", `strategy "graph-pool=layers": graph-pool is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"fp8-transpose-cache=off", `strategy "fp8-transpose-cache=off": fp8-transpose-cache is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"hidden-dropout=0", `strategy "hidden-dropout=0": hidden-dropout is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

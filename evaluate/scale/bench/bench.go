@@ -73,7 +73,13 @@ type Row struct {
 	CUDAGraph, CPUOffload, AllocConf              string
 	LoRARank, LoRAAlpha                           int
 	LoRATargets                                   string
-	DistOptimizer, TPOverlap, Sharp               string
+	// NoTransposeCache is NeMo's disable_parameter_transpose_cache
+	// (1/0); HiddenDropout and LoRADropout the recipe's hidden_dropout
+	// and adapter_dropout as written ("": not said); CPUOffloadLayers
+	// cpu_offloading_num_layers.
+	NoTransposeCache, HiddenDropout, LoRADropout string
+	CPUOffloadLayers                             int
+	DistOptimizer, TPOverlap, Sharp              string
 	// StepSeconds is the median over the submission's result files of
 	// each file's step time (0: none timed); StepMethod how it was read.
 	StepSeconds           float64
@@ -157,7 +163,9 @@ func Parse(in io.Reader) ([]Row, error) {
 			RecomputeGranularity: get("recompute_granularity"), RecomputeMethod: get("recompute_method"), RecomputeLayers: num("recompute_layers"),
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
-			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
+			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
+			CPUOffloadLayers: num("cpu_offload_layers"),
+			DistOptimizer:    get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -211,8 +219,8 @@ func Read(r Row) (Reading, error) {
 	if r.GPUsPerNode != 8 {
 		return rd, fmt.Errorf("%d GPUs a node: the %s preset's nodes have 8 (a pod of %d-GPU nodes is not a preset)", r.GPUsPerNode, preset, r.GPUsPerNode)
 	}
-	if r.CPUOffload == "1" {
-		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading) without its number of layers: runs.csv has no cpu_offloading_num_layers column (placer's key: offload-layers=N)")
+	if r.CPUOffload == "1" && r.CPUOffloadLayers < 1 {
+		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading) without its number of layers (runs.csv cpu_offload_layers; placer's key: offload-layers=N)")
 	}
 	seq := r.Seq
 	switch r.Benchmark {
@@ -279,6 +287,15 @@ func Read(r Row) (Reading, error) {
 				add("%s=on", sw.key)
 			}
 		}
+		if r.FP8Params == "1" && r.NoTransposeCache == "1" {
+			add("fp8-transpose-cache=off") // disable_parameter_transpose_cache
+		}
+	}
+	if p, err := strconv.ParseFloat(r.HiddenDropout, 64); err == nil && p == 0 {
+		add("hidden-dropout=0") // the recipe's hidden_dropout 0.0: no masks
+	}
+	if r.CPUOffload == "1" {
+		add("offload-layers=%d", r.CPUOffloadLayers)
 	}
 	switch r.CUDAGraph {
 	case "1":
@@ -311,14 +328,18 @@ func Read(r Row) (Reading, error) {
 			return rd, fmt.Errorf("LoRA targets %s: not read (the bench knows NeMo's ['attention'])", r.LoRATargets)
 		}
 		add("peft=lora,lora-rank=%d,lora-alpha=%d,lora-targets=%s", rank, alpha, targets)
-		// MLPerf's LoRA reference trains with dropout 0.1 on the
-		// adapters' input, and NVIDIA's NeMo implementation, which every
-		// NeMo submission runs, takes it as its default
-		// (conf/megatron_gpt_peft_tuning_config.yaml: adapter_dropout
-		// ${oc.env:LORA_DROPOUT,0.1}, dropout_position "pre"); runs.csv
-		// has no column for it.
-		add("lora-dropout=0.1")
-		rd.Assumed = append(rd.Assumed, "LoRA dropout 0.1 on the adapters' input (MLPerf's reference; NVIDIA's NeMo config's LORA_DROPOUT default; runs.csv has no column)")
+		// The adapters' input dropout as the recipe sets it
+		// (adapter_dropout: NVIDIA's NeMo config's ${oc.env:LORA_DROPOUT,0.1},
+		// dropout_position "pre"); where the row does not say, MLPerf's
+		// reference's 0.1.
+		drop := r.LoRADropout
+		if _, err := strconv.ParseFloat(drop, 64); err != nil {
+			drop = "0.1"
+			rd.Assumed = append(rd.Assumed, "LoRA dropout 0.1 on the adapters' input (MLPerf's reference; the row does not say)")
+		}
+		if p, _ := strconv.ParseFloat(drop, 64); p > 0 {
+			add("lora-dropout=%s", drop)
+		}
 	}
 	rd.Strategy = strings.Join(k, ",")
 	if r.FP8 != "1" {

@@ -99,6 +99,17 @@ func fp8Switches() Row {
 	return r
 }
 
+// recipeColumns is fp8Switches with the recipe's other memory columns
+// set: the transpose cache off, hidden and adapter dropout 0 (no
+// lora-dropout key, nothing assumed), CPU offload of 20 layers.
+func recipeColumns() Row {
+	r := fp8Switches()
+	r.ID = "v4.0/X/columns/llama2_70b_lora"
+	r.NoTransposeCache, r.HiddenDropout, r.LoRADropout = "1", "0.0", "0.0"
+	r.CPUOffload, r.CPUOffloadLayers = "1", 20
+	return r
+}
+
 // splitConf is fp8Switches with an allocator option placer has no key
 // for (left out, named) beside one it reads.
 func splitConf() Row {
@@ -129,6 +140,8 @@ func TestRead(t *testing.T) {
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{splitConf(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,expandable-segments=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 1},
+		{recipeColumns(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,fp8-transpose-cache=off,hidden-dropout=0,offload-layers=20,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj"}, 0},
 		{bf16Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 2},
 	} {
@@ -169,7 +182,7 @@ func TestReadRefuses(t *testing.T) {
 	none := loraRow()
 	none.TP, none.DP = 0, 0
 	off := loraRow()
-	off.CPUOffload = "1"
+	off.CPUOffload, off.CPUOffloadLayers = "1", 0
 	targets := loraRow()
 	targets.LoRATargets = "['attention', 'mlp_fc1']"
 	badConf := loraRow()

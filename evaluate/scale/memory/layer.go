@@ -323,6 +323,9 @@ func (c *counter) gemmInputBytes() float64 {
 // (TransformerConfig.hidden_dropout), which Bridge's GPTModelProvider
 // keeps: not GPT.
 func (c *counter) dropoutFree() bool {
+	if c.pl.NoHiddenDropout { // hidden-dropout=0: plan/recipe.go
+		return true
+	}
 	return strings.HasPrefix(c.pl.Software.Stack, "megatron-bridge-") && c.m.Family != "gpt"
 }
 

@@ -179,3 +179,18 @@ func (c *counter) graphBuffers(s int) float64 {
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 	return float64(pl.Stages[s]) * float64(pl.NumMicro) * 4 * hidden
 }
+
+// transposeInFlight is what FP8 primary weights' transposes hold on one
+// GPU under fp8-transpose-cache=off, bytes: each is made for its GEMM in
+// the backward and freed after it (TE v1.6 _Linear.backward,
+// weight.transpose_2d(cache=False)), so one at a time, the block's
+// largest linear's (one byte an element, this GPU's shard: LoRAWidths'
+// per-GPU widths).
+func (c *counter) transposeInFlight() float64 {
+	in, out, _ := plan.LoRAWidths(&c.m, float64(c.pl.TP))
+	var most float64
+	for i := range in {
+		most = max(most, in[i]*out[i])
+	}
+	return most
+}

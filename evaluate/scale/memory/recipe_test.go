@@ -11,18 +11,22 @@ import (
 // them the blocks', holds the blocks' weights in FP8 (1e9 bytes) and
 // the rest in BF16 (0.2e9), and the blocks' transposes (1e9), where
 // BF16 primary weights hold 2.2e9 and the row- and column-wise FP8
-// copies 2e9.
+// copies 2e9. Without the transpose cache one transpose is held at a
+// time, the largest linear's: Llama 3 8B's FC1, 4,096 x 2 x 14,336 =
+// 117,440,512 bytes (QKV 4,096 x 6,144, the projection 4,096 x 4,096,
+// FC2 14,336 x 4,096 are smaller).
 func TestFP8Params(t *testing.T) {
 	for _, c := range []struct {
-		params    bool
-		w, copies float64
-	}{{false, 2.2e9, 2e9}, {true, 1.2e9, 1e9}} {
+		params, noCache bool
+		w, copies       float64
+	}{{false, false, 2.2e9, 2e9}, {true, false, 1.2e9, 1e9}, {true, true, 1.2e9, 117_440_512}} {
 		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Stages: []int{32},
-			Strategy: plan.Strategy{FP8: plan.FP8Delayed, DistOpt: true, MemoryRecipe: plan.MemoryRecipe{FP8Params: c.params}}}}
+			Strategy: plan.Strategy{FP8: plan.FP8Delayed, DistOpt: true, MemoryRecipe: plan.MemoryRecipe{FP8Params: c.params, NoTransposeCache: c.noCache}}}}
+		co.pl.TP = 1
 		st := Stage{Params: 1.1e9, Layers: 1e9}
 		w, copies, _, _ := co.stageState(0, &st)
 		if !near(w, c.w) || !near(copies, c.copies) {
-			t.Errorf("fp8-params=%v: weights %g, copies %g; want %g, %g", c.params, w, copies, c.w, c.copies)
+			t.Errorf("fp8-params=%v, no transpose cache %v: weights %g, copies %g; want %g, %g", c.params, c.noCache, w, copies, c.w, c.copies)
 		}
 	}
 }
@@ -73,6 +77,8 @@ func TestRecipeBlock(t *testing.T) {
 		units float64
 	}{
 		{"fp8", plan.MemoryRecipe{}, plan.FineTune{}, 7.5},
+		// hidden-dropout=0: no mask after the attention, 29 / 4.
+		{"fp8 hidden-dropout=0", plan.MemoryRecipe{NoHiddenDropout: true}, plan.FineTune{}, 29.0 / 4},
 		{"fp8-dpa", plan.MemoryRecipe{FP8DPA: true}, plan.FineTune{}, 27.75 / 4},
 		{"fp8-dpa fp8-activation", plan.MemoryRecipe{FP8DPA: true, FP8Activation: true}, plan.FineTune{}, 20.75 / 4},
 		{"lora qkv+proj", plan.MemoryRecipe{FP8DPA: true, FP8Activation: true}, lora(plan.LoRAQKV|plan.LoRAProj, 0), 6.0625},

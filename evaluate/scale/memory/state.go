@@ -37,6 +37,9 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 			// BF16 copy.
 			w -= st.Layers * (bf16 - 1)
 			fp8 = st.Layers
+			if pl.NoTransposeCache {
+				fp8 = c.transposeInFlight() // recipe.go
+			}
 		case bridgeBlockParams(pl) && !pl.FSDP:
 			// Block-scaled primary weights: the blocks' weights are
 			// their rowwise and columnwise copies alone.

@@ -30,6 +30,17 @@ import (
 //     its backward (Megatron-Core's activation_func_fp8_input_store,
 //     NeMo's fp8_activation_input_store: "Store the input of MLP
 //     activation function in FP8 for backprop to save memory").
+//   - fp8-transpose-cache=off: with fp8-params, the FP8 weights'
+//     transposes are not cached (NeMo's and Megatron-Core's
+//     disable_parameter_transpose_cache: Megatron-Core's TE layers pass
+//     is_first_microbatch None, "None if self.disable_parameter_transpose_cache
+//     else self.is_first_microbatch", and TE v1.6 _Linear.backward
+//     makes the transpose with transpose_2d(cache=False)): each is made
+//     for its GEMM in the backward and freed after it.
+//   - hidden-dropout=0: the blocks' hidden dropout (and the
+//     embedding's) at probability 0 (NeMo's hidden_dropout 0.0, as
+//     Megatron-Bridge's llama providers set it): no dropout mask is kept
+//     (at p = 0 PyTorch's dropout returns its input).
 //   - fp8-dpa=on: Transformer Engine's FP8 dot-product attention
 //     (fp8_dot_product_attention, with NVTE_FP8_DPA_BWD=1, its
 //     default): FusedAttnFunc.forward (TransformerEngine v1.6
@@ -66,6 +77,10 @@ import (
 type MemoryRecipe struct {
 	// FP8Params: fp8-params=on.
 	FP8Params bool `json:",omitempty"`
+	// NoTransposeCache: fp8-transpose-cache=off.
+	NoTransposeCache bool `json:",omitempty"`
+	// NoHiddenDropout: hidden-dropout=0.
+	NoHiddenDropout bool `json:",omitempty"`
 	// FP8Activation: fp8-activation=on.
 	FP8Activation bool `json:",omitempty"`
 	// FP8DPA: fp8-dpa=on.
@@ -90,6 +105,17 @@ func (r *MemoryRecipe) parse(k, v string) (bool, error) {
 	switch k {
 	case "fp8-params", "fp8-param-gather":
 		r.FP8Params, err = onOff(v)
+	case "fp8-transpose-cache":
+		var on bool
+		on, err = onOff(v)
+		r.NoTransposeCache = !on
+	case "hidden-dropout":
+		var p float64
+		p, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(p >= 0 && p < 1) {
+			err = fmt.Errorf("%q is not a dropout probability from 0, below 1", v)
+		}
+		r.NoHiddenDropout = p == 0 && err == nil
 	case "fp8-activation":
 		r.FP8Activation, err = onOff(v)
 	case "fp8-dpa":
@@ -137,6 +163,12 @@ func (r MemoryRecipe) keys() []string {
 			parts = append(parts, kv.k+"=on")
 		}
 	}
+	if r.NoTransposeCache {
+		parts = append(parts, "fp8-transpose-cache=off")
+	}
+	if r.NoHiddenDropout {
+		parts = append(parts, "hidden-dropout=0")
+	}
 	if r.OffloadLayers > 0 {
 		parts = append(parts, "offload-layers="+strconv.Itoa(r.OffloadLayers))
 	}
@@ -179,6 +211,9 @@ func (r MemoryRecipe) check(s Strategy) error {
 			return strategyError("fp8-params=on with fsdp=on: FP8 primary weights are modelled under the distributed optimizer (Megatron-FSDP shards its own)")
 		}
 	}
+	if r.NoTransposeCache && !r.FP8Params {
+		return strategyError("fp8-transpose-cache=off without fp8-params=on: the transposes are the FP8 primary weights'")
+	}
 	// Megatron-Core's TransformerConfig.__post_init__ (core_v0.7.0 to
 	// core_v0.16.0): "Currently there is no support for Pipeline
 	// parallelism with CPU offloading", "CPU offloading does not work
@@ -210,6 +245,8 @@ func RecipeFits(m transformer.Spec, s Strategy) error {
 		return fmt.Errorf("offload-layers=%d: CPU offloading can be done only for fewer layers than the model's %d (Megatron-Core)", r.OffloadLayers, m.Layers)
 	case r.OffloadLayers > 0 && special:
 		return fmt.Errorf("offload-layers=%d: CPU offload is modelled for dense blocks of standard attention only", r.OffloadLayers)
+	case r.NoTransposeCache && special:
+		return fmt.Errorf("fp8-transpose-cache=off: the transposes in flight are modelled for dense blocks of standard attention only")
 	case r.GraphPool != "" && special:
 		return fmt.Errorf("graph-pool=%s: the graphs' buffers are modelled for dense blocks of standard attention only", r.GraphPool)
 	case r.FP8DPA && special:

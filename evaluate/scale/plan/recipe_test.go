@@ -9,12 +9,12 @@ import (
 // String writes it back as ParseStrategy reads it, and a plan that
 // cannot take one is refused in one line naming it.
 func TestMemoryRecipeKeys(t *testing.T) {
-	text := "tp=4,dp=2,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,offload-layers=20,cuda-graphs=dense,graph-pool=layers,gc-threshold=0.8,memory-fraction=0.9,peft=lora,lora-dropout=0.1"
+	text := "tp=4,dp=2,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-transpose-cache=off,hidden-dropout=0,fp8-dpa=on,fp8-activation=on,offload-layers=20,cuda-graphs=dense,graph-pool=layers,gc-threshold=0.8,memory-fraction=0.9,peft=lora,lora-dropout=0.1"
 	s, err := ParseStrategy(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := MemoryRecipe{FP8Params: true, FP8DPA: true, FP8Activation: true, OffloadLayers: 20, GraphPool: GraphPoolLayers, GCThreshold: 0.8, MemoryFraction: 0.9}
+	want := MemoryRecipe{FP8Params: true, NoTransposeCache: true, NoHiddenDropout: true, FP8DPA: true, FP8Activation: true, OffloadLayers: 20, GraphPool: GraphPoolLayers, GCThreshold: 0.8, MemoryFraction: 0.9}
 	if s.MemoryRecipe != want || s.LoRADropout != 0.1 || s.LoRARank != DefaultLoRARank {
 		t.Errorf("parsed %+v, dropout %g, rank %d; want %+v, 0.1, %d", s.MemoryRecipe, s.LoRADropout, s.LoRARank, want, DefaultLoRARank)
 	}
@@ -31,6 +31,8 @@ func TestMemoryRecipeKeys(t *testing.T) {
 		{"gc-threshold=1", `gc-threshold: "1" is not a share above 0, below 1`},
 		{"memory-fraction=1.5", `memory-fraction: "1.5" is not a share above 0, at most 1`},
 		{"offload-layers=0", "offload-layers"},
+		{"fp8=delayed,fp8-transpose-cache=off", "fp8-transpose-cache=off without fp8-params=on"},
+		{"hidden-dropout=1", `hidden-dropout: "1" is not a dropout probability`},
 		{"graph-pool=layers", "graph-pool=layers without cuda-graphs=dense or full"},
 		{"cuda-graphs=dense,graph-pool=whole", `graph-pool: "whole": want layers`},
 		{"lora-dropout=0.1", "lora-dropout without peft=lora"},
