@@ -30,6 +30,21 @@ type Config struct {
 	// space cannot hold opens another segment. 0: as good as unlimited
 	// (2^48 bytes of address space a segment).
 	Device int64
+	// Fraction is torch.cuda.set_per_process_memory_fraction's share of
+	// Device (0: not set): the allocator reserves at most Fraction x
+	// Device (alloc_block: "if (set_fraction && total_allocated_memory +
+	// size > allowed_memory_maximum)" refuses the segment).
+	Fraction float64
+	// GCThreshold is PYTORCH_CUDA_ALLOC_CONF's
+	// garbage_collection_threshold (0: not set). PyTorch acts on it only
+	// where a Fraction is set (malloc: "if (set_fraction &&
+	// garbage_collection_threshold() > 0.0)
+	// garbage_collect_cached_blocks(context)", before asking the device
+	// for a segment): with reserved above GCThreshold x Fraction x
+	// Device, free cached segments of the large pool that are whole
+	// (not split) and not expandable are released, the oldest first
+	// (garbageCollect), until the excess is reclaimed.
+	GCThreshold float64
 }
 
 // Stats is what the allocator holds, bytes, now and at its peak, and
@@ -61,6 +76,7 @@ type block struct {
 	allocated  bool
 	mapped     bool
 	req        int64 // the request a block in use serves
+	gcBase     int64 // the large pools' get_free_block calls when it was last made free (gc_count_base)
 }
 
 type pool struct {
@@ -83,11 +99,87 @@ type Allocator struct {
 	segs     []segment
 	nextAddr int64
 	st       Stats
+	// largeCalls counts get_free_block calls on the large pools while
+	// garbage collection is on (BlockPool::get_free_blocks_call_count
+	// of large_blocks, one pool of every stream's blocks): a free
+	// block's age is largeCalls less its gcBase (Block::gc_count).
+	largeCalls int64
 }
 
-// New is an allocator with nothing reserved.
+// New is an allocator with nothing reserved. With a Fraction of a
+// Device it reserves at most that share of it (Capacity, where set and
+// smaller, stays the bound).
 func New(cfg Config) *Allocator {
+	if cfg.Fraction > 0 && cfg.Device > 0 {
+		allowed := int64(cfg.Fraction * float64(cfg.Device))
+		if cfg.Capacity <= 0 || allowed < cfg.Capacity {
+			cfg.Capacity = allowed
+		}
+	}
 	return &Allocator{cfg: cfg, nextAddr: 1 << 40}
+}
+
+// gcOn is whether the allocator collects garbage: a threshold and a
+// memory fraction both set.
+func (a *Allocator) gcOn() bool {
+	return a.cfg.GCThreshold > 0 && a.cfg.Fraction > 0 && a.cfg.Device > 0
+}
+
+// garbageCollect is garbage_collect_cached_blocks
+// (c10/cuda/CUDACachingAllocator.cpp): where the reserved bytes exceed
+// GCThreshold x Fraction x Device, the free blocks of the large pools
+// that are a whole segment and not in an expandable one are released,
+// those at least the mean age first, the mean taken again after each
+// pass, until the excess is reclaimed or none is left.
+func (a *Allocator) garbageCollect() {
+	threshold := int64(a.cfg.GCThreshold * a.cfg.Fraction * float64(a.cfg.Device))
+	if a.st.Reserved <= threshold {
+		return
+	}
+	target := a.st.Reserved - threshold
+	freeable := func(i int32) bool {
+		b := &a.blocks[i]
+		return b.prev < 0 && b.next < 0 && b.seg < 0
+	}
+	var total int64
+	count := 0
+	for pi := range a.pools {
+		if a.pools[pi].small {
+			continue
+		}
+		for _, i := range a.pools[pi].free {
+			if freeable(i) {
+				total += a.largeCalls - a.blocks[i].gcBase
+				count++
+			}
+		}
+	}
+	var reclaimed int64
+	for freed := true; reclaimed < target && freed && count > 0; {
+		mean := float64(total) / float64(count)
+		freed = false
+		for pi := range a.pools {
+			p := &a.pools[pi]
+			if p.small {
+				continue
+			}
+			for k := 0; k < len(p.free); {
+				i := p.free[k]
+				age := a.largeCalls - a.blocks[i].gcBase
+				if !freeable(i) || float64(age) < mean {
+					k++
+					continue
+				}
+				freed = true
+				reclaimed += a.blocks[i].size
+				total -= age
+				count--
+				a.st.Reserved -= a.blocks[i].size
+				p.free = slices.Delete(p.free, k, k+1)
+				a.spare = append(a.spare, i)
+			}
+		}
+	}
 }
 
 // Stats is the allocator's figures now.
@@ -163,6 +255,7 @@ func (a *Allocator) freeIndexIn(free []int32, size, addr int64) (int, bool) {
 
 func (a *Allocator) insertFree(i int32) {
 	b := &a.blocks[i]
+	b.gcBase = a.largeCalls
 	p := &a.pools[b.pool]
 	at, _ := a.freeIndex(p, b.size, b.addr)
 	p.free = slices.Insert(p.free, at, i)
@@ -226,9 +319,15 @@ func (a *Allocator) Malloc(size int64, stream int32) (int32, error) {
 	}
 	n := roundSize(size)
 	pi := a.poolOf(stream, n <= SmallSize)
+	if a.gcOn() && !a.pools[pi].small {
+		a.largeCalls++
+	}
 	b, at, ok := a.freeBlock(pi, n)
 	if !ok {
 		at = -1
+		if a.gcOn() {
+			a.garbageCollect()
+		}
 		b, ok = a.allocBlock(pi, n)
 	}
 	if !ok {

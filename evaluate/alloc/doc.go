@@ -6,8 +6,9 @@
 // The rules are those of c10/cuda/CUDACachingAllocator.cpp at
 // pytorch/pytorch 001074d25084fdb87a799823e395a50f5ec044d3
 // (DeviceCachingAllocator), with the allocator's defaults
-// (max_split_size unlimited, roundup_power2_divisions 0, no garbage
-// collection threshold, no memory fraction) and one device:
+// (max_split_size unlimited, roundup_power2_divisions 0) and one device,
+// a memory fraction and a garbage-collection threshold where Config
+// sets them:
 //   - a request is rounded up to a multiple of 512 bytes (round_size,
 //     kMinBlockSize); requests of at most 1 MiB (kSmallSize) go to the
 //     small pool, larger ones to the large pool, one pair of pools per
@@ -39,7 +40,16 @@
 //     (try_allocate_expandable_block, map_block), every remainder of at
 //     least 512 bytes is split off (should_split), and free pages are
 //     unmapped only when the device refuses (release_cached_blocks,
-//     unmap_block).
+//     unmap_block);
+//   - with a memory fraction (set_per_process_memory_fraction) the
+//     segments reserved stay within that share of the device; with a
+//     garbage_collection_threshold too, a request no free block holds
+//     first releases whole, non-expandable free segments of the large
+//     pools, oldest first, until the reserved bytes are back at the
+//     threshold's share of the fraction (garbage_collect_cached_blocks;
+//     a block's age is the large pools' get_free_block calls since it
+//     was last freed). Without a fraction PyTorch ignores the threshold,
+//     and so does this simulator.
 //
 // Reserved is the bytes of segments (mapped pages) held, Allocated the
 // bytes of blocks in use, as torch's reserved_bytes and allocated_bytes

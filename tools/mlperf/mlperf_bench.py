@@ -46,6 +46,7 @@ COLUMNS = [
     "recompute_granularity", "recompute_method", "recompute_layers",
     "cuda_graph", "cpu_offload", "alloc_conf",
     "lora_rank", "lora_alpha", "lora_targets",
+    "no_transpose_cache", "hidden_dropout", "lora_dropout", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
     "overlap_param_sync", "sharp",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method",
@@ -482,6 +483,10 @@ KEYS = [
     ("lora_rank", ["adapter_dim"], ["LORA_DIM", "LORA_RANK"]),
     ("lora_alpha", ["alpha"], ["LORA_ALPHA"]),
     ("lora_targets", ["target_modules"], ["LORA_TARGETS"]),
+    ("no_transpose_cache", ["disable_parameter_transpose_cache"], []),
+    ("hidden_dropout", ["hidden_dropout"], ["HIDDEN_DROPOUT"]),
+    ("lora_dropout", ["adapter_dropout"], ["LORA_DROPOUT"]),
+    ("cpu_offload_layers", ["cpu_offloading_num_layers"], ["CPU_OFFLOADING_NUM_LAYERS"]),
     ("dist_optimizer", [], ["USE_DIST_OPTIMIZER"]),
     ("tp_comm_overlap", ["ub_tp_comm_overlap"], ["TP_COMM_OVERLAP"]),
     ("tp_overlap_ag", ["tp_comm_overlap_ag"], ["MC_TP_OVERLAP_AG"]),
@@ -781,7 +786,7 @@ def build(trees):
                     row["fp8_format"] = "e4m3"
             for b in ("sp", "fp8", "fp8_reduce_amax", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-                      "overlap_param_sync", "sharp"):
+                      "overlap_param_sync", "sharp", "no_transpose_cache"):
                 row[b] = normalize_bool(row[b])
             for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
                 if row[k].lower() in ("null", "none"):
@@ -792,7 +797,7 @@ def build(trees):
                     if k in defaults:
                         defaults.remove(k)
             if benchmark != "llama2_70b_lora":
-                row["lora_rank"] = row["lora_alpha"] = row["lora_targets"] = ""
+                row["lora_rank"] = row["lora_alpha"] = row["lora_targets"] = row["lora_dropout"] = ""
             if facts.get("max_sequence_length"):
                 row["seq_len"] = facts["max_sequence_length"]
                 if "seq_len" in defaults:

@@ -138,12 +138,14 @@ class BuildTest(unittest.TestCase):
                 "cuda_graph": "1", "cpu_offload": "0",
                 "alloc_conf": "expandable_segments:True,garbage_collection_threshold:0.9",
                 "lora_rank": 16, "lora_targets": "['attention']", "gpus": 16, "nodes": 2, "gpus_per_node": 8,
+                "no_transpose_cache": "1", "hidden_dropout": "0.0", "lora_dropout": "0.1", "cpu_offload_layers": "20",
                 "gpu": "H100", "part": "validation", "framework": "NVIDIA NeMo Framework Release 24.09"}
         for k, v in want.items():
             self.assertEqual(r[k], v, k)
         # pp, sp, the sequence, the FP8 format and the recompute method are the YAML's defaults
         # (the LoRA rank too, but the log states it); mbs is the log's printed config
-        self.assertEqual(r["yaml_defaults"].split(), ["pp", "sp", "seq_len", "fp8_hybrid", "recompute_method"])
+        self.assertEqual(r["yaml_defaults"].split(), ["pp", "sp", "seq_len", "fp8_hybrid", "recompute_method",
+                                                      "lora_dropout", "cpu_offload_layers"])
         self.assertEqual(r["from_log_config"], "mbs")
 
     def test_gpt3_row(self):
@@ -154,7 +156,8 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(r["config_match"], "nodes, GPUs and global batch")
         # the else branch's config_common.sh, not config_common_v31.sh
         want = {"tp": "4", "pp": "8", "vp": "12", "dp": 1, "mbs": "1", "gbs": 64, "seq_len": 2048, "sp": "1",
-                "fp8": "1", "fp8_params": "1", "dist_optimizer": "1", "cuda_graph": "0", "lora_rank": ""}
+                "fp8": "1", "fp8_params": "1", "dist_optimizer": "1", "cuda_graph": "0", "lora_rank": "",
+                "lora_dropout": "", "no_transpose_cache": "", "hidden_dropout": ""}
         for k, v in want.items():
             self.assertEqual(r[k], v, k)
 

@@ -63,7 +63,13 @@ type Row struct {
 	CUDAGraph, CPUOffload, AllocConf              string
 	LoRARank, LoRAAlpha                           int
 	LoRATargets                                   string
-	DistOptimizer, TPOverlap, Sharp               string
+	// NoTransposeCache is NeMo's disable_parameter_transpose_cache
+	// (1/0); HiddenDropout and LoRADropout the recipe's hidden_dropout
+	// and adapter_dropout as written ("": not said); CPUOffloadLayers
+	// cpu_offloading_num_layers.
+	NoTransposeCache, HiddenDropout, LoRADropout string
+	CPUOffloadLayers                             int
+	DistOptimizer, TPOverlap, Sharp              string
 	// StepSeconds is the median over the submission's result files of
 	// each file's step time (0: none timed); StepMethod how it was read.
 	StepSeconds           float64
@@ -147,7 +153,9 @@ func Parse(in io.Reader) ([]Row, error) {
 			RecomputeGranularity: get("recompute_granularity"), RecomputeMethod: get("recompute_method"), RecomputeLayers: num("recompute_layers"),
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
-			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
+			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
+			CPUOffloadLayers: num("cpu_offload_layers"),
+			DistOptimizer:    get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -201,26 +209,11 @@ func Read(r Row) (Reading, error) {
 	if r.GPUsPerNode != 8 {
 		return rd, fmt.Errorf("%d GPUs a node: the %s preset's nodes have 8 (a pod of %d-GPU nodes is not a preset)", r.GPUsPerNode, preset, r.GPUsPerNode)
 	}
-	if r.CPUOffload == "1" {
-		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading): not modelled")
+	if r.CPUOffload == "1" && r.CPUOffloadLayers < 1 {
+		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading) without its number of layers (runs.csv cpu_offload_layers; placer's key: offload-layers=N)")
 	}
-	seq := r.Seq
-	switch r.Benchmark {
-	case "gpt3":
-		if seq == 0 {
-			seq = 2048
-		}
-		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", gpt3Shape, seq, r.GBS)
-		rd.Assumed = append(rd.Assumed, "vocabulary 50,257 (the C4 SentencePiece tokenizer's; the mirror holds no tokenizer)")
-	case "llama2_70b_lora":
-		if seq == 0 {
-			seq = 8192
-			rd.Assumed = append(rd.Assumed, "sequence 8,192 (MLPerf's LoRA benchmark; the config does not say)")
-		}
-		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", llama270Bape, seq, r.GBS)
-		rd.Assumed = append(rd.Assumed, "each sample a whole sequence (attention over all of it; GovReport documents padded or packed to 8,192 are not told apart)")
-	default:
-		return rd, fmt.Errorf("benchmark %q: not on the bench", r.Benchmark)
+	if err := readWorkload(r, &rd); err != nil {
+		return rd, err
 	}
 	rd.Cluster = fmt.Sprintf("%s:%d", preset, r.Nodes)
 	var k []string
@@ -261,46 +254,147 @@ func Read(r Row) (Reading, error) {
 		// Transformer Engine's delayed scaling: every round here predates
 		// current scaling in NeMo's recipes.
 		add("fp8=delayed")
+		// Its switches of what is held in FP8 (plan/recipe.go): NeMo's
+		// fp8_params, fp8_dot_product_attention,
+		// activation_func_fp8_input_store.
+		for _, sw := range []struct{ col, key string }{{r.FP8Params, "fp8-params"}, {r.FP8DPA, "fp8-dpa"}, {r.FP8Activation, "fp8-activation"}} {
+			if sw.col == "1" {
+				add("%s=on", sw.key)
+			}
+		}
+		if r.FP8Params == "1" && r.NoTransposeCache == "1" {
+			add("fp8-transpose-cache=off") // disable_parameter_transpose_cache
+		}
+	}
+	if p, err := strconv.ParseFloat(r.HiddenDropout, 64); err == nil && p == 0 {
+		add("hidden-dropout=0") // the recipe's hidden_dropout 0.0: no masks
+	}
+	if r.CPUOffload == "1" {
+		add("offload-layers=%d", r.CPUOffloadLayers)
 	}
 	switch r.CUDAGraph {
 	case "1":
-		add("graphs=dense")
+		// Per-layer graphs as NVIDIA's v4.0 GPT-3 code captures them
+		// (custom_callbacks.py: Transformer Engine's
+		// make_graphed_callables, a graph a layer and micro-batch): their
+		// static buffers (plan/recipe.go, graph-pool=layers).
+		add("graphs=dense,graph-pool=layers")
+		rd.Assumed = append(rd.Assumed, "per-layer CUDA graphs captured as NVIDIA's v4.0 GPT-3 code does (TE make_graphed_callables: a graph a layer and micro-batch, four hidden states each kept)")
 	case "0":
 		add("graphs=off")
 	}
-	if strings.Contains(strings.ReplaceAll(r.AllocConf, " ", ""), "expandable_segments:True") {
-		add("expandable-segments=on")
+	conf, unread, err := allocConf(r.AllocConf)
+	if err != nil {
+		return rd, err
 	}
+	k = append(k, conf...)
+	rd.LeftOut = append(rd.LeftOut, unread...)
 	if r.Benchmark == "llama2_70b_lora" {
-		rank, alpha := r.LoRARank, r.LoRAAlpha
-		if rank == 0 {
-			rank = 16
-			rd.Assumed = append(rd.Assumed, "LoRA rank 16 (MLPerf's rule; the row does not say)")
+		lk, err := loraKeys(r, &rd)
+		if err != nil {
+			return rd, err
 		}
-		if alpha == 0 {
-			alpha = 32
-		}
-		targets := "qkv+proj" // NeMo's 'attention': linear_qkv and linear_proj
-		if r.LoRATargets != "" && r.LoRATargets != "['attention']" {
-			return rd, fmt.Errorf("LoRA targets %s: not read (the bench knows NeMo's ['attention'])", r.LoRATargets)
-		}
-		add("peft=lora,lora-rank=%d,lora-alpha=%d,lora-targets=%s", rank, alpha, targets)
+		k = append(k, lk)
 	}
 	rd.Strategy = strings.Join(k, ",")
-	if r.FP8Params == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 weights without a BF16 copy (fp8_params)")
-	}
-	if r.FP8DPA == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 attention (fp8_dot_product_attention)")
-	}
-	if r.FP8Activation == "1" {
-		rd.LeftOut = append(rd.LeftOut, "FP8 activation storage (activation_func_fp8_input_store)")
-	}
-	if strings.Contains(r.AllocConf, "garbage_collection_threshold") {
-		rd.LeftOut = append(rd.LeftOut, "the allocator's garbage-collection threshold")
+	if r.FP8 != "1" {
+		for _, sw := range []struct{ col, what string }{{r.FP8Params, "FP8 weights without a BF16 copy (fp8_params)"},
+			{r.FP8DPA, "FP8 attention (fp8_dot_product_attention)"}, {r.FP8Activation, "FP8 activation storage (activation_func_fp8_input_store)"}} {
+			if sw.col == "1" {
+				rd.LeftOut = append(rd.LeftOut, sw.what+" without FP8 compute")
+			}
+		}
 	}
 	if r.Sharp == "1" {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}
 	return rd, nil
+}
+
+// readWorkload writes rd's workload (the benchmark's model at the row's
+// sequence and global batch) and what it assumes where the row is silent.
+func readWorkload(r Row, rd *Reading) error {
+	seq := r.Seq
+	switch r.Benchmark {
+	case "gpt3":
+		if seq == 0 {
+			seq = 2048
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", gpt3Shape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "vocabulary 50,257 (the C4 SentencePiece tokenizer's; the mirror holds no tokenizer)")
+	case "llama2_70b_lora":
+		if seq == 0 {
+			seq = 8192
+			rd.Assumed = append(rd.Assumed, "sequence 8,192 (MLPerf's LoRA benchmark; the config does not say)")
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", llama270Bape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "each sample a whole sequence (attention over all of it; GovReport documents padded or packed to 8,192 are not told apart)")
+	default:
+		return fmt.Errorf("benchmark %q: not on the bench", r.Benchmark)
+	}
+	return nil
+}
+
+// loraKeys is a LoRA row's adapter keys (rank, alpha, targets, the
+// adapters' input dropout), what it assumes written to rd.
+func loraKeys(r Row, rd *Reading) (string, error) {
+	rank, alpha := r.LoRARank, r.LoRAAlpha
+	if rank == 0 {
+		rank = 16
+		rd.Assumed = append(rd.Assumed, "LoRA rank 16 (MLPerf's rule; the row does not say)")
+	}
+	if alpha == 0 {
+		alpha = 32
+	}
+	targets := "qkv+proj" // NeMo's 'attention': linear_qkv and linear_proj
+	if r.LoRATargets != "" && r.LoRATargets != "['attention']" {
+		return "", fmt.Errorf("LoRA targets %s: not read (the bench knows NeMo's ['attention'])", r.LoRATargets)
+	}
+	key := fmt.Sprintf("peft=lora,lora-rank=%d,lora-alpha=%d,lora-targets=%s", rank, alpha, targets)
+	// The adapters' input dropout as the recipe sets it
+	// (adapter_dropout: NVIDIA's NeMo config's ${oc.env:LORA_DROPOUT,0.1},
+	// dropout_position "pre"); where the row does not say, MLPerf's
+	// reference's 0.1.
+	drop := r.LoRADropout
+	if _, err := strconv.ParseFloat(drop, 64); err != nil {
+		drop = "0.1"
+		rd.Assumed = append(rd.Assumed, "LoRA dropout 0.1 on the adapters' input (MLPerf's reference; the row does not say)")
+	}
+	if p, _ := strconv.ParseFloat(drop, 64); p > 0 {
+		key += ",lora-dropout=" + drop
+	}
+	return key, nil
+}
+
+// allocConf is PYTORCH_CUDA_ALLOC_CONF as the row's config sets it
+// (comma-separated option:value pairs, c10's CUDAAllocatorConfig) as
+// placer's keys: expandable_segments as expandable-segments,
+// garbage_collection_threshold as gc-threshold (which PyTorch's
+// allocator applies only where a memory fraction is set: evaluate/alloc
+// replays it so); unread, the options placer has no key for (left out
+// of the prediction, named); an error (one line) for a value it cannot
+// read.
+func allocConf(conf string) (keys, unread []string, err error) {
+	for _, kv := range strings.Split(strings.ReplaceAll(conf, " ", ""), ",") {
+		if kv == "" {
+			continue
+		}
+		opt, v, _ := strings.Cut(kv, ":")
+		switch opt {
+		case "expandable_segments":
+			switch v {
+			case "True", "true", "1":
+				keys = append(keys, "expandable-segments=on")
+			case "False", "false", "0":
+				keys = append(keys, "expandable-segments=off")
+			default:
+				return nil, nil, fmt.Errorf("PYTORCH_CUDA_ALLOC_CONF %q: expandable_segments %q is not True or False", conf, v)
+			}
+		case "garbage_collection_threshold":
+			keys = append(keys, "gc-threshold="+v)
+		default:
+			unread = append(unread, fmt.Sprintf("the allocator's %s:%s (PYTORCH_CUDA_ALLOC_CONF; placer reads expandable_segments and garbage_collection_threshold)", opt, v))
+		}
+	}
+	return keys, unread, nil
 }

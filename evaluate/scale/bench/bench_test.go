@@ -86,6 +86,46 @@ func loraRow() Row {
 		AllocConf: "expandable_segments:True,garbage_collection_threshold:0.9", StepSeconds: 0.6}
 }
 
+// fp8Switches is loraRow with every FP8 switch of the table on (FP8
+// weights, attention, activation storage), no recomputation, no graphs,
+// the allocator as PyTorch's default; bf16Switches the same without FP8
+// compute, under which the switches are left out (two of them set).
+func fp8Switches() Row {
+	r := loraRow()
+	r.ID = "v4.0/X/fp8/llama2_70b_lora"
+	r.RecomputeGranularity, r.RecomputeMethod, r.RecomputeLayers = "", "", 0
+	r.CUDAGraph, r.AllocConf = "0", ""
+	r.FP8Params, r.FP8DPA, r.FP8Activation = "1", "1", "1"
+	return r
+}
+
+// recipeColumns is fp8Switches with the recipe's other memory columns
+// set: the transpose cache off, hidden and adapter dropout 0 (no
+// lora-dropout key, nothing assumed), CPU offload of 20 layers.
+func recipeColumns() Row {
+	r := fp8Switches()
+	r.ID = "v4.0/X/columns/llama2_70b_lora"
+	r.NoTransposeCache, r.HiddenDropout, r.LoRADropout = "1", "0.0", "0.0"
+	r.CPUOffload, r.CPUOffloadLayers = "1", 20
+	return r
+}
+
+// splitConf is fp8Switches with an allocator option placer has no key
+// for (left out, named) beside one it reads.
+func splitConf() Row {
+	r := fp8Switches()
+	r.ID = "v4.0/X/split/llama2_70b_lora"
+	r.AllocConf = "expandable_segments:False, max_split_size_mb:512"
+	return r
+}
+
+func bf16Switches() Row {
+	r := fp8Switches()
+	r.ID = "v4.0/X/bf16/llama2_70b_lora"
+	r.FP8, r.FP8Activation = "", "0"
+	return r
+}
+
 func TestRead(t *testing.T) {
 	for _, c := range []struct {
 		row     Row
@@ -93,9 +133,17 @@ func TestRead(t *testing.T) {
 		leftOut int
 	}{
 		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64",
-			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,graphs=off"}, 1},
+			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
 		{loraRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
-			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,expandable-segments=on,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj"}, 1},
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,graph-pool=layers,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
+		{fp8Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
+		{splitConf(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,graphs=off,expandable-segments=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 1},
+		{recipeColumns(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,fp8-transpose-cache=off,hidden-dropout=0,offload-layers=20,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj"}, 0},
+		{bf16Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
+			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 2},
 	} {
 		got, err := Read(c.row)
 		if err != nil {
@@ -134,9 +182,11 @@ func TestReadRefuses(t *testing.T) {
 	none := loraRow()
 	none.TP, none.DP = 0, 0
 	off := loraRow()
-	off.CPUOffload = "1"
+	off.CPUOffload, off.CPUOffloadLayers = "1", 0
 	targets := loraRow()
 	targets.LoRATargets = "['attention', 'mlp_fc1']"
+	badConf := loraRow()
+	badConf.AllocConf = "expandable_segments:yes"
 	for _, c := range []struct {
 		row  Row
 		want string
@@ -146,6 +196,7 @@ func TestReadRefuses(t *testing.T) {
 		{none, "no plan in the mirror"},
 		{off, "CPU offload"},
 		{targets, "LoRA targets ['attention', 'mlp_fc1']: not read"},
+		{badConf, `expandable_segments "yes" is not True or False`},
 	} {
 		_, err := Read(c.row)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -154,24 +205,23 @@ func TestReadRefuses(t *testing.T) {
 	}
 }
 
-// TestBenchRunsFit is the bench's fits test (DESIGN.md §14: every run
-// on the bench that ran is a fits test): every MLPerf submission that ran, in both parts, must be predicted to fit its
-// GPUs' memory. It fails today for many rows (placer report bench counts
-// them: "ran, told over"), so it runs only with PLACER_BENCH_FITS=1 and is
-// skipped otherwise, saying so: main stays green while the memory keys of
-// the recipes these runs use (FP8 weights without a BF16 copy, FP8
-// activation storage, LoRA's frozen base, the allocator as set, CUDA
-// graph pools) are not yet modelled. It lists the development part's
-// failures by row and the validation part's as a count only (its rows
-// with PLACER_BENCH_SHOW_VALIDATION=1).
+// TestBenchRunsFit is the bench's fits test (DESIGN.md §14): every
+// MLPerf submission that ran must be predicted to fit its GPUs' memory,
+// counted from the memory keys of the recipes these runs use (FP8
+// weights without a BF16 copy, FP8 attention and activation storage,
+// LoRA's frozen base and its adapters' dropout, the allocator as set:
+// Read passes each row's switches). It fails for every development run
+// told over, listed by row. The validation part is counted and its
+// count logged (its rows only with PLACER_BENCH_SHOW_VALIDATION=1); with
+// PLACER_BENCH_FITS=1 (make bench-fits) a validation run told over
+// fails the test too (the issue's must-hold for both parts), which make
+// test does not ask: the validation part is reported, never tuned to.
 func TestBenchRunsFit(t *testing.T) {
-	if os.Getenv("PLACER_BENCH_FITS") != "1" {
-		t.Skip("the bench's fits test fails today (placer report bench: ran, told over); PLACER_BENCH_FITS=1 runs it")
-	}
 	rows, err := Rows()
 	if err != nil {
 		t.Fatal(err)
 	}
+	strict := os.Getenv("PLACER_BENCH_FITS") == "1"
 	show := os.Getenv("PLACER_BENCH_SHOW_VALIDATION") == "1"
 	checked, over := map[string]int{}, map[string]int{}
 	for _, r := range rows {
@@ -186,6 +236,7 @@ func TestBenchRunsFit(t *testing.T) {
 		p, err2 := plan.ParsePod(rd.Cluster)
 		s, err3 := plan.ParseStrategy(rd.Strategy)
 		if err1 != nil || err2 != nil || err3 != nil {
+			t.Errorf("%s: placer's reading does not parse: %v %v %v", r.ID, err1, err2, err3)
 			continue
 		}
 		res, err := scale.Evaluate(m, s, p)
@@ -206,8 +257,11 @@ func TestBenchRunsFit(t *testing.T) {
 			}
 		}
 	}
+	if checked[Development] < 40 {
+		t.Errorf("%d development runs checked, want the 41 placer writes at this commit", checked[Development])
+	}
 	t.Logf("development part: %d of %d runs told over; validation part: %d of %d", over[Development], checked[Development], over[Validation], checked[Validation])
-	if over[Validation] > 0 && !show {
+	if strict && over[Validation] > 0 && !show {
 		t.Errorf("validation part: %d of %d runs that ran are told over (rows: PLACER_BENCH_SHOW_VALIDATION=1)", over[Validation], checked[Validation])
 	}
 }

@@ -40,6 +40,8 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 			most = max(perLayer, perDense)
 		}
 		acts = inflight*(kk*layerInput+keep) + most
+	} else if pl.OffloadLayers > 0 && dn == 0 {
+		acts = inflight * offloadedActs(pl, perDevice, perLayer, lm.kept) // recipe.go
 	} else {
 		acts = inflight*chunkShare(pl, s)*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
 	}
@@ -99,6 +101,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		acts += c.titanStageBuffers(s, inflight)
 	}
 	acts += inflight * c.titanFP8Weights(st)
+	acts += c.graphBuffers(s) // recipe.go: held whatever is in flight
 	return acts, logits
 }
 

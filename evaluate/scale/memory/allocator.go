@@ -65,7 +65,8 @@ func (step *Step) Allocator() *AllocatorPeak {
 	cs, stages := step.counters(csBuf[:0]), step.stages(stageBuf[:0])
 	_, flex := DispatcherBuffers(pl, &step.Model, p)
 	cfg := alloc.Config{Expandable: expandable(pl), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - flex}
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - flex,
+		Fraction: pl.MemoryFraction, GCThreshold: pl.GCThreshold} // plan/recipe.go's keys
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
@@ -223,6 +224,7 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.E
 	if pl.PP > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
+	buffers += c.graphBuffers(s) // the graphs' static buffers, made at capture
 	b.tensors(buffers, hidden)
 	r.transient = acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)

@@ -12,8 +12,9 @@ import (
 // of the model's kind, and in a model with experts a dense block's
 // before them), the multi-token-prediction module's block's, and the
 // input a recomputing layer keeps; under torchtitan's per-op
-// checkpointing, what one block's recomputed forward holds.
-type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing float64 }
+// checkpointing, what one block's recomputed forward holds; kept, what
+// of a layer's activations CPU offload leaves on the GPU (recipe.go).
+type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing, kept float64 }
 
 // layerMemory is c's layerMemory (stageMemory's), computed once for all
 // the stages of its degree.
@@ -34,6 +35,9 @@ func (c *counter) layerMemory() layerMemory {
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += in * projFP8Input(m)
 	}
+	// The recipe's FP8 attention, FP8 activation storage, LoRA's frozen
+	// base (recipe.go).
+	attn, mlp, replicated, rb := c.recipeBlock(attn, mlp, replicated, in)
 	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
 	perLayer := (norms + attn + mlp) * unit
 	perDense := perLayer // a dense block's in a model with experts
@@ -53,6 +57,14 @@ func (c *counter) layerMemory() layerMemory {
 	if pl.Titan() && !m.MoE() {
 		perLayer += c.titanBlockExtra()
 		perDense = perLayer
+	}
+	if rb.whole > 0 {
+		perLayer += rb.whole * unit
+		perDense = perLayer
+	}
+	kept := rb.whole*unit + (rb.kept+rb.masks)*unit*c.sp()
+	if !pl.SequenceParallel && pl.TP > 1 {
+		kept = rb.whole*unit + rb.kept*unit/T + rb.masks*unit
 	}
 	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
 	mods := pl.Recomputes()
@@ -90,7 +102,7 @@ func (c *counter) layerMemory() layerMemory {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput, recomputing: recomputing}
+	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput, recomputing: recomputing, kept: kept}
 }
 
 // titanBlockExtra is what a torchtitan block keeps for its backward
@@ -311,6 +323,9 @@ func (c *counter) gemmInputBytes() float64 {
 // (TransformerConfig.hidden_dropout), which Bridge's GPTModelProvider
 // keeps: not GPT.
 func (c *counter) dropoutFree() bool {
+	if c.pl.NoHiddenDropout { // hidden-dropout=0: plan/recipe.go
+		return true
+	}
 	return strings.HasPrefix(c.pl.Software.Stack, "megatron-bridge-") && c.m.Family != "gpt"
 }
 

@@ -254,6 +254,11 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 	}
 	pk.Capacity = c.pod.Hardware.Memory
 	pk.Usable, pk.Margin = c.pod.Usable(outside), c.pod.Margin()
+	if f := c.pl.MemoryFraction; f > 0 && !c.pod.CPU() {
+		// memory-fraction: the caching allocator reserves at most that
+		// share of the GPU (alloc.Config.Fraction).
+		pk.Usable = min(pk.Usable, int64(f*float64(pk.Capacity)))
+	}
 	pk.Error, pk.ErrorSource = e.Frac, e.Source
 	pk.Reserved = pk.Bytes
 	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)

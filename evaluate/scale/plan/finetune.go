@@ -115,6 +115,12 @@ type FineTune struct {
 	LoRAAlpha int
 	// LoRATargets are the linear modules adapted (0: LoRAAll).
 	LoRATargets LoRATargets
+	// LoRADropout is the dropout on each adapter's input (lora-dropout;
+	// 0: none, Megatron-Bridge's LoRA default): NeMo's and Bridge's
+	// ParallelLinearAdapter apply it before linear_in
+	// (dropout_position "pre"), which keeps the dropout's output for
+	// its weight gradient, and the dropout its mask.
+	LoRADropout float64 `json:",omitempty"`
 	// PackLens are the lengths of the samples packed into each sequence,
 	// equally many of each (nil: no packing, attention over the whole
 	// sequence).
@@ -216,6 +222,9 @@ func (f FineTune) keys() []string {
 		if f.LoRATargets != 0 && f.LoRATargets != LoRAAll {
 			parts = append(parts, "lora-targets="+f.LoRATargets.String())
 		}
+		if f.LoRADropout > 0 {
+			parts = append(parts, "lora-dropout="+strconv.FormatFloat(f.LoRADropout, 'g', -1, 64))
+		}
 	}
 	if f.Packed() {
 		parts = append(parts, "pack=on", "pack-len="+stageTP(f.PackLens))
@@ -247,6 +256,11 @@ func (f *FineTune) parse(k, v string) (bool, error) {
 		f.LoRAAlpha, err = positive(v)
 	case "lora-targets":
 		f.LoRATargets, err = parseLoRATargets(v)
+	case "lora-dropout":
+		f.LoRADropout, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(f.LoRADropout >= 0 && f.LoRADropout < 1) {
+			err = fmt.Errorf("%q is not a dropout probability from 0, below 1", v)
+		}
 	case "pack":
 		var on bool
 		if on, err = onOff(v); err == nil && on && f.PackLens == nil {
@@ -269,12 +283,12 @@ func (f *FineTune) finish(seen map[string]bool) error {
 	if f.LoRARank == -1 {
 		f.LoRARank = DefaultLoRARank
 	}
-	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"]
+	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"] || seen["lora-dropout"]
 	if lora && !seen["peft"] {
-		return fmt.Errorf("lora-rank, lora-alpha or lora-targets without peft=lora")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets or lora-dropout without peft=lora")
 	}
 	if lora && !f.LoRA() {
-		return fmt.Errorf("lora-rank, lora-alpha or lora-targets with peft=none")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets or lora-dropout with peft=none")
 	}
 	if f.PackLens != nil && len(f.PackLens) == 0 {
 		return fmt.Errorf("pack=on without pack-len: state the packed samples' lengths (pack-len=1024, or a mix 512:2048)")

@@ -412,6 +412,9 @@ func (pl Plan) String() string {
 	for _, kv := range pl.FineTune.keys() {
 		s += "," + kv
 	}
+	for _, kv := range pl.MemoryRecipe.keys() { // recipe.go
+		s += "," + kv
+	}
 	for _, kv := range pl.Software.keys() {
 		s += "," + kv
 	}
@@ -449,6 +452,9 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written asWritten) err
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	if err := FineTuneFits(m, s); err != nil {
+		return fmt.Errorf("strategy %s: %w", written, err)
+	}
+	if err := RecipeFits(m, s); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.TP, 1

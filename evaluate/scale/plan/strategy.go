@@ -158,6 +158,13 @@ type Strategy struct {
 	// frozen base weights, sequences packed from shorter samples; its
 	// zero value is full training on whole sequences.
 	FineTune
+	// MemoryRecipe is how the plan's recipe holds its weights and
+	// activations and runs the caching allocator (recipe.go: FP8
+	// primary weights, FP8 activation storage, CPU activation offload,
+	// the allocator's garbage collection); its zero value is BF16
+	// weights with their FP8 copies, BF16 activations, none offloaded,
+	// PyTorch's defaults.
+	MemoryRecipe
 	// Software is the software stack the plan runs on (stack.go: a
 	// named stack, the token dispatcher, fusions, grouped GEMMs, CUDA
 	// graphs, the routing); its zero value is placer's default stack.
@@ -522,6 +529,9 @@ func (s Strategy) Check() error {
 	if err := fp8GatherFits(s); err != nil {
 		return err
 	}
+	if err := s.MemoryRecipe.check(s); err != nil {
+		return err
+	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
 	default:
@@ -637,6 +647,7 @@ func (s Strategy) moeString() []string {
 		parts = append(parts, "epoverlap=on")
 	}
 	parts = append(parts, s.FineTune.keys()...)
+	parts = append(parts, s.MemoryRecipe.keys()...)
 	return append(parts, s.Software.keys()...)
 }
 
@@ -675,7 +686,15 @@ func (s Strategy) moeString() []string {
 // the fine-tuning keys (finetune.go): peft (lora or none), lora-rank,
 // lora-alpha, lora-targets (qkv+proj+fc1+fc2), pack (on: sequences
 // packed from samples) and pack-len (the samples' lengths, 1024 or a
-// mix 512:2048). The
+// mix 512:2048) and lora-dropout (the adapters' input dropout), and the
+// memory-recipe keys (recipe.go): fp8-params, fp8-activation, fp8-dpa
+// (on: FP8 primary weights, the MLP activation's input stored in FP8,
+// FP8 attention), offload-layers (the layers of each model chunk whose
+// activations go to the host), graph-pool (layers: the static buffers
+// of Transformer Engine's per-layer CUDA graphs), gc-threshold and
+// memory-fraction (the
+// caching allocator's garbage collection and the process's share of the
+// GPU). The
 // keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
@@ -757,6 +776,9 @@ func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
 			break
 		}
 		if ok, err = s.FineTune.parse(k, v); ok {
+			break
+		}
+		if ok, err = s.MemoryRecipe.parse(k, v); ok {
 			break
 		}
 		if ok, err = s.Software.parse(k, v); !ok {
@@ -872,7 +894,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len, compile, cp-rotate, cp-comm-type"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -29,7 +29,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len, compile, cp-rotate, cp-comm-type)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -148,6 +148,8 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"peft": "lora", "lora-rank": "8", "lora-alpha": "16", "lora-targets": "qkv", "pack": "on", "pack-len": "1024",
 		"compile": "on", "cp-rotate": "alltoall", "context-parallel-rotate-method": "alltoall",
 		"cp-comm-type": "all_gather", "cp_comm_type": "p2p",
+		"lora-dropout": "0.1", "fp8-params": "on", "fp8-param-gather": "on", "fp8-activation": "on", "fp8-dpa": "on",
+		"offload-layers": "4", "graph-pool": "layers", "fp8-transpose-cache": "off", "hidden-dropout": "0", "gc-threshold": "0.8", "garbage_collection_threshold": "0.8", "memory-fraction": "0.9",
 	}
 	for k, v := range planOnly {
 		text := k + "=" + v

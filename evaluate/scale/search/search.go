@@ -55,6 +55,10 @@ type Space struct {
 	// Software is every plan's software stack (Strategy.Software: a
 	// setting of the run, not searched).
 	Software plan.Software
+	// MemoryRecipe is every plan's memory recipe (Strategy.MemoryRecipe:
+	// FP8 weights and activations, offload, CUDA graphs' buffers, the
+	// allocator; a setting of the run, not searched).
+	MemoryRecipe plan.MemoryRecipe
 	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
 	// and the distributed optimizer (false: not tried).
 	FSDP bool
@@ -514,7 +518,7 @@ func (sr *searcher) plans(T int, tps []int, P, D, C int, splits []stageSplit) {
 				base := plan.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 					FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
 					Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16, FineTune: sp.FineTune,
-					EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
+					EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software, MemoryRecipe: sp.MemoryRecipe}
 				if C > 1 {
 					base.Context = C
 				}
@@ -841,7 +845,7 @@ func SpaceOf(text string) (Space, error) {
 		return Space{}, err
 	}
 	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, FP8Gather: s.FP8Gather, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software, FineTune: s.FineTune,
-		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
+		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer, MemoryRecipe: s.MemoryRecipe}
 	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {
 		switch kv.Key {
