@@ -424,7 +424,10 @@ def cmd_report(a):
             out.append(row)
     write_atomic(cached, json.dumps(memo))
     write_atomic(os.path.join(a.dir, "results.csv"), to_csv(out, RESULT_FIELDS))
-    summary = {"placer": a.placer_version or "", "torch_timm": vers, "cache": fp, "parts": {}}
+    cpu = [float(x["export_cpu_s"]) for x in out if x.get("export_cpu_s") not in (None, "")]
+    summary = {"placer": a.placer_version or "", "torch_timm": vers, "cache": fp, "parts": {},
+               "export_cpu_s": {"exports": len(cpu), "total": round(sum(cpu), 1),
+                                "mean": round(sum(cpu) / len(cpu), 2) if cpu else 0, "max": max(cpu) if cpu else 0}}
     for part in ("dev", "val"):
         pr = [x for x in out if x["part"] == part]
         s = {"models": len({x["model"] for x in pr}), "rows": len(pr),
@@ -453,6 +456,8 @@ def cmd_report(a):
                 print("%-34s %-18s %-4s %s%s" % (x["model"][:34], x["family"][:18], x["format"], x.get("status"),
                                                  (": " + x["reason"]) if x.get("reason") else ""))
         print()
+    e = summary["export_cpu_s"]
+    print("exports: %d, %.0f CPU s in all, %.2f a step (the most %.1f)" % (e["exports"], e["total"], e["mean"], e["max"]))
     print("%-5s %-4s %6s %6s %7s | %-22s | %-22s" % ("part", "fmt", "models", "ok", "refused", "strict |err|  Spearman",
                                                     "--host |err|  Spearman"))
     for part in ("dev", "val"):
