@@ -446,7 +446,7 @@ def cmd_report(a):
         print("%-34s %-18s %-4s %5s %4s %9s %9s %7s %9s %7s" % ("model (development part)", "family", "fmt", "batch",
                                                                 "img", "meas ms", "strict", "err", "host", "err"))
         for x in out:
-            if x["part"] != "dev":
+            if x["part"] != "dev" or x.get("status") == "not exported yet":
                 continue
             if x.get("status") == "ok":
                 print("%-34s %-18s %-4s %5s %4s %9s %9s %7s %9s %7s" % (
@@ -458,8 +458,8 @@ def cmd_report(a):
         print()
     e = summary["export_cpu_s"]
     print("exports: %d, %.0f CPU s in all, %.2f a step (the most %.1f)" % (e["exports"], e["total"], e["mean"], e["max"]))
-    print("%-5s %-4s %6s %6s %7s | %-22s | %-22s" % ("part", "fmt", "models", "ok", "refused", "strict |err|  Spearman",
-                                                    "--host |err|  Spearman"))
+    print("%-5s %-4s %6s %6s %7s %7s | %-22s | %-22s" % ("part", "fmt", "models", "ok", "refused", "to do",
+                                                         "strict |err|  Spearman", "--host |err|  Spearman"))
     for part in ("dev", "val"):
         s = summary["parts"][part]
         for fmt in formats:
@@ -468,9 +468,10 @@ def cmd_report(a):
 
             def cell(g):
                 return "%9.1f%%  %8.3f" % (100 * g["mean_abs_error"], g["spearman"]) if g["n"] else "%22s" % "-"
-            print("%-5s %-4s %6d %6d %7d | %s | %s" % (part, fmt, s["models"], ok, sum(
-                1 for x in out if x["part"] == part and x["format"] == fmt and x.get("status") == "refused"),
-                cell(f["strict"]), cell(f["host"])))
+            n = {st: sum(1 for x in out if x["part"] == part and x["format"] == fmt and x.get("status") == st)
+                 for st in ("refused", "not exported yet")}
+            print("%-5s %-4s %6d %6d %7d %7d | %s | %s" % (part, fmt, s["models"], ok, n["refused"],
+                                                           n["not exported yet"], cell(f["strict"]), cell(f["host"])))
 
 
 def main(argv=None):
