@@ -309,7 +309,14 @@ def export_one(model, fmt, batch, img, out):
     def build():
         m = timm.create_model(model, pretrained=False)
         if cl:
-            m = m.to(memory_format=torch.channels_last)
+            # What model.to(memory_format=torch.channels_last) does (4-d
+            # parameters and buffers made channels-last), in place: under
+            # fake tensors Module._apply's swap of a parameter fails
+            # ("Couldn't swap Conv2d.weight").
+            with torch.no_grad():
+                for t in list(m.parameters()) + list(m.buffers()):
+                    if t.dim() == 4:
+                        t.data = t.data.contiguous(memory_format=torch.channels_last)
         return m
 
     def make_inputs():
