@@ -333,6 +333,7 @@ test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
 	PYTHONPATH=$(CURDIR)/python/placer_torch $(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/timmbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
 
@@ -651,6 +652,31 @@ zoo: $(ZOO_MODELS:%=$(ZOO_DIR)/%.json)
 $(ZOO_DIR)/%.json: $(ZOO_DEPS) | venv
 	@mkdir -p $(ZOO_DIR)
 	$(TORCH_PY) tools/torchexport/torchexport.py --model $* -o $@
+
+# timm's published training benchmark as a test bench (docs/timm-bench.md,
+# measurements/timm/README.md): the committed sample (359 of the 834
+# models both published RTX 3090 files hold, seeded and stratified by
+# timm's module, checked against its rule first) exported as benchmark.py
+# trains them (its batch and image size, FP16 autocast, NCHW and
+# channels-last, nesterov SGD) one child process at a time under nice,
+# cached by model and settings in $XDG_CACHE_HOME (~/.cache)/placer/timm
+# (a rerun exports only what is missing: minutes), then each step
+# predicted with placer eval --hardware rtx3090 and compared with
+# train_step_time; the table of results and the parts' figures written
+# to measurements/timm (results.csv, summary.json, report.txt). The
+# first run exports 718 steps: about 3 CPU s each on this project's
+# machine (measurements/timm/README.md). TIMM_EXPORT_FLAGS: e.g.
+# --formats nchw, --budget SECONDS, --limit N.
+TIMM_DIR          ?= measurements/timm
+TIMM_EXPORT_FLAGS ?=
+TIMM_REPORT_FLAGS ?= --rows
+.PHONY: timm-bench
+timm-bench: build venv-test
+	$(TORCH_PY) tools/timmbench/timmbench.py sample --check --dir $(TIMM_DIR)
+	nice -n 10 $(TORCH_PY) tools/timmbench/timmbench.py export --dir $(TIMM_DIR) $(TIMM_EXPORT_FLAGS)
+	$(TORCH_PY) tools/timmbench/timmbench.py report --dir $(TIMM_DIR) --placer $(BIN) \
+		--placer-version "$$(git rev-parse --short HEAD 2>/dev/null)" $(TIMM_REPORT_FLAGS) > $(TIMM_DIR)/report.txt
+	cat $(TIMM_DIR)/report.txt
 
 # docs/import.md's closing note: placer baselines (30 s per search method)
 # and a 5-minute placer search on the transformers at 4 and 8 GPUs, into

@@ -1,0 +1,61 @@
+package roofline
+
+// The GeForce RTX 3090 (GA102, Ampere, 2020): the GPU of timm's published
+// training benchmark (results/benchmark-train-amp-*-rtx3090.csv in
+// huggingface/pytorch-image-models; docs/timm-bench.md), a consumer card.
+// Its figures, each from the source named beside it:
+//
+//   - [toms]: Tom's Hardware's RTX 3090 specification table, as
+//     https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html
+//     reproduces it: GA102, 82 SMs, 10,496 CUDA cores, 328 tensor cores,
+//     boost clock 1,695 MHz, 24 GB GDDR6X at 19.5 Gbps on a 384-bit bus,
+//     936 GB/s, FP32 35.6 TFLOPS, "FP16 TFLOPS (Sparsity) 142 (285)"
+//     (the tensor cores with FP16 accumulation: 142 dense), 350 W.
+//   - [tpu]: TechPowerUp's database entry, as
+//     https://gpu.spicedreamphone.com/en/gpu/a40-pcie-vs-geforce-rtx-3090
+//     reproduces it: FP16 (half, without tensor cores) 35.58 TFLOPS
+//     (1:1), FP32 35.58, FP64 556.0 GFLOPS (1:64), boost 1,695 MHz,
+//     82 SMs, 24 GB, 936.2 GB/s, PCIe 4.0 x16, 350 W.
+//   - [ga102]: NVIDIA's Ampere GA102 GPU architecture whitepaper
+//     (https://docslib.org/doc/759549/nvidia-ampere-ga102-gpu-architecture-whitepaper;
+//     Appendix A, "GeForce RTX 3090"): GeForce GA10x tensor cores run
+//     FP16 and BF16 with FP32 accumulation at half the FP16-accumulate
+//     rate (the data-center A100 and the professional A40 run both at
+//     the full rate), TF32 at half that again, INT8 at twice the FP16
+//     rate. The table's own figures were not legible through the tools
+//     this project reads with; the dense rates below are 142.33 TFLOPS
+//     (82 SMs x 4 tensor cores x 256 FP16 FLOPs a clock x 1.695 GHz,
+//     [toms]' 142) halved for FP32 accumulation: 71.16, TF32 35.58, INT8
+//     284.65 TOPS. The same ratios hold in the RTX 3090 Ti's table at
+//     https://hmc-tech.com/gpu/nvidia-geforce-rtx-4090-d-vs-nvidia-geforce-rtx-3090-ti
+//     (84 SMs at 1,860 MHz: 159.99 TFLOPS FP16 accumulate, 80 with FP32
+//     accumulate, BF16 80, TF32 40).
+//
+// PyTorch's FP16 matmuls and convolutions (autocast's, timm's AMP) and
+// every BF16 one accumulate in FP32 (cuBLAS's CUBLAS_COMPUTE_32F, cuDNN's
+// float accumulation), so FP16Tensor is the FP32-accumulate rate, 71.16:
+// half the figure a GeForce table leads with. The host link is PCIe 4.0
+// x16 at the A100 preset's attained 25 GB/s; the card's NVLink bridge
+// (two cards) is not modelled: topology pcie. Power (350 W) has no field
+// of a Hardware; the clock it holds under that limit is not modelled.
+const (
+	rtx3090Boost         = 1.695e9 // Hz, [toms] [tpu]
+	rtx3090SMs           = 82      // [toms] [tpu]
+	rtx3090TensorPerSM   = 4       // 328 tensor cores / 82 SMs, [toms]
+	rtx3090FP16AccPerClk = 256     // FP16 FLOPs a tensor core a clock, FP16 accumulation (GA10x: half A100's 512)
+)
+
+// rtx3090FP16Acc is the dense FP16 tensor rate with FP16 accumulation,
+// 142.33 TFLOP/s ([toms]: 142).
+var rtx3090FP16Acc = rtx3090SMs * rtx3090TensorPerSM * rtx3090FP16AccPerClk * rtx3090Boost
+
+func init() {
+	presets["rtx3090"] = Hardware{
+		Name: "rtx3090", FP64: 0.556 * tera, FP32: 35.58 * tera, FP16: 35.58 * tera,
+		FP16Tensor: rtx3090FP16Acc / 2, TF32: rtx3090FP16Acc / 4, INT8Tensor: rtx3090FP16Acc * 2,
+		MemBandwidth: 936 * giga, Memory: 24 * gib,
+		Launch: defaultLaunch, ComputeEff: defaultComputeEff, MemEff: defaultMemEff,
+		PCIeGen: 4, PCIeBandwidth: 25 * giga, PCIeLatency: 15e-6, Topology: "pcie",
+		Source: "GeForce RTX 3090: Tom's Hardware's and TechPowerUp's specification tables; NVIDIA Ampere GA102 whitepaper (FP32 accumulation at half rate)",
+	}
+}

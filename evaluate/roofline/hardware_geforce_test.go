@@ -1,0 +1,58 @@
+package roofline
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/graph"
+)
+
+// TestRTX3090Preset: the preset validates and holds its sources' figures
+// (hardware_geforce.go), worked by hand: 82 SMs x 4 tensor cores x 256
+// FLOPs x 1.695 GHz = 142.33 TFLOP/s with FP16 accumulation, half that
+// (71.16) for an FP16 or BF16 matmul, which accumulates in FP32, a quarter
+// (35.58) for TF32; 35.58 TFLOP/s FP32 and FP16 without tensor cores; 936
+// GB/s; 24 GiB.
+func TestRTX3090Preset(t *testing.T) {
+	h, err := Preset("rtx3090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"fp16 tensor (fp32 accumulate)", h.PeakFLOPS(graph.ClassMatMul, graph.F16), 71.16288e12},
+		{"bf16 conv", h.PeakFLOPS(graph.ClassConv, graph.BF16), 71.16288e12},
+		{"tf32 conv", h.Peak(graph.ClassConv, graph.F32, TF32{Conv: true}), 35.58144e12},
+		{"fp32 matmul (strict)", h.Peak(graph.ClassMatMul, graph.F32, TF32{}), 35.58e12},
+		{"fp16 elementwise", h.PeakFLOPS(graph.ClassElementwise, graph.F16), 35.58e12},
+		{"int8 tensor", h.INT8Tensor, 284.65152e12},
+		{"bandwidth", h.MemBandwidth, 936e9},
+		{"memory", float64(h.Memory), 24 * 1024 * 1024 * 1024},
+	} {
+		if math.Abs(f.got-f.want) > 1e-9*f.want {
+			t.Errorf("%s = %g, want %g", f.what, f.got, f.want)
+		}
+	}
+	if h.NVLinkGen != 0 || h.Topology != "pcie" || h.PCIeGen != 4 {
+		t.Errorf("interconnect: nvlink %d, topology %s, pcie %d: want none, pcie, 4", h.NVLinkGen, h.Topology, h.PCIeGen)
+	}
+}
+
+// TestRTX3090GEMMRoofline: an FP16 GEMM of 4,096^3 (2 x 4,096^3 =
+// 1.37439e11 FLOPs, 3 x 4,096^2 x 2 = 100.66 MB) at the default matmul
+// efficiency 0.75 takes 1.37439e11 / (71.16288e12 x 0.75) = 2,572.38 us of
+// compute, above 100.66e6 / (936e9 x 0.8) = 134.4 us of traffic, plus the
+// 5 us launch: 2,577.38 us.
+func TestRTX3090GEMMRoofline(t *testing.T) {
+	n := 4096.0
+	op := graph.Op{Class: graph.ClassMatMul, DType: graph.F16, FLOPs: 2 * n * n * n, BytesRead: int64(2 * n * n * 2), BytesWritten: int64(n * n * 2)}
+	h, _ := Preset("rtx3090")
+	if got, want := h.KernelTime(&op), 2580.10e-6; math.Abs(got-want) > 0.01e-6 {
+		t.Errorf("%.6g s, want %.6g", got, want)
+	}
+}

@@ -1,0 +1,62 @@
+"""timmbench's rules without torch or timm: the validation part by family,
+the sample, Spearman's correlation and the summary's aggregates, each
+against figures worked by hand (make test runs it under Debian's python3,
+test-python-debian)."""
+
+import hashlib
+import math
+import unittest
+
+import timmbench  # unittest discover -s tools/timmbench puts its folder on the path
+
+
+class TestRules(unittest.TestCase):
+    def test_part_is_the_hash_mod_3(self):
+        # sha256("placer-timm-val:resnet")'s first 8 hex digits, worked
+        # with hashlib here, mod 3 decide; every family is in one part.
+        for fam in ("resnet", "efficientnet", "vision_transformer", "byobnet"):
+            n = int(hashlib.sha256(("placer-timm-val:" + fam).encode()).hexdigest()[:8], 16)
+            self.assertEqual(timmbench.part_of(fam), "val" if n % 3 == 0 else "dev", fam)
+
+    def test_committed_sample_follows_the_rule(self):
+        # Every committed row's part is its family's, no model twice, at
+        # least 300 models, both parts non-empty (the counts by family
+        # need timm: timmbench.py sample --check, make timm-bench).
+        rows = timmbench.read_sample(timmbench.DEFAULT_DIR)
+        self.assertGreaterEqual(len(rows), 300)
+        fams = {}
+        for r in rows:
+            self.assertEqual(r["part"], timmbench.part_of(r["family"]), r["model"])
+            fams.setdefault(r["family"], []).append(r["model"])
+        self.assertEqual(len(rows), len({r["model"] for r in rows}))
+        val = {f for f in fams if timmbench.part_of(f) == "val"}
+        self.assertTrue(0 < len(val) < len(fams))
+
+    def test_choose_takes_ceil_share_first_by_hash(self):
+        models = ["m%d" % i for i in range(5)]
+        got = timmbench.choose({"f": models}, share=0.4)  # ceil(2.0) = 2
+        order = sorted(models, key=lambda m: int(hashlib.sha256(("placer-timm-sample:" + m).encode()).hexdigest()[:8], 16))
+        self.assertEqual(got, [("f", m) for m in sorted(order[:2])])
+        self.assertEqual(len(timmbench.choose({"g": ["a"]}, share=0.4)), 1)  # ceil(0.4) = 1: no family left out
+        self.assertEqual(len(timmbench.choose({"g": ["a", "b", "c"]}, share=0.4)), 2)  # ceil(1.2)
+
+    def test_spearman(self):
+        self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1.0)
+        self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [4, 3, 2, 1]), -1.0)
+        # ranks x 1 2 3 4, y 1 3 2 4: d^2 = 0 + 1 + 1 + 0 = 2, 1 - 6 x 2 / (4 x 15) = 0.8
+        self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [1, 3, 2, 4]), 0.8)
+        # a tie: y ranks 1.5 1.5 3; Pearson of (1 2 3) and (1.5 1.5 3) = 1.5 / sqrt(2 x 1.5) = 0.8660
+        self.assertAlmostEqual(timmbench.spearman([1, 2, 3], [5, 5, 9]), math.sqrt(3) / 2)
+        self.assertTrue(math.isnan(timmbench.spearman([1], [2])))
+
+    def test_aggregate(self):
+        rows = [{"measured_ms": "100", "strict_ms": "80"}, {"measured_ms": "200", "strict_ms": "260"},
+                {"measured_ms": "50", "strict_ms": ""}]
+        g = timmbench.aggregate(rows, "strict")
+        self.assertEqual(g["n"], 2)
+        self.assertAlmostEqual(g["mean_abs_error"], (0.2 + 0.3) / 2)
+        self.assertAlmostEqual(g["spearman"], 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

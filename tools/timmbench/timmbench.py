@@ -1,0 +1,512 @@
+"""timm's published training benchmark as placer's test bench (make
+timm-bench; docs/timm-bench.md, measurements/timm/README.md).
+
+timm (huggingface/pytorch-image-models) published the training step time
+of 834 models measured by its benchmark.py on one GeForce RTX 3090
+(PyTorch 1.12, CUDA 11.3, timm 0.6.6 code; commit c865028c, 2022-07-27):
+results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv and its
+channels-last twin -nhwc-, copied unchanged into
+measurements/timm/published/. What one step of that benchmark holds
+(benchmark.py at c865028c, TrainBenchmarkRunner): the model built with
+timm.create_model (random weights, drop rates at the model's defaults),
+model.train(), input torch.randn(batch, 3, img, img) (channels_last with
+--channels-last, the model too), torch.cuda.amp.autocast() (FP16) around
+forward, nn.CrossEntropyLoss and backward (no GradScaler), then
+optimizer.step() of create_optimizer_v2(opt='sgd', lr=1e-4): timm's 'sgd'
+is torch.optim.SGD with momentum 0.9 and nesterov=True, weight decay 0
+(the benchmark passes neither), one for-loop optimizer (PyTorch 1.12's
+SGD default, foreach off); cudnn.benchmark on; PyTorch 1.12's TF32
+defaults (matmuls off, cuDNN on); train_step_time is the mean of 40
+steps, milliseconds, from after zero_grad to a synchronize after step.
+
+Subcommands (all take --dir, the committed measurements/timm):
+
+  sample   writes sample.csv: the population is every model in both
+           files; its family is the timm 1.0.31 module that registers it
+           (timm.models.<module>; deprecated names map to their module;
+           a name timm 1.0.31 no longer has is family "unregistered");
+           the validation part is every family whose
+           sha256("placer-timm-val:" + family) is 0 mod 3, whole; the
+           sample is, in each family, the ceil(0.4 n) models first by
+           sha256("placer-timm-sample:" + model). --check compares
+           with the committed file instead of writing it.
+  export   exports each sampled model's step in each format (nchw, nhwc)
+           as benchmark.py runs it, with placer_torch's exporter, one
+           child process at a time, into the cache
+           ${XDG_CACHE_HOME:-~/.cache}/placer/timm/<fingerprint>/ (the
+           fingerprint: the exporter's sources, torch's and timm's
+           versions and this file's export settings), skipping what is
+           there; a model that cannot be exported gets its one-line
+           reason there.
+  report   predicts each exported step with placer eval --hardware rtx3090
+           --gpus 1 (--host=false: "strict", and --host) and compares it
+           with train_step_time; writes results.csv (every sampled
+           model and format: dev rows with figures, validation rows too,
+           which the printed table leaves out) and summary.json, and
+           prints the development rows and both parts' aggregates
+           (mean |error| and Spearman over models), validation's only as
+           aggregates.
+"""
+
+import argparse
+import csv
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PKG = os.path.join(ROOT, "python", "placer_torch")
+DEFAULT_DIR = os.path.join(ROOT, "measurements", "timm")
+PUBLISHED = {
+    "nchw": "published/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv",
+    "nhwc": "published/benchmark-train-amp-nhwc-pt112-cu113-rtx3090.csv",
+}
+FORMATS = ("nchw", "nhwc")
+VAL_SALT = "placer-timm-val:"
+SAMPLE_SALT = "placer-timm-sample:"
+SAMPLE_SHARE = 0.4
+TIMM_PIN = "1.0.31"
+# The export settings (benchmark.py's train step); part of the cache key.
+SETTINGS = {"optimizer": "sgd", "lr": 1e-4, "momentum": 0.9, "nesterov": True, "weight_decay": 0.0,
+            "autocast": "f16", "optimizer_impl": "for-loop", "tf32_matmul": False, "tf32_cudnn": True,
+            "attention": "math", "loss": "cross-entropy", "device": "cuda", "version": 1}
+SAMPLE_FIELDS = ("model", "family", "part", "nchw_batch", "nchw_img", "nchw_ms", "nhwc_batch", "nhwc_img", "nhwc_ms")
+
+
+def h8(s):
+    """The first 8 hex digits of sha256(s) as an integer."""
+    return int(hashlib.sha256(s.encode()).hexdigest()[:8], 16)
+
+
+def part_of(family):
+    """The part a family is in: "val" when sha256(VAL_SALT + family) is 0
+    mod 3, else "dev"."""
+    return "val" if h8(VAL_SALT + family) % 3 == 0 else "dev"
+
+
+def read_published(d):
+    """{format: {model: row}} of the committed published files."""
+    out = {}
+    for fmt, rel in PUBLISHED.items():
+        with open(os.path.join(d, rel)) as f:
+            out[fmt] = {r["model"]: r for r in csv.DictReader(f)}
+    return out
+
+
+def choose(models_by_family, share=SAMPLE_SHARE):
+    """The sample: in each family its ceil(share x n) models first by
+    sha256(SAMPLE_SALT + model), the whole sorted by family then model."""
+    out = []
+    for fam in sorted(models_by_family):
+        ms = sorted(models_by_family[fam], key=lambda m: (h8(SAMPLE_SALT + m), m))
+        out.extend((fam, m) for m in sorted(ms[:math.ceil(share * len(ms))]))
+    return out
+
+
+def family_of(name):
+    """The timm module that registers model name ("unregistered" where
+    the pinned timm has none)."""
+    import timm
+    from timm.models import _registry
+    if not timm.is_model(name):
+        return "unregistered"
+    return _registry._model_to_module.get(name, "unregistered").split(".")[-1]
+
+
+def cmd_sample(a):
+    import timm
+    if timm.__version__ != TIMM_PIN:
+        sys.exit("timmbench: timm %s: the families are timm %s's modules (make venv-test)" % (timm.__version__, TIMM_PIN))
+    pub = read_published(a.dir)
+    models = sorted(set(pub["nchw"]) & set(pub["nhwc"]))
+    by_fam = {}
+    for m in models:
+        by_fam.setdefault(family_of(m), []).append(m)
+    rows = []
+    for fam, m in choose(by_fam):
+        row = {"model": m, "family": fam, "part": part_of(fam)}
+        for fmt in FORMATS:  # a format's own batch: benchmark.py retried a smaller one after running out of memory
+            p = pub[fmt][m]
+            row.update({fmt + "_batch": p["train_batch_size"], fmt + "_img": p["train_img_size"],
+                        fmt + "_ms": p["train_step_time"]})
+        rows.append(row)
+    path = os.path.join(a.dir, "sample.csv")
+    text = to_csv(rows, SAMPLE_FIELDS)
+    if a.check:
+        with open(path) as f:
+            if f.read() != text:
+                sys.exit("timmbench: %s differs from the rule's sample (timmbench.py sample writes it)" % path)
+        print("%s: the rule's sample, %d models" % (path, len(rows)))
+        return
+    write_atomic(path, text)
+    fams = {r["family"] for r in rows}
+    val = [r for r in rows if r["part"] == "val"]
+    print("%s: %d of %d models, %d families (%d validation families, %d models)" % (
+        path, len(rows), len(models), len(fams), len({r["family"] for r in val}), len(val)))
+
+
+def to_csv(rows, fields):
+    import io
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r.get(k, "") for k in fields})
+    return buf.getvalue()
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def read_sample(d):
+    with open(os.path.join(d, "sample.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def cache_root():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "placer", "timm")
+
+
+def fingerprint(py):
+    """The cache's key: the exporter's sources, torch's and timm's
+    versions (as py imports them) and SETTINGS."""
+    h = hashlib.sha256()
+    for rel in ("exporter.py", "semantics.py", "exportflags.py"):
+        with open(os.path.join(PKG, "placer_torch", rel), "rb") as f:
+            h.update(f.read())
+    vers = subprocess.run([py, "-c", "import torch, timm; print(torch.__version__, timm.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    h.update(vers.encode())
+    h.update(json.dumps(SETTINGS, sort_keys=True).encode())
+    return h.hexdigest()[:16], vers
+
+
+def key(r, fmt):
+    return "%s-%s-b%s-i%s" % (r["model"], fmt, r[fmt + "_batch"], r[fmt + "_img"])
+
+
+def cmd_export(a):
+    fp, vers = fingerprint(sys.executable)
+    cdir = os.path.join(cache_root(), fp)
+    os.makedirs(cdir, exist_ok=True)
+    rows = read_sample(a.dir)
+    if a.models:
+        want = set(a.models.split(","))
+        rows = [r for r in rows if r["model"] in want]
+    formats = a.formats.split(",")
+    todo = [(r, f) for r in rows for f in formats if not os.path.exists(os.path.join(cdir, key(r, f) + ".status.json"))]
+    print("timmbench export: cache %s (torch, timm %s); %d of %d exports to do" % (
+        cdir, vers, len(todo), len(rows) * len(formats)), flush=True)
+    # In an order that spreads a partial run over the families: NCHW first,
+    # then by sha256 of the model's name.
+    todo.sort(key=lambda x: (FORMATS.index(x[1]), h8(SAMPLE_SALT + x[0]["model"])))
+    if a.limit:
+        todo = todo[:a.limit]
+    start = time.monotonic()
+    done = 0
+    while todo:
+        if a.budget and time.monotonic() - start > a.budget:
+            print("timmbench export: time budget of %d s spent; %d left for the next run" % (a.budget, len(todo)))
+            break
+        batch, todo = todo[:a.per_process], todo[a.per_process:]
+        jobs = [{"model": r["model"], "format": fmt, "batch": int(r[fmt + "_batch"]), "img": int(r[fmt + "_img"]),
+                 "base": os.path.join(cdir, key(r, fmt))} for r, fmt in batch]
+        # One child exports a batch of models (torch and timm imported
+        # once: 5 of a small model's 7 CPU s), one at a time, writing each
+        # one's status; a child that dies leaves the rest without one.
+        fd, jobfile = tempfile.mkstemp(prefix="timmbench-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"jobs": jobs, "timeout": a.timeout}, f)
+        cmd = [sys.executable, os.path.abspath(__file__), "export-batch", jobfile]
+        p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, PYTHONPATH=PKG + os.pathsep + os.environ.get("PYTHONPATH", "")))
+        for line in p.stderr:
+            if line.startswith("timmbench-done "):
+                st = json.loads(line[len("timmbench-done "):])
+                done += 1
+                print("[%d] %s-%s: %s, %.1f CPU s%s" % (done, st["model"], st["format"], st["status"], st["cpu_s"],
+                                                         ("; " + st["reason"]) if "reason" in st else ""), flush=True)
+        rc = p.wait()
+        os.remove(jobfile)
+        left = [j for j in jobs if not os.path.exists(j["base"] + ".status.json")]
+        if left:  # the child died in left[0]'s export: that one is refused, the rest go back in line
+            j = left[0]
+            st = {"model": j["model"], "format": j["format"], "cpu_s": 0, "status": "refused",
+                  "reason": "the export process died (exit status %d)" % rc}
+            write_atomic(j["base"] + ".status.json", json.dumps(st) + "\n")
+            done += 1
+            print("[%d] %s-%s: refused; %s" % (done, j["model"], j["format"], st["reason"]), flush=True)
+            back = {(x["model"], x["format"]) for x in left[1:]}
+            todo = [(r, fmt) for r, fmt in batch if (r["model"], fmt) in back] + todo
+
+
+def cmd_export_batch(a):
+    """The export subcommand's child: each job of the job file exported in
+    this process, one after another, each one's status file written and
+    one line "timmbench-done STATUS" on stderr."""
+    import signal
+    import warnings
+    warnings.filterwarnings("ignore")
+    import logging
+    logging.disable(logging.WARNING)
+    import torch
+    torch.set_num_threads(1)
+    with open(a.jobfile) as f:
+        spec = json.load(f)
+
+    def alarm(signum, frame):
+        raise TimeoutError("export took over %d s (timed out)" % spec["timeout"])
+    signal.signal(signal.SIGALRM, alarm)
+    for j in spec["jobs"]:
+        t0, c0 = time.monotonic(), time.process_time()
+        signal.alarm(spec["timeout"])
+        try:
+            export_one(j["model"], j["format"], j["batch"], j["img"], j["base"] + ".json")
+            st = {"status": "ok"}
+        except Exception as e:  # the reason is the table's: one line
+            text = str(e).strip().splitlines()
+            st = {"status": "refused", "reason": ("%s: %s" % (type(e).__name__, text[0] if text else ""))[:300]}
+            for p in (j["base"] + ".json", j["base"] + ".meta.json"):
+                if os.path.exists(p):
+                    os.remove(p)
+        finally:
+            signal.alarm(0)
+        st.update(model=j["model"], format=j["format"], cpu_s=round(time.process_time() - c0, 1),
+                  wall_s=round(time.monotonic() - t0, 1))
+        write_atomic(j["base"] + ".status.json", json.dumps(st) + "\n")
+        print("timmbench-done " + json.dumps(st), file=sys.stderr, flush=True)
+
+
+def one_line(err):
+    """The last meaningful line of a child's stderr: the error, one line."""
+    lines = [l.strip() for l in (err or "").splitlines() if l.strip()]
+    for l in reversed(lines):
+        if l.startswith("timmbench:") or "Error" in l or "error" in l:
+            return l[:300]
+    return (lines[-1] if lines else "exited without a message")[:300]
+
+
+def export_one(model, fmt, batch, img, out):
+    """Exports model's training step as benchmark.py runs it (the module's
+    doc) to out; raises on what cannot be exported."""
+    import torch
+    import timm
+    from placer_torch.exporter import export_training_step
+    cl = fmt == "nhwc"
+
+    def build():
+        m = timm.create_model(model, pretrained=False)
+        if cl:
+            # What model.to(memory_format=torch.channels_last) does (4-d
+            # parameters and buffers made channels-last), in place: under
+            # fake tensors Module._apply's swap of a parameter fails
+            # ("Couldn't swap Conv2d.weight").
+            with torch.no_grad():
+                for t in list(m.parameters()) + list(m.buffers()):
+                    if t.dim() == 4:
+                        t.data = t.data.contiguous(memory_format=torch.channels_last)
+        return m
+
+    def make_inputs():
+        x = torch.randn(batch, 3, img, img)
+        if cl:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x, torch.zeros(batch, dtype=torch.long)
+
+    execution = {"device": SETTINGS["device"], "optimizer_impl": SETTINGS["optimizer_impl"],
+                 "autocast": SETTINGS["autocast"], "tf32_matmul": SETTINGS["tf32_matmul"],
+                 "tf32_cudnn": SETTINGS["tf32_cudnn"]}
+    kw = {"lr": SETTINGS["lr"], "momentum": SETTINGS["momentum"], "nesterov": SETTINGS["nesterov"],
+          "weight_decay": SETTINGS["weight_decay"]}
+    export_training_step(build, make_inputs, torch.nn.functional.cross_entropy, torch.optim.SGD, kw,
+                         out=out, name=os.path.basename(out)[:-len(".json")], fake=True, batch_dim=None,
+                         attention=SETTINGS["attention"], execution=execution)
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation of two equal-length lists (ties take
+    their mean rank)."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0 + 1
+            i = j + 1
+        return r
+    n = len(xs)
+    if n < 2:
+        return float("nan")
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / n, sum(ry) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def predict(placer, graph, host):
+    """placer eval's one-GPU step time of graph on the rtx3090, seconds."""
+    cmd = [placer, "eval", "--graph", graph, "--hardware", "rtx3090", "--gpus", "1", "--json",
+           "--host=%s" % ("true" if host else "false")]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(one_line(p.stderr) or "placer eval exited %d" % p.returncode)
+    return float(json.loads(p.stdout)["step_time_s"])
+
+
+def aggregate(rows, field):
+    """n, mean |error| and Spearman over the rows that have field's prediction."""
+    ok = [r for r in rows if r.get(field + "_ms") not in (None, "")]
+    if not ok:
+        return {"n": 0}
+    errs = [abs(float(r[field + "_ms"]) / float(r["measured_ms"]) - 1) for r in ok]
+    return {"n": len(ok), "mean_abs_error": sum(errs) / len(errs),
+            "spearman": spearman([float(r[field + "_ms"]) for r in ok], [float(r["measured_ms"]) for r in ok])}
+
+
+RESULT_FIELDS = ("model", "family", "part", "format", "batch", "img", "measured_ms", "strict_ms", "strict_err",
+                 "host_ms", "host_err", "ops", "export_cpu_s", "status", "reason")
+
+
+def cmd_report(a):
+    placer = os.path.abspath(a.placer)
+    fp, vers = fingerprint(a.python or sys.executable)
+    cdir = os.path.join(cache_root(), fp)
+    formats = a.formats.split(",")
+    out = []
+    cached = os.path.join(cdir, "predictions-%s.json" % hashlib.sha256(open(placer, "rb").read()).hexdigest()[:16])
+    memo = {}
+    if os.path.exists(cached):
+        with open(cached) as f:
+            memo = json.load(f)
+    for r in read_sample(a.dir):
+        for fmt in formats:
+            k = key(r, fmt)
+            row = {"model": r["model"], "family": r["family"], "part": r["part"], "format": fmt,
+                   "batch": r[fmt + "_batch"], "img": r[fmt + "_img"], "measured_ms": r[fmt + "_ms"]}
+            sp = os.path.join(cdir, k + ".status.json")
+            if not os.path.exists(sp):
+                row["status"] = "not exported yet"
+                out.append(row)
+                continue
+            with open(sp) as f:
+                st = json.load(f)
+            row["export_cpu_s"] = st.get("cpu_s", "")
+            if st["status"] != "ok":
+                row["status"], row["reason"] = "refused", st.get("reason", "")
+                out.append(row)
+                continue
+            g = os.path.join(cdir, k + ".json")
+            try:
+                if k not in memo:
+                    with open(g) as f:
+                        nops = len(json.load(f)["ops"])
+                    memo[k] = {"strict": predict(placer, g, False), "host": predict(placer, g, True), "ops": nops}
+                pr = memo[k]
+            except (RuntimeError, ValueError, KeyError) as e:
+                row["status"], row["reason"] = "refused", "placer eval: %s" % e
+                out.append(row)
+                continue
+            meas = float(r[fmt + "_ms"])
+            row.update(status="ok", ops=pr["ops"], strict_ms="%.3f" % (pr["strict"] * 1e3),
+                       host_ms="%.3f" % (pr["host"] * 1e3),
+                       strict_err="%+.3f" % (pr["strict"] * 1e3 / meas - 1), host_err="%+.3f" % (pr["host"] * 1e3 / meas - 1))
+            out.append(row)
+    write_atomic(cached, json.dumps(memo))
+    write_atomic(os.path.join(a.dir, "results.csv"), to_csv(out, RESULT_FIELDS))
+    cpu = [float(x["export_cpu_s"]) for x in out if x.get("export_cpu_s") not in (None, "")]
+    summary = {"placer": a.placer_version or "", "torch_timm": vers, "cache": fp, "parts": {},
+               "export_cpu_s": {"exports": len(cpu), "total": round(sum(cpu), 1),
+                                "mean": round(sum(cpu) / len(cpu), 2) if cpu else 0, "max": max(cpu) if cpu else 0}}
+    for part in ("dev", "val"):
+        pr = [x for x in out if x["part"] == part]
+        s = {"models": len({x["model"] for x in pr}), "rows": len(pr),
+             "exported": sum(1 for x in pr if x.get("status") == "ok"),
+             "refused": sum(1 for x in pr if x.get("status") == "refused"),
+             "not_exported_yet": sum(1 for x in pr if x.get("status") == "not exported yet")}
+        for fmt in formats:
+            fr = [x for x in pr if x["format"] == fmt and x.get("status") == "ok"]
+            s[fmt] = {"strict": aggregate(fr, "strict"), "host": aggregate(fr, "host")}
+        summary["parts"][part] = s
+    write_atomic(os.path.join(a.dir, "summary.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    if a.json:
+        print(json.dumps(summary, indent=1, sort_keys=True))
+        return
+    if a.rows:
+        print("%-34s %-18s %-4s %5s %4s %9s %9s %7s %9s %7s" % ("model (development part)", "family", "fmt", "batch",
+                                                                "img", "meas ms", "strict", "err", "host", "err"))
+        for x in out:
+            if x["part"] != "dev" or x.get("status") == "not exported yet":
+                continue
+            if x.get("status") == "ok":
+                print("%-34s %-18s %-4s %5s %4s %9s %9s %7s %9s %7s" % (
+                    x["model"][:34], x["family"][:18], x["format"], x["batch"], x["img"], x["measured_ms"],
+                    x["strict_ms"], x["strict_err"], x["host_ms"], x["host_err"]))
+            else:
+                print("%-34s %-18s %-4s %s%s" % (x["model"][:34], x["family"][:18], x["format"], x.get("status"),
+                                                 (": " + x["reason"]) if x.get("reason") else ""))
+        print()
+    e = summary["export_cpu_s"]
+    print("exports: %d, %.0f CPU s in all, %.2f a step (the most %.1f)" % (e["exports"], e["total"], e["mean"], e["max"]))
+    print("%-5s %-4s %6s %6s %7s %7s | %-22s | %-22s" % ("part", "fmt", "models", "ok", "refused", "to do",
+                                                         "strict |err|  Spearman", "--host |err|  Spearman"))
+    for part in ("dev", "val"):
+        s = summary["parts"][part]
+        for fmt in formats:
+            f = s[fmt]
+            ok = f["strict"]["n"]
+
+            def cell(g):
+                return "%9.1f%%  %8.3f" % (100 * g["mean_abs_error"], g["spearman"]) if g["n"] else "%22s" % "-"
+            n = {st: sum(1 for x in out if x["part"] == part and x["format"] == fmt and x.get("status") == st)
+                 for st in ("refused", "not exported yet")}
+            print("%-5s %-4s %6d %6d %7d %7d | %s | %s" % (part, fmt, s["models"], ok, n["refused"],
+                                                           n["not exported yet"], cell(f["strict"]), cell(f["host"])))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample")
+    s.add_argument("--check", action="store_true")
+    e = sub.add_parser("export")
+    e.add_argument("--formats", default="nchw,nhwc")
+    e.add_argument("--models", default="", help="comma-separated: only these sampled models")
+    e.add_argument("--limit", type=int, default=0, help="at most this many exports this run")
+    e.add_argument("--budget", type=int, default=0, help="stop starting exports after this many seconds")
+    e.add_argument("--timeout", type=int, default=900, help="seconds one export may take")
+    e.add_argument("--per-process", type=int, default=25, help="exports one child process makes (default 25)")
+    o = sub.add_parser("export-batch")
+    o.add_argument("jobfile")
+    r = sub.add_parser("report")
+    r.add_argument("--placer", default=os.path.join(ROOT, "bin", "placer"))
+    r.add_argument("--placer-version", default="")
+    r.add_argument("--python", default="", help="the python whose torch and timm made the exports (default this one)")
+    r.add_argument("--formats", default="nchw,nhwc")
+    r.add_argument("--rows", action="store_true", help="print the development part's rows too")
+    r.add_argument("--json", action="store_true")
+    for q in (s, e, r):
+        q.add_argument("--dir", default=DEFAULT_DIR)
+    a = p.parse_args(argv)
+    return {"sample": cmd_sample, "export": cmd_export, "export-batch": cmd_export_batch, "report": cmd_report}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
