@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"testing"
 
@@ -28,9 +29,9 @@ func TestSlidingWindowCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096, noComm: true}
+		c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096, NoComm: true}}
 		f, _ := c.layer()
-		return f.busy
+		return f.Busy
 	}
 	const n, heads, d = 4096.0, 8.0, 64.0
 	e := n * heads * 2 * d

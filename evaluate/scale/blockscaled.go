@@ -83,5 +83,5 @@ func blockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float
 // blocks for weights): the cast's compute hides under its traffic, the
 // amax pass costed by cast (amaxFirst).
 func blockCast(recipe string, e float64) kernel {
-	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e * plan.BlockCopyBytes(recipe)}
+	return kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e * plan.BlockCopyBytes(recipe)}
 }

@@ -13,14 +13,14 @@ import (
 // the output projection and the residual, the tensor-parallel
 // collectives beside them, and the FP8 casts of the GEMMs' inputs.
 func (c *coster) attnBlock() (fwd, bwd, rec phase) {
-	if c.m.Mixed() {
+	if c.M.Mixed() {
 		return c.mixerBlock() // cost_gdn.go
 	}
-	if c.m.MLA() {
+	if c.M.MLA() {
 		return c.mlaBlock()
 	}
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
 	sp := c.sp()
 	act := n * h * bf16 // one full activation
@@ -29,8 +29,8 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	if m.Head > 0 {
 		qd = heads * d
 	}
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	fa, fb := c.coreAttention()
 	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
 	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
@@ -43,29 +43,29 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	// an all-gather's backward is a reduce-scatter and the reverse; with
 	// sequence parallelism the column-parallel GEMMs' inputs are gathered
 	// again for their weight gradients.
-	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
-		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	fwd = t(norm).Plus(c.pair(gQKV, before, act)).Plus(fa).Plus(c.pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(c.pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
+		Plus(c.pair(bQKV, bwdBefore, act)).Plus(c.pair(bQKV, before, act)).Plus(t(twice(norm)))
 	// YaRN's unfused rotary embedding and the output projection's bias
 	// outside a fused bias-dropout-add (cost_gptoss.go).
 	ropeF, ropeB := c.yarnRope()
 	biasF, biasB := c.projBias()
-	fwd, bwd = fwd.plus(ropeF).plus(biasF), bwd.plus(ropeB).plus(biasB)
+	fwd, bwd = fwd.Plus(ropeF).Plus(biasF), bwd.Plus(ropeB).Plus(biasB)
 	// Qwen3's query and key norms (cost_qwen3.go).
 	qkF, qkB := c.qkNorm()
-	fwd, bwd = fwd.plus(qkF), bwd.plus(qkB)
+	fwd, bwd = fwd.Plus(qkF), bwd.Plus(qkB)
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
-		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(twice(norm)))
 	}
-	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// wq, wk and wv's input and wo's; their outputs' gradients
 		// (rowwise.go).
-		fwd, bwd = fwd.plus(c.casts(n*h, n*qd/T)), bwd.plus(c.rowwiseBwd([]float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
-	} else if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*qd/T)), bwd.plus(c.bwdCasts(n*h*sp, n*qd/T))
+		fwd, bwd = fwd.Plus(c.casts(n*h, n*qd/T)), bwd.Plus(c.rowwiseBwd([]float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
+	} else if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*qd/T)), bwd.Plus(c.bwdCasts(n*h*sp, n*qd/T))
 	}
-	if c.pl.Recomputes().Has(plan.RecomputeCoreAttn) {
+	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
 	}
 	return fwd, bwd, rec
@@ -90,8 +90,8 @@ const attnTile = 128
 // parallelism's ring of it, or the unfused kernels where the pod's
 // attention is unfused.
 func (c *coster) coreAttention() (fa, fb phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n := c.tokens
+	m, T := c.M, float64(c.Plan.TP)
+	n := c.Tokens
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
 	qkv := (heads + 2*kv) * d / T
 	// Flash attention: the causal half of the scores, Q K^T and P V,
@@ -103,25 +103,25 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	// times their number, so the mean is exact in the sum; a kernel's
 	// time is linear in its FLOPs), each window layer's at the tile
 	// granularity the kernel computes it (TiledKeys, attnTile).
-	attnFlops := 2 * 2 * n * c.pl.TiledKeys(m, attnTile) * (heads / T) * d
-	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
-	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+	attnFlops := 2 * 2 * n * c.Plan.TiledKeys(m, attnTile) * (heads / T) * d
+	attn := kernel{Class: graph.ClassMatMul, FLOPs: attnFlops, Read: n * qkv * bf16, Writes: n * heads / T * d * bf16}
+	attnB := kernel{Class: graph.ClassMatMul, FLOPs: 2.5 * attnFlops, Read: n * (qkv + 2*heads/T*d) * bf16, Writes: n * qkv * bf16}
 	// This GPU's K and V as a context-parallel ring moves them (every
 	// query head's where the stack's model repeats them: RepeatKV) and
 	// its output's elements.
 	kvHeads := kv
-	if c.pl.Run.RepeatKV {
+	if c.Plan.Run.RepeatKV {
 		kvHeads = heads
 	}
 	msg := ringMsg{kv: n * 2 * kvHeads / T * d * bf16, out: n * heads / T * d}
-	if c.pod.Kernels.UnfusedAttention && c.pl.CP <= 1 {
+	if c.Pod.Kernels.UnfusedAttention && c.Plan.CP <= 1 {
 		uf, ub := c.unfusedAttention()
-		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
+		fa, fb = phase{Busy: uf, Launches: 4}, phase{Busy: ub, Launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = c.ringAttention(fusedAttn{attn, e, row, int(d)}, false, msg)
-		fb = c.ringAttention(fusedAttn{attnB, e, row, int(d)}, true, msg)
+		fa = c.ringAttention(fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
+		fb = c.ringAttention(fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
 	}
 	return fa, fb
 }
@@ -155,8 +155,8 @@ func (c *coster) coreAttention() (fa, fb phase) {
 // Megatron-Core's qkv_up_proj_and_rope_apply), the input norm, a module
 // of its own here (layernorm, with its output's FP8 casts).
 func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	heads := float64(m.Heads) / T
 	d, r := float64(m.HeadDim()), float64(m.RopeDim)
 	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
@@ -164,10 +164,10 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	nd := n * sp // the down projections' tokens on this GPU
 	act := n * h * bf16
 	red := func(e float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: 8 * e, read: e * bf16, writes: e * bf16}
+		return kernel{Class: graph.ClassReduction, FLOPs: 8 * e, Read: e * bf16, Writes: e * bf16}
 	}
 	norm := red(nd * h)
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * nd * h, read: 2 * act * sp, writes: 1.5 * act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * nd * h, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := c.run
 	// The query: a latent (down, norm, up) or one projection.
@@ -179,18 +179,18 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		bD, bU := c.back(gD), c.back(gU)
 		lat := n * ql * bf16
 		up = c.pair(gU, before, lat)
-		qf = t(gD).plus(t(red(nd * ql))).plus(up)
-		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
-		if c.fp8 > 0 {
-			qf = qf.plus(c.casts(nd * ql))
-			qb = qb.plus(c.bwdCasts(nd * ql))
+		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
+		qb = c.pair(bU, bwdBefore, lat).Plus(c.pair(bU, before, lat)).Plus(t(twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
+		if c.FP8Fwd > 0 {
+			qf = qf.Plus(c.casts(nd * ql))
+			qb = qb.Plus(c.bwdCasts(nd * ql))
 		}
 	} else {
 		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
 		b := c.back(g)
 		up = c.pair(g, before, act)
 		qf = up
-		qb = c.pair(b, bwdBefore, act).plus(c.pair(b, before, act))
+		qb = c.pair(b, bwdBefore, act).Plus(c.pair(b, before, act))
 	}
 	// The keys and values: the latent with the rotary key, its norm, the
 	// up projection to every head's key (without position) and value.
@@ -200,44 +200,44 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	bKD, bKU := c.back(gKD), c.back(gKU)
 	lat := n * (kl + r) * bf16
 	kvUp := c.pair(gKU, before, lat)
-	kvf := t(gKD).plus(t(red(nd * kl))).plus(kvUp)
-	kvb := c.pair(bKU, bwdBefore, lat).plus(c.pair(bKU, before, lat)).plus(t(twice(red(nd * kl)))).plus(t(bKD)).plus(t(bKD))
+	kvf := t(gKD).Plus(t(red(nd * kl))).Plus(kvUp)
+	kvb := c.pair(bKU, bwdBefore, lat).Plus(c.pair(bKU, before, lat)).Plus(t(twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
 	// Rotary embedding of the query's and the key's rotary parts, and
 	// the heads' queries and keys assembled (read the parts, write Q and
 	// K of Head + RopeDim a head).
 	qk := n * heads * (d + r)
-	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
-		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
+	rope := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * (heads + 1) * r,
+		Read: (qk + n*heads*d + n*r) * bf16, Writes: 2 * qk * bf16}
 	// Flash attention over the causal half (the window's keys where the
 	// model has one, by whole tiles: TiledKeys): Q K^T at Head + RopeDim,
 	// P V at Head.
-	attnFlops := 2 * n * c.pl.TiledKeys(m, attnTile) * heads * (2*d + r)
+	attnFlops := 2 * n * c.Plan.TiledKeys(m, attnTile) * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
-	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
-	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
+	attn := kernel{Class: graph.ClassMatMul, FLOPs: attnFlops, Read: qkv * bf16, Writes: o * bf16}
+	attnB := kernel{Class: graph.ClassMatMul, FLOPs: 2.5 * attnFlops, Read: (qkv + 2*o) * bf16, Writes: qkv * bf16}
 	msg := ringMsg{kv: n * heads * (2*d + r) * bf16, out: o} // this GPU's K and V (context parallelism's message), its output
 	e := n * heads * (2*d + r)                               // the queries' elements: Q and K of Head + RopeDim, V of Head
 	row := n * (2*d + r)                                     // a causal call's last row
-	fa := c.ringAttention(fusedAttn{attn, e, row, int(d + r)}, false, msg)
-	fb := c.ringAttention(fusedAttn{attnB, e, row, int(d + r)}, true, msg)
+	fa := c.ringAttention(fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
+	fb := c.ringAttention(fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
 	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.back(gProj)
-	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
-		plus(kvb).plus(qb).plus(t(twice(norm)))
-	if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(nd*h, nd*kl, o)), bwd.plus(c.bwdCasts(nd*h, nd*kl, o))
+	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(c.pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(twice(rope))).
+		Plus(kvb).Plus(qb).Plus(t(twice(norm)))
+	if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(c.casts(nd*h, nd*kl, o)), bwd.Plus(c.bwdCasts(nd*h, nd*kl, o))
 	}
-	if mods := c.pl.Recomputes(); mods != 0 {
+	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
 			rec = fa
 		}
 		if mods.Has(plan.RecomputeMLAUpProj) {
-			rec = rec.plus(up).plus(kvUp).plus(t(rope))
+			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.plus(t(norm)).plus(c.casts(nd * h))
+			rec = rec.Plus(t(norm)).Plus(c.casts(nd * h))
 		}
 	}
 	return fwd, bwd, rec

@@ -13,17 +13,17 @@ import (
 // parallelism): the longer of the two plus a T-th of the shorter.
 // Otherwise the two run one after the other.
 func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
-	gt := g.time(c.h)
-	if c.pl.TP == 1 || c.noComm {
-		return phase{busy: gt, launches: 1}
+	gt := g.Time(c.H)
+	if c.Plan.TP == 1 || c.NoComm {
+		return phase{Busy: gt, Launches: 1}
 	}
-	ct, _ := c.pod.Collective(k, c.tpG, bytes)
-	if c.pl.TPOverlap {
+	ct, _ := c.Pod.Collective(k, c.TPG, bytes)
+	if c.Plan.TPOverlap {
 		og := c.overlapped(g, k, bytes, ct)
-		busy := max(og, ct) + min(og, ct)/float64(c.pl.TP)
-		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.TP)}
+		busy := max(og, ct) + min(og, ct)/float64(c.Plan.TP)
+		return phase{Busy: busy, TPAll: ct, TPExposed: busy - gt, Launches: 1 + float64(c.Plan.TP)}
 	}
-	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct, launches: 2}
+	return phase{Busy: gt + ct, TPAll: ct, TPExposed: ct, Launches: 2}
 }
 
 // tpKinds are the tensor-parallel collectives of a block's GEMMs:
@@ -31,7 +31,7 @@ func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase 
 // parallelism, none without: -1), after a row-parallel one (a
 // reduce-scatter, or an all-reduce), and their mirrors in the backward.
 func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collective) {
-	if !c.pl.SequenceParallel {
+	if !c.Plan.SequenceParallel {
 		return -1, roofline.AllReduce, -1, roofline.AllReduce
 	}
 	return roofline.AllGather, roofline.ReduceScatter, roofline.AllGather, roofline.ReduceScatter
@@ -63,7 +63,7 @@ func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collecti
 // otherwise).
 func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
 	if k < 0 {
-		return phase{busy: g.time(c.h), launches: 1}
+		return phase{Busy: g.Time(c.H), Launches: 1}
 	}
 	return c.gemmComm(g, k, c.tpBytes(k, bytes))
 }
@@ -71,7 +71,7 @@ func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
 // tpBytes is what tensor-parallel collective k of bytes (BF16) carries:
 // half of it for an all-gather under per-tensor FP8 (pair).
 func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
-	if k == roofline.AllGather && (c.pl.FP8 == plan.FP8Current || c.pl.FP8 == plan.FP8Delayed) {
+	if k == roofline.AllGather && (c.Plan.FP8 == plan.FP8Current || c.Plan.FP8 == plan.FP8Delayed) {
 		return bytes / 2
 	}
 	return bytes

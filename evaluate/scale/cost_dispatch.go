@@ -37,7 +37,7 @@ import (
 //   - and on DeepEP's received tokens made into the multihot map
 //     unfused three more (unfusedMultihot).
 func (c *coster) dispatchSyncs() float64 {
-	run := &c.pl.Run
+	run := &c.Plan.Run
 	n := 1.0
 	switch run.Dispatcher {
 	case plan.DispatcherAllGather:
@@ -67,7 +67,7 @@ func (c *coster) dispatchSyncs() float64 {
 // so with Settings.UnfusedMultihot or permute-fusion=off. HybridEP's
 // manager permutes in its own kernels.
 func (c *coster) unfusedMultihot() bool {
-	run := &c.pl.Run
+	run := &c.Plan.Run
 	return run.Dispatcher == plan.DispatcherFlex && !run.HybridEP && (run.UnfusedMultihot || run.UnfusedPermute)
 }
 
@@ -134,7 +134,7 @@ type moeGluePhases struct {
 func (g *moeGluePhases) multihotF() phase {
 	var f phase
 	for _, r := range g.multihot {
-		f = f.plus(r)
+		f = f.Plus(r)
 	}
 	return f
 }
@@ -147,8 +147,8 @@ func (g *moeGluePhases) multihotF() phase {
 // the scores with the router's load-balancing loss (auxLoss).
 func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float64) moeGluePhases {
 	t := c.run
-	run := &c.pl.Run
-	h, E := float64(c.m.Hidden), float64(c.m.Experts)
+	run := &c.Plan.Run
+	h, E := float64(c.M.Hidden), float64(c.M.Experts)
 	if src := c.dispatchedTokens(nl); run.Dispatcher == plan.DispatcherAllGather || run.Dispatcher == plan.DispatcherFlex {
 		// The permutation runs over the tokens the dispatcher delivers
 		// (allgather: every token of the group, each rank picking its
@@ -159,8 +159,8 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 		if run.Dispatcher == plan.DispatcherFlex {
 			read = src // flex every token it received
 		}
-		permute = kernel{class: graph.ClassDataMovement, read: read * h * bf16, writes: rows * h * bf16}
-		unpermute = kernel{class: graph.ClassElementwise, flops: 2 * rows * h, read: rows*h*bf16 + rows*4, writes: src * h * bf16}
+		permute = kernel{Class: graph.ClassDataMovement, Read: read * h * bf16, Writes: rows * h * bf16}
+		unpermute = kernel{Class: graph.ClassElementwise, FLOPs: 2 * rows * h, Read: rows*h*bf16 + rows*4, Writes: src * h * bf16}
 	}
 	g := moeGluePhases{scores: t(scores), scoresB: t(twice(scores)), permute: t(permute), permuteB: t(twice(permute)),
 		unpermute: t(unpermute), unpermuteB: t(twice(unpermute))}
@@ -172,11 +172,11 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 	}
 	if c.unfusedMultihot() {
 		recv, _ := c.deepEPReceived(nl)
-		g.multihot, g.multihotB = c.multihot(recv, float64(c.m.TopK*c.pl.ETP), E/float64(c.pl.EP))
+		g.multihot, g.multihotB = c.multihot(recv, float64(c.M.TopK*c.Plan.ETP), E/float64(c.Plan.EP))
 	}
 	// The router's load-balancing loss beside its top-k (cost_qwen3.go).
 	auxF, auxB := c.auxLoss(nl)
-	g.scores, g.scoresB = g.scores.plus(auxF), g.scoresB.plus(auxB)
+	g.scores, g.scoresB = g.scores.Plus(auxF), g.scoresB.Plus(auxB)
 	return g
 }
 
@@ -187,9 +187,9 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 // experts (deepEPReceived), alltoall the GPU's own nl (permuted before
 // the exchange).
 func (c *coster) dispatchedTokens(nl float64) float64 {
-	switch c.pl.Run.Dispatcher {
+	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
-		return nl * float64(c.pl.ETP*c.pl.EP)
+		return nl * float64(c.Plan.ETP*c.Plan.EP)
 	case plan.DispatcherFlex:
 		recv, _ := c.deepEPReceived(nl)
 		return recv
@@ -201,9 +201,9 @@ func (c *coster) dispatchedTokens(nl float64) float64 {
 // phase: each pays its launch.
 func (c *coster) small(n int, bytes float64) phase {
 	var p phase
-	k := kernel{class: graph.ClassElementwise, read: bytes / float64(2*n), writes: bytes / float64(2*n)}
+	k := kernel{Class: graph.ClassElementwise, Read: bytes / float64(2*n), Writes: bytes / float64(2*n)}
 	for range n {
-		p = p.plus(c.run(k))
+		p = p.Plus(c.run(k))
 	}
 	return p
 }
@@ -215,8 +215,8 @@ func (c *coster) small(n int, bytes float64) phase {
 // softmax's and the top-k's (zeros and a scatter), four. scores is the
 // fused kernel (its traffic is the top-k's and softmax's).
 func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
-	fwd = c.run(scores).plus(c.small(1, 0)).plus(c.small(4, nl*E*3*2))
-	bwd = c.run(twice(scores)).plus(c.small(3, nl*E*2*2))
+	fwd = c.run(scores).Plus(c.small(1, 0)).Plus(c.small(4, nl*E*3*2))
+	bwd = c.run(twice(scores)).Plus(c.small(3, nl*E*2*2))
 	return fwd, bwd
 }
 
@@ -237,23 +237,23 @@ func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
 func (c *coster) unfusedPermute(g *moeGluePhases, permute, unpermute kernel, rows, nl, h, E float64) {
 	t := c.run
 	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	mapBytes := nl * E * 3 * 2 // the map and the probabilities, read and written
-	out := unpermute.writes    // the unpermuted tokens, bytes
+	out := unpermute.Writes    // the unpermuted tokens, bytes
 	mul := ew(rows*h, rows*h*bf16+rows*bf16, rows*h*bf16)
 	zero := ew(0, 0, out)
-	g.permute = t(permute).plus(c.small(10, mapBytes))
-	g.unpermute = c.small(5, mapBytes).plus(t(mul)).plus(t(zero)).plus(t(unpermute))
-	g.permuteB = t(twice(permute)).plus(t(ew(0, 0, out))).plus(c.small(3, rows*8))
-	g.unpermuteB = t(twice(unpermute)).plus(t(mul)).plus(t(mul)).plus(c.small(3, rows*8))
+	g.permute = t(permute).Plus(c.small(10, mapBytes))
+	g.unpermute = c.small(5, mapBytes).Plus(t(mul)).Plus(t(zero)).Plus(t(unpermute))
+	g.permuteB = t(twice(permute)).Plus(t(ew(0, 0, out))).Plus(c.small(3, rows*8))
+	g.unpermuteB = t(twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.small(3, rows*8))
 }
 
 // expertLoopCat is SequentialMLP's torch.cat of the local experts'
 // outputs (grouped-gemm=off: megatron/core/transformer/moe/experts.py):
 // one pass over the rows.
 func expertLoopCat(rows, h float64) kernel {
-	return kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16}
+	return kernel{Class: graph.ClassDataMovement, Read: rows * h * bf16, Writes: rows * h * bf16}
 }
 
 // dispatchComm is one MoE layer's expert communication for one
@@ -271,29 +271,29 @@ func expertLoopCat(rows, h float64) kernel {
 //     whole group's tokens every time, whatever the routing;
 //   - flex: DeepEP's dispatch and combine (deepEPTime).
 func (c *coster) dispatchComm(recv, rows, nl float64) phase {
-	pl, p := &c.pl, c.pod
-	h := float64(c.m.Hidden)
+	pl, p := &c.Plan, c.Pod
+	h := float64(c.M.Hidden)
 	switch pl.Run.Dispatcher {
 	case plan.DispatcherAllGather:
 		grp := tpEPGroup(pl, p)
 		G := nl * float64(grp.Size())
 		ag, _ := p.Collective(roofline.AllGather, grp, G*h*bf16)
-		agMap, _ := p.Collective(roofline.AllGather, grp, G*float64(c.m.Experts)*(bf16+1))
+		agMap, _ := p.Collective(roofline.AllGather, grp, G*float64(c.M.Experts)*(bf16+1))
 		rs, _ := p.Collective(roofline.ReduceScatter, grp, G*h*bf16)
 		all := ag + agMap + rs
-		return phase{busy: all, epExposed: all, launches: 4}
+		return phase{Busy: all, EPExposed: all, Launches: 4}
 	case plan.DispatcherFlex:
 		all := c.deepEPTime(nl)
-		return phase{busy: all, epExposed: all, launches: 2}
+		return phase{Busy: all, EPExposed: all, Launches: 2}
 	}
 	etpG, epG, _ := pl.ExpertGroups(*p)
 	a2a := p.AllToAll(epG, recv*h*bf16)
 	ag, _ := p.Collective(roofline.AllGather, etpG, rows*h*bf16)
 	rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
 	all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
-	comm := phase{busy: all, epExposed: all, launches: 2}
+	comm := phase{Busy: all, EPExposed: all, Launches: 2}
 	if pl.ETP > 1 {
-		comm.launches += 2
+		comm.Launches += 2
 	}
 	return comm
 }
@@ -347,11 +347,11 @@ const deepEPNIC = 50e9
 // it sends over RDMA (once per node it reaches, its own included), both
 // times the load factor.
 func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
-	pl, p := &c.pl, c.pod
+	pl, p := &c.Plan, c.Pod
 	grp := tpEPGroup(pl, p)
 	g := float64(grp.Size())
-	k := c.m.TopK * pl.ETP
-	E := c.m.Experts * pl.ETP
+	k := c.M.TopK * pl.ETP
+	E := c.M.Experts * pl.ETP
 	distinct := func(units float64) float64 {
 		// the expected units of size E/units a token's k picks of E touch
 		per := float64(E) / units
@@ -376,8 +376,8 @@ func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
 // measured rate of the nearest measured EP size, scaled by the pod's NIC
 // line rate over DeepEP's), each with its link's latency.
 func (c *coster) deepEPTime(nl float64) float64 {
-	pl, p := &c.pl, c.pod
-	h := float64(c.m.Hidden)
+	pl, p := &c.Plan, c.Pod
+	h := float64(c.M.Hidden)
 	recv, rdma := c.deepEPReceived(nl)
 	bi, li := p.Intra()
 	grp := tpEPGroup(pl, p)
@@ -409,8 +409,8 @@ func (c *coster) deepEPTime(nl float64) float64 {
 // (Software.Framework) with its default dispatcher or dispatcher=alltoall.
 // torchtitan's expert parallelism, also an all-to-all, is its own code.
 func (c *coster) megatronAllToAll() bool {
-	d := c.pl.Run.Dispatcher
-	return c.pl.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
+	d := c.Plan.Run.Dispatcher
+	return c.Plan.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
 }
 
 // a2aBookkeeping is what Megatron-Core's alltoall dispatcher runs for one
@@ -447,29 +447,29 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 	if !c.megatronAllToAll() {
 		return fwd, bwd
 	}
-	h := float64(c.m.Hidden)
+	h := float64(c.M.Hidden)
 	if local > 1 {
-		sort := c.run(kernel{class: graph.ClassDataMovement, read: rows * (h*bf16 + 4), writes: rows * (h*bf16 + 4)})
-		restore := c.run(kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16})
-		fwd = sort.plus(restore)
+		sort := c.run(kernel{Class: graph.ClassDataMovement, Read: rows * (h*bf16 + 4), Writes: rows * (h*bf16 + 4)})
+		restore := c.run(kernel{Class: graph.ClassDataMovement, Read: rows * h * bf16, Writes: rows * h * bf16})
+		fwd = sort.Plus(restore)
 		bwd = fwd
 	}
-	pl, p := &c.pl, c.pod
-	if c.noComm || pl.EP*pl.ETP <= 1 {
+	pl, p := &c.Plan, c.Pod
+	if c.NoComm || pl.EP*pl.ETP <= 1 {
 		return fwd, bwd
 	}
 	etpG, epG, _ := pl.ExpertGroups(*p)
-	exch := func(t float64) phase { return phase{busy: t, epExposed: t, launches: 1} }
+	exch := func(t float64) phase { return phase{Busy: t, EPExposed: t, Launches: 1} }
 	if pl.EP > 1 {
 		a2a := exch(p.AllToAll(epG, recv*4))
-		fwd, bwd = fwd.plus(a2a), bwd.plus(a2a)
+		fwd, bwd = fwd.Plus(a2a), bwd.Plus(a2a)
 	}
 	if pl.ETP > 1 {
 		ag, _ := p.Collective(roofline.AllGather, etpG, rows*4)
 		rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*4)
-		fwd, bwd = fwd.plus(exch(ag)), bwd.plus(exch(rs))
+		fwd, bwd = fwd.Plus(exch(ag)), bwd.Plus(exch(rs))
 	}
-	return fwd.plus(c.a2aCounts()), bwd
+	return fwd.Plus(c.a2aCounts()), bwd
 }
 
 // a2aCounts is the dropless alltoall dispatcher's all-gather of each
@@ -478,11 +478,11 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 // launch on the layer's path; nothing with capacity routing, without
 // the dispatcher, or without expert groups.
 func (c *coster) a2aCounts() phase {
-	pl, p := &c.pl, c.pod
-	if !c.megatronAllToAll() || c.noComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
+	pl, p := &c.Plan, c.Pod
+	if !c.megatronAllToAll() || c.NoComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
 		return phase{}
 	}
 	grp := tpEPGroup(pl, p)
-	ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.m.Experts)*8)
-	return phase{busy: ag, epExposed: ag, launches: 1}
+	ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.M.Experts)*8)
+	return phase{Busy: ag, EPExposed: ag, Launches: 1}
 }

@@ -13,18 +13,18 @@ import (
 // norm (layernorm: a module of its own before the experts in
 // Megatron-Core's layers) and moe's.
 func (c *coster) moeBlock() (fwd, bwd, rec phase) {
-	m := c.m
-	n, h := c.tokens, float64(m.Hidden)
+	m := c.M
+	n, h := c.Tokens, float64(m.Hidden)
 	sp := c.sp()
 	act := n * h * bf16
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	t := c.run
 	mf, mb, rec := c.moe()
-	fwd = t(norm).plus(mf).plus(t(resid))
-	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
-	if c.pl.Recomputes().Has(plan.RecomputeLayerNorm) {
-		rec = rec.plus(t(norm))
+	fwd = t(norm).Plus(mf).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(mb).Plus(t(twice(norm)))
+	if c.Plan.Recomputes().Has(plan.RecomputeLayerNorm) {
+		rec = rec.Plus(t(norm))
 	}
 	return fwd, bwd, rec
 }
@@ -53,11 +53,11 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	w := c.expertWork()
 	experts, expertsB, rec, dispatched := w.fwd, w.bwd, w.rec, w.routed
 	recv, rows, local, nl := w.recv, w.rows, w.local, w.nl
-	mods := c.pl.Recomputes()
+	mods := c.Plan.Recomputes()
 	t := c.run
-	router, scores, permute, unpermute := moeGlue(c.m, nl)
+	router, scores, permute, unpermute := moeGlue(c.M, nl)
 	var comm phase
-	if !c.noComm {
+	if !c.NoComm {
 		comm = c.dispatchComm(recv, rows, nl)
 	}
 	// The glue as the stack runs it: the router's top-k fused or not,
@@ -71,10 +71,10 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.multihotF()).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
-	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.multihotB).plus(g.scoresB).
-		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
+	fwd = t(router).Plus(g.scores).Plus(g.multihotF()).Plus(g.permute).Plus(experts).Plus(g.unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: c.dispatchSyncs()})
+	fwd.Tail = c.moeTail(g, comm, bf, dispatched)
+	bwd = g.unpermuteB.Plus(expertsB).Plus(g.permuteB).Plus(g.multihotB).Plus(g.scoresB).
+		Plus(t(router)).Plus(t(router)).Plus(comm).Plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
 	}
@@ -98,10 +98,10 @@ type moeWork struct {
 // (Megatron-Core's combined 1F1B schedule runs them as its "mlp" node:
 // epOverlap).
 func (c *coster) expertWork() moeWork {
-	m, pl := c.m, c.pl
+	m, pl := c.M, c.Plan
 	var rec phase
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.TP)  // this GPU's sequence shard
+	nl := c.Tokens / float64(pl.TP)  // this GPU's sequence shard
 	routed := nl * k                 // the token copies it dispatches
 	recv := routed * pl.LoadFactor() // those the most loaded rank receives
 	ETP := float64(pl.ETP)
@@ -115,7 +115,7 @@ func (c *coster) expertWork() moeWork {
 	}
 	t := c.run
 	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	// The local experts' GEMMs grouped (groupedGEMM).
 	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
@@ -140,30 +140,30 @@ func (c *coster) expertWork() moeWork {
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
 	// weight gradients, local calls (teGroupedCalls).
-	tg := func(k kernel) phase { return phase{busy: k.time(c.h), launches: 1, calls: c.teGroupedCalls(local)} }
-	experts := tg(fc1).plus(t(actFn)).plus(tg(fc2)).plus(c.casts(erows*h, erows*cols))
+	tg := func(k kernel) phase { return phase{Busy: k.Time(c.H), Launches: 1, Calls: c.teGroupedCalls(local)} }
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.casts(erows*h, erows*cols))
 	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
-	experts = experts.plus(clampF)
-	mods := c.pl.Recomputes()
+	experts = experts.Plus(clampF)
+	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).plus(c.casts(erows * cols)).plus(clampF)
+		rec = t(actFn).Plus(c.casts(erows * cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
-	expertsB := tg(fc1b).plus(tg(fc1w)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2w)).
-		plus(c.bwdCasts(erows*h, erows*cols)).plus(clampB)
-	experts.calls += c.splitCastCalls(local)
-	expertsB.calls += c.splitCastCalls(local)
+	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
+		Plus(c.bwdCasts(erows*h, erows*cols)).Plus(clampB)
+	experts.Calls += c.splitCastCalls(local)
+	expertsB.Calls += c.splitCastCalls(local)
 	if run.ExpertLoop {
-		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
+		experts = scalePhase(experts, nexp).Plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)
 		rec = scalePhase(rec, nexp)
 	}
 	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
 	padF, padB := c.quantPadding(rows, nl)    // FP8's padding to the GEMM's alignment (cost_qwen3.go)
-	experts, expertsB = experts.plus(biasF).plus(padF), expertsB.plus(biasB).plus(padB)
+	experts, expertsB = experts.Plus(biasF).Plus(padF), expertsB.Plus(biasB).Plus(padB)
 	dispatched := experts // the routed experts alone, before the shared ones join them
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
@@ -173,12 +173,12 @@ func (c *coster) expertWork() moeWork {
 		s1 := c.lgemm(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
 		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
-		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		experts = experts.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		if mods.Has(plan.RecomputeSharedExperts) {
-			rec = rec.plus(t(s1)).plus(t(sa)).plus(t(s2))
+			rec = rec.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		}
 		s1b, s2b := c.back(s1), c.back(s2)
-		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
+		expertsB = expertsB.Plus(t(s1b)).Plus(t(s1b)).Plus(t(sa)).Plus(t(sa)).Plus(t(s2b)).Plus(t(s2b))
 	}
 	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
 }
@@ -204,10 +204,10 @@ func (c *coster) expertWgrad(g kernel, in, out, w float64) kernel {
 	if !c.megatronLayers() || in+w <= 0 {
 		return g
 	}
-	gb := c.pl.GradBytes()
-	s := g.read / ((in + w) * bf16) // lgemm's bytes per BF16 byte: 1, 1/2 in FP8, 1/4 in NVFP4
-	g.read = (in+out)*bf16*s + w*gb
-	g.writes = w * gb
+	gb := c.Plan.GradBytes()
+	s := g.Read / ((in + w) * bf16) // lgemm's bytes per BF16 byte: 1, 1/2 in FP8, 1/4 in NVFP4
+	g.Read = (in+out)*bf16*s + w*gb
+	g.Writes = w * gb
 	return g
 }
 
@@ -222,11 +222,11 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	routed := nl * k
 	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
-	router = kernel{class: graph.ClassMatMul, flops: 2 * nl * h * E, read: nl*h*bf16 + h*E*bf16, writes: nl * E * 4}
+	router = kernel{Class: graph.ClassMatMul, FLOPs: 2 * nl * h * E, Read: nl*h*bf16 + h*E*bf16, Writes: nl * E * 4}
 	scores = ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
-	permute = kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
+	permute = kernel{Class: graph.ClassDataMovement, Read: nl * h * bf16, Writes: routed * h * bf16}
 	unpermute = ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
 	return router, scores, permute, unpermute
 }
@@ -256,7 +256,7 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // whose layers' parts are unknown (no experts' work: a hybrid model's)
 // pairs its whole forward with its whole backward instead.
 func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
-	fe, be := st.fwd.epExposed, st.bwd.epExposed
+	fe, be := st.fwd.EPExposed, st.bwd.EPExposed
 	if fe+be <= 0 || pl.NumMicro <= 1 {
 		return
 	}
@@ -285,10 +285,10 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	}
 	cut := save * max(0, M-alone) / M
 	ff := fe / (fe + be)
-	st.fwd.busy -= cut * ff
-	st.fwd.epExposed -= cut * ff
-	st.bwd.busy -= cut * (1 - ff)
-	st.bwd.epExposed -= cut * (1 - ff)
+	st.fwd.Busy -= cut * ff
+	st.fwd.EPExposed -= cut * ff
+	st.bwd.Busy -= cut * (1 - ff)
+	st.bwd.EPExposed -= cut * (1 - ff)
 }
 
 // smShare is the SM-bound share of window w's computation (what is
@@ -337,10 +337,10 @@ func (e epParts) pairSaving(p *plan.Pod, g plan.Group, sms int, sf, sb float64) 
 // an expert over four streams (Kernels.GroupedLoopEff).
 func (c *coster) groupedGEMM(g kernel, local, rows, n float64) kernel {
 	if c.teGroupedCalls(local) > 0 {
-		g.flops /= c.pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
+		g.FLOPs /= c.Pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
 		return g
 	}
-	g.flops /= c.pod.Kernels.GroupedEff(local, rows/local, n)
+	g.FLOPs /= c.Pod.Kernels.GroupedEff(local, rows/local, n)
 	return g
 }
 
@@ -356,7 +356,7 @@ func (c *coster) groupedGEMM(g kernel, local, rows, n float64) kernel {
 // SequentialMLP's loop (grouped-gemm=off) counts each expert's GEMMs as
 // launches of their own.
 func (c *coster) teGroupedCalls(local float64) float64 {
-	if c.pl.Software.Framework() != plan.FrameworkMegatron || c.pl.Run.ExpertLoop {
+	if c.Plan.Software.Framework() != plan.FrameworkMegatron || c.Plan.Run.ExpertLoop {
 		return 0
 	}
 	return local
@@ -375,11 +375,11 @@ func (c *coster) teGroupedCalls(local float64) float64 {
 // under delayed scaling and NVFP4, and off Transformer Engine's grouped
 // GEMM (teGroupedCalls).
 func (c *coster) splitCastCalls(local float64) float64 {
-	if c.fp8 == 0 || c.pl.FP8 == plan.FP8Delayed || c.pl.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
+	if c.FP8Fwd == 0 || c.Plan.FP8 == plan.FP8Delayed || c.Plan.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
 		return 0
 	}
 	per := 1.0
-	if amaxFirst(c.pl.FP8) {
+	if amaxFirst(c.Plan.FP8) {
 		per = 2
 	}
 	return 2 * (local - 1) * per
@@ -415,18 +415,18 @@ func (c *coster) splitCastCalls(local float64) float64 {
 // synchronizations (dispatchSyncs) are charged as before: one issue
 // each, no tail of their own.
 func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
-	h := &c.pod.Kernels.Host
-	if c.noHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
+	h := &c.Pod.Kernels.Host
+	if c.NoHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
 		return syncTail{}
 	}
 	half, bhalf := scalePhase(comm, 0.5), bf
-	if counts := c.a2aCounts(); counts.launches > 0 && bf.launches >= counts.launches {
-		bhalf.launches -= counts.launches
-		bhalf.busy -= counts.busy
-		bhalf.epExposed -= counts.epExposed
+	if counts := c.a2aCounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
+		bhalf.Launches -= counts.Launches
+		bhalf.Busy -= counts.Busy
+		bhalf.EPExposed -= counts.EPExposed
 	}
 	bhalf = scalePhase(bhalf, 0.5)
-	switch c.pl.Run.Dispatcher {
+	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
 		return drain(h, 0, g.permute, routed, g.unpermute, half)
 	case plan.DispatcherFlex:
@@ -439,9 +439,9 @@ func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
 		// on to the combine.
 		tl := drain(h, 0, half, g.multihot[0])
 		for _, r := range g.multihot[1:multihotSyncs] {
-			tl = tl.plus(drain(h, 0, r))
+			tl = tl.Plus(drain(h, 0, r))
 		}
-		return tl.plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
+		return tl.Plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
 	}
-	return drain(h, g.permute.busy, half, bhalf, routed, bhalf, half, g.unpermute)
+	return drain(h, g.permute.Busy, half, bhalf, routed, bhalf, half, g.unpermute)
 }

@@ -50,10 +50,10 @@ func (l loraLayers) Name() string { return l.stack.Name() }
 func (l loraLayers) Dense(c coster) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Dense(c)
 	af, ab := c.loraAdapters()
-	fwd = fwd.plus(af)
-	bwd = minus(bwd, c.frozenWeightGrads()).plus(ab)
-	if c.pl.Recompute == plan.FullRecompute {
-		bwd = bwd.plus(af)
+	fwd = fwd.Plus(af)
+	bwd = minus(bwd, c.frozenWeightGrads()).Plus(ab)
+	if c.Plan.Recompute == plan.FullRecompute {
+		bwd = bwd.Plus(af)
 	}
 	return fwd, bwd
 }
@@ -71,13 +71,13 @@ func (l loraLayers) Output(c coster) (fwd, bwd phase) {
 }
 
 // minus is phase a less b (b's kernels taken out of a).
-func minus(a, b phase) phase { return a.plus(scalePhase(b, -1)) }
+func minus(a, b phase) phase { return a.Plus(scalePhase(b, -1)) }
 
 // loraWidths are the per-GPU input and output widths of a dense
 // block's four linear layers at c's tensor-parallel degree, in
 // plan.LoRATargets' order, and whether each is column-parallel.
 func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
-	return plan.LoRAWidths(&c.m, float64(c.pl.TP))
+	return plan.LoRAWidths(&c.M, float64(c.Plan.TP))
 }
 
 // frozenWeightGrads is the weight-gradient GEMMs of a dense block's
@@ -86,17 +86,17 @@ func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
 // input's gather under sequence parallelism, the row-parallel layers'
 // alone.
 func (c *coster) frozenWeightGrads() phase {
-	n := c.tokens
-	act := n * float64(c.m.Hidden) * bf16
+	n := c.Tokens
+	act := n * float64(c.M.Hidden) * bf16
 	in, out, column := c.loraWidths()
 	before, _, _, _ := c.tpKinds()
 	var p phase
 	for i := range in {
 		g := c.back(c.lgemm(2*n*in[i]*out[i], n*in[i]*bf16+in[i]*out[i]*bf16, n*out[i]*bf16))
 		if column[i] {
-			p = p.plus(c.pair(g, before, act))
+			p = p.Plus(c.pair(g, before, act))
 		} else {
-			p = p.plus(c.run(g))
+			p = p.Plus(c.run(g))
 		}
 	}
 	return p
@@ -105,8 +105,8 @@ func (c *coster) frozenWeightGrads() phase {
 // outputWeightGrad is the output layer's weight-gradient GEMM
 // (fusedOutput's logits GEMM, as many FLOPs and bytes).
 func (c *coster) outputWeightGrad() kernel {
-	T := float64(c.pl.TP)
-	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
+	T := float64(c.Plan.TP)
+	n, h, V := c.Tokens, float64(c.M.Hidden), float64(c.M.Vocab)
 	return c.gemm(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
 }
 
@@ -114,22 +114,22 @@ func (c *coster) outputWeightGrad() kernel {
 // layers for one micro-batch on one GPU, forward and backward (their
 // layout under tensor parallelism above).
 func (c *coster) loraAdapters() (fwd, bwd phase) {
-	n, r := c.tokens, float64(c.pl.LoRARank)
+	n, r := c.Tokens, float64(c.Plan.LoRARank)
 	// A's input and B's output are the layer's own per-GPU widths
 	// (loraWidths): a column-parallel layer's whole input and output
 	// shard, a row-parallel layer's input shard and whole output.
 	in, out, _ := c.loraWidths()
 	for i := range in {
-		if !c.pl.Targets().Has(plan.LoRATargets(1) << i) {
+		if !c.Plan.Targets().Has(plan.LoRATargets(1) << i) {
 			continue
 		}
 		a := c.gemm(2*n*in[i]*r, n*in[i]*bf16+in[i]*r*bf16, n*r*bf16)
 		b := c.gemm(2*n*r*out[i], n*r*bf16+r*out[i]*bf16, n*out[i]*bf16)
-		add := kernel{class: graph.ClassElementwise, flops: n * out[i], read: 2 * n * out[i] * bf16, writes: n * out[i] * bf16}
-		fwd = fwd.plus(c.run(a)).plus(c.run(b)).plus(c.run(add))
+		add := kernel{Class: graph.ClassElementwise, FLOPs: n * out[i], Read: 2 * n * out[i] * bf16, Writes: n * out[i] * bf16}
+		fwd = fwd.Plus(c.run(a)).Plus(c.run(b)).Plus(c.run(add))
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).
-		bwd = bwd.plus(c.run(a)).plus(c.run(a)).plus(c.run(b)).plus(c.run(b))
+		bwd = bwd.Plus(c.run(a)).Plus(c.run(a)).Plus(c.run(b)).Plus(c.run(b))
 	}
 	return fwd, bwd
 }

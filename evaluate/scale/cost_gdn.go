@@ -17,18 +17,18 @@ import (
 // one GPU, forward, backward and what selective recomputation runs
 // again (the attention layers' core attention).
 func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
-	ng, na := c.m.MixerKinds()
-	l := float64(c.m.Layers)
+	ng, na := c.M.MixerKinds()
+	l := float64(c.M.Layers)
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		fwd, bwd, rec = fwd.plus(scalePhase(f, w)), bwd.plus(scalePhase(b, w)), rec.plus(scalePhase(r, w))
+		fwd, bwd, rec = fwd.Plus(scalePhase(f, w)), bwd.Plus(scalePhase(b, w)), rec.Plus(scalePhase(r, w))
 	}
 	if na > 0 {
 		plain := *c
-		plain.m.Mixers = ""
+		plain.M.Mixers = ""
 		f, b, r := plain.attnBlock()
 		gf, gb := c.attnGate()
-		add(f.plus(gf), b.plus(gb), r, na)
+		add(f.Plus(gf), b.Plus(gb), r, na)
 	}
 	if ng > 0 {
 		f, b, r := c.gdnBlock()
@@ -45,14 +45,14 @@ func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
 // shared: no collective of its own) and the elementwise gate, forward
 // and backward (its two gradients, twice the elementwise traffic).
 func (c *coster) attnGate() (fwd, bwd phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	g := c.lgemm(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
-	gate := kernel{class: graph.ClassElementwise, flops: 5 * n * qd, read: 2 * n * qd * bf16, writes: n * qd * bf16}
-	fwd = c.run(g).plus(c.run(gate))
+	gate := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * qd, Read: 2 * n * qd * bf16, Writes: n * qd * bf16}
+	fwd = c.run(g).Plus(c.run(gate))
 	b := c.back(g)
-	bwd = c.run(b).plus(c.run(b)).plus(c.run(twice(gate)))
+	bwd = c.run(b).Plus(c.run(b)).Plus(c.run(twice(gate)))
 	return fwd, bwd
 }
 
@@ -72,8 +72,8 @@ func (c *coster) attnGate() (fwd, bwd phase) {
 // recomputed (2 KDim VDim a value head a token), the elementwise kernels
 // twice. No selective recomputation of it.
 func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	g := m.GDN
 	sp := c.sp()
 	act := n * h * bf16
@@ -81,14 +81,14 @@ func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
 	conv := float64(g.ConvChannels()) / T
 	vd := float64(g.VHeads*g.VDim) / T
 	vh := float64(g.VHeads) / T
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	cv := kernel{class: graph.ClassElementwise, flops: (2*float64(g.Conv) + 4) * n * conv, read: n * conv * bf16, writes: n * conv * bf16}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
+	cv := kernel{Class: graph.ClassElementwise, FLOPs: (2*float64(g.Conv) + 4) * n * conv, Read: n * conv * bf16, Writes: n * conv * bf16}
 	kf := n * m.GDNKernelFLOPs() / T
-	k := kernel{class: graph.ClassMatMul, flops: kf, read: n * (conv + 2*vh) * bf16, writes: n * vd * bf16}
+	k := kernel{Class: graph.ClassMatMul, FLOPs: kf, Read: n * (conv + 2*vh) * bf16, Writes: n * vd * bf16}
 	states := 2 * float64(g.KDim*g.VDim) * vh * n
-	kB := kernel{class: graph.ClassMatMul, flops: 2*kf + states, read: n * (2*conv + 2*vh + 2*vd) * bf16, writes: n * (conv + 2*vh) * bf16}
-	gated := kernel{class: graph.ClassReduction, flops: 10 * n * vd, read: 2 * n * vd * bf16, writes: n * vd * bf16}
+	kB := kernel{Class: graph.ClassMatMul, FLOPs: 2*kf + states, Read: n * (2*conv + 2*vh + 2*vd) * bf16, Writes: n * (conv + 2*vh) * bf16}
+	gated := kernel{Class: graph.ClassReduction, FLOPs: 10 * n * vd, Read: 2 * n * vd * bf16, Writes: n * vd * bf16}
 	fwd, bwd = c.recurrentBlock(n, h, in, vd, sp, act, recurrentKernels{norm, cv, k, kB, gated, resid})
 	return fwd, bwd, rec
 }

@@ -27,14 +27,14 @@ import (
 // megatronLayers says the plan's layers are Megatron-Core's (the stack's
 // framework): the code read here.
 func (c *coster) megatronLayers() bool {
-	return c.pl.Software.Framework() == plan.FrameworkMegatron
+	return c.Plan.Software.Framework() == plan.FrameworkMegatron
 }
 
 // runAll is the kernels ks run one after another, a launch each.
 func (c *coster) runAll(ks ...kernel) phase {
 	var p phase
 	for _, k := range ks {
-		p = p.plus(c.run(k))
+		p = p.Plus(c.run(k))
 	}
 	return p
 }
@@ -58,12 +58,12 @@ func (c *coster) runAll(ks ...kernel) phase {
 // kernels. Its activation itself, with the probabilities' multiply, is
 // moe()'s actFn (one kernel each way, as before).
 func (c *coster) gluClamp(rows, cols float64) (fwd, bwd phase) {
-	if c.m.Config.SwiGLULimit <= 0 || !c.megatronLayers() {
+	if c.M.Config.SwiGLULimit <= 0 || !c.megatronLayers() {
 		return fwd, bwd
 	}
 	e := rows * cols
 	ew := func(read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: e, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: e, Read: read, Writes: write}
 	}
 	clamp := ew(e*bf16, e*bf16)
 	cat := ew(2*e*bf16, 2*e*bf16)
@@ -94,28 +94,28 @@ func (c *coster) gluClamp(rows, cols float64) (fwd, bwd phase) {
 // its gradient from the weight-gradient GEMM's epilogue in BF16), at
 // no cost placer counts.
 func (c *coster) expertBias(rows, local float64) (fwd, bwd phase) {
-	if !c.m.Config.LinearBias || !c.megatronLayers() || c.pl.Run.ExpertLoop || local < 1 {
+	if !c.M.Config.LinearBias || !c.megatronLayers() || c.Plan.Run.ExpertLoop || local < 1 {
 		return fwd, bwd
 	}
-	h := float64(c.m.Hidden)
+	h := float64(c.M.Hidden)
 	re := rows / local // one expert's rows
 	o := re * h        // one expert's outputs
 	ew := func(read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: o, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: o, Read: read, Writes: write}
 	}
 	red := func(read, write float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: o, read: read, writes: write}
+		return kernel{Class: graph.ClassReduction, FLOPs: o, Read: read, Writes: write}
 	}
 	scaled := ew(re*bf16+h*bf16, o*bf16) // b * p
 	add := ew(2*o*bf16, o*bf16)          // t + b*p
-	cat := kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16}
-	fwd = scalePhase(c.runAll(scaled, add), local).plus(c.run(cat))
+	cat := kernel{Class: graph.ClassDataMovement, Read: rows * h * bf16, Writes: rows * h * bf16}
+	fwd = scalePhase(c.runAll(scaled, add), local).Plus(c.run(cat))
 	gradB := ew(o*bf16+re*bf16, o*bf16) // gradient x p
 	sumB := red(o*bf16, h*bf16)         // over the rows: the bias's gradient
 	gradP := ew(o*bf16+h*bf16, o*bf16)  // gradient x b
 	sumP := red(o*bf16, re*bf16)        // over h: the probability's gradient
-	probsCat := kernel{class: graph.ClassDataMovement, read: rows * bf16, writes: rows * bf16}
-	bwd = scalePhase(c.runAll(gradB, sumB, gradP, sumP), local).plus(c.runAll(cat, probsCat))
+	probsCat := kernel{Class: graph.ClassDataMovement, Read: rows * bf16, Writes: rows * bf16}
+	bwd = scalePhase(c.runAll(gradB, sumB, gradP, sumP), local).Plus(c.runAll(cat, probsCat))
 	return fwd, bwd
 }
 
@@ -131,14 +131,14 @@ func (c *coster) expertBias(rows, local float64) (fwd, bwd phase) {
 // the output gradient over the rows. The query/key/value projection's
 // bias is in its GEMM's epilogue (skip_bias_add=False).
 func (c *coster) projBias() (fwd, bwd phase) {
-	m := c.m
-	if !m.Config.LinearBias || !m.MoE() || !c.megatronLayers() || c.pl.Run.ExpertLoop {
+	m := c.M
+	if !m.Config.LinearBias || !m.MoE() || !c.megatronLayers() || c.Plan.Run.ExpertLoop {
 		return fwd, bwd
 	}
 	h := float64(m.Hidden)
-	e := c.tokens * h * c.sp()
-	fwd = c.run(kernel{class: graph.ClassElementwise, flops: e, read: e*bf16 + h*bf16, writes: e * bf16})
-	bwd = c.run(kernel{class: graph.ClassReduction, flops: e, read: e * bf16, writes: h * bf16})
+	e := c.Tokens * h * c.sp()
+	fwd = c.run(kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e*bf16 + h*bf16, Writes: e * bf16})
+	bwd = c.run(kernel{Class: graph.ClassReduction, FLOPs: e, Read: e * bf16, Writes: h * bf16})
 	return fwd, bwd
 }
 
@@ -160,29 +160,29 @@ func (c *coster) projBias() (fwd, bwd phase) {
 // (x/2), the chunk's cat, the two gradients' add, and the slice's
 // backward (zeros and a copy into them): 7 kernels.
 func (c *coster) yarnRope() (fwd, bwd phase) {
-	m := c.m
+	m := c.M
 	if m.Config.RopeScaling != "yarn" || m.MLA() || !c.megatronLayers() {
 		return fwd, bwd
 	}
-	T := float64(c.pl.TP)
+	T := float64(c.Plan.TP)
 	d := float64(m.HeadDim())
-	sd := float64(m.Seq) / float64(max(1, c.pl.CP)) * d
+	sd := float64(m.Seq) / float64(max(1, c.Plan.CP)) * d
 	ew := func(x, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: x, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: x, Read: read, Writes: write}
 	}
 	trig := ew(sd, sd*4, sd*4) // cos or sin
 	scale := ew(sd, sd*4, sd*4)
 	cast := ew(sd, sd*4, sd*bf16)
 	for _, heads := range []float64{float64(m.Heads) / T, float64(m.KVHeads) / T} {
-		x := c.tokens * heads * d
+		x := c.Tokens * heads * d
 		b := x * bf16
 		mul := ew(x, b+sd*bf16, b)
 		neg := ew(x/2, b/2, b/2)
 		cat := ew(x, b, b)
 		add := ew(x, 2*b, b)
 		zeros := ew(x, 0, b)
-		fwd = fwd.plus(c.runAll(trig, scale, cast, trig, scale, cast, mul, neg, cat, mul, add, cat))
-		bwd = bwd.plus(c.runAll(mul, neg, cat, mul, add, zeros, cat))
+		fwd = fwd.Plus(c.runAll(trig, scale, cast, trig, scale, cast, mul, neg, cat, mul, add, cat))
+		bwd = bwd.Plus(c.runAll(mul, neg, cat, mul, add, zeros, cat))
 	}
 	return fwd, bwd
 }

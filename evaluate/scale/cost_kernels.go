@@ -2,7 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/graph"
 )
 
@@ -12,15 +12,15 @@ import (
 // this GPU computes: its tokens' queries against the whole sequence's
 // keys, for its heads; every score is computed, the masked ones too.
 func (c *coster) unfusedAttention() (fwd, bwd float64) {
-	m, T := c.m, float64(c.pl.TP)
-	n, s := c.tokens, float64(m.Seq)
+	m, T := c.M, float64(c.Plan.TP)
+	n, s := c.Tokens, float64(m.Seq)
 	heads, kv, d := float64(m.Heads)/T, float64(m.KVHeads)/T, float64(m.HeadDim())
 	e := n * heads * s
 	q := n * heads * d * bf16 // Q, the output, and their gradients
 	k := s * kv * d * bf16    // K (and V) for the keys this GPU's queries see
 	gemm := 2 * n * s * heads * d
 	t := func(class graph.Class, flops, read, write float64) float64 {
-		return kernel{class: class, flops: flops, read: read, writes: write}.time(c.h)
+		return kernel{Class: class, FLOPs: flops, Read: read, Writes: write}.Time(c.H)
 	}
 	scoresIn := t(graph.ClassMatMul, gemm, q+k, e*bf16)       // Q K^T
 	softmax := t(graph.ClassReduction, 5*e, e*bf16, e*bf16)   // scale, mask, softmax
@@ -37,41 +37,8 @@ func (c *coster) unfusedAttention() (fwd, bwd float64) {
 	return fwd, bwd
 }
 
-// fusedAttn is one fused attention call on one GPU: its kernel (FLOPs
-// and bytes, what a pod without a measured attention kernel costs at the
-// matmul class's efficiency), its query elements (batch x heads x tokens
-// x (qk + v head dimensions)), a causal call's last row (tokens x (qk +
-// v head dimensions); 0 for a full block) and its query and key head
-// dimension: the shape AttentionRate takes.
-type fusedAttn struct {
-	k           kernel
-	elems, tail float64
-	headDim     int
-}
-
-// attention is the time of fused attention a, forward or backward: the
-// pod's measured kernel by shape where it has one and its attention is
-// fused, else the matmul class's roofline (a context-parallel ring on a
-// pod whose attention is unfused: no kernel was selected for it). The
-// measured kernel's rate term (its FLOPs over R(d)) runs at the clock
-// the pod's GPUs hold (power.go): its FLOPs taken
-// Hardware.ComputeSlowdown's times; its per-element and fixed terms as
-// timed.
-func (c *coster) attention(a fusedAttn, backward bool) float64 {
-	if len(c.pod.Kernels.Attention) == 0 || c.pod.Kernels.UnfusedAttention {
-		return a.k.time(c.h)
-	}
-	k := c.pod.Kernels.Attention[0]
-	r := &k.Fwd
-	if backward {
-		r = &k.Bwd
-	}
-	flops := a.k.flops
-	if s := c.h.ComputeSlowdown; s > 0 {
-		flops *= s
-	}
-	return r.Time(kernels.AttentionCall{Flops: flops, Elems: a.elems, Tail: a.tail, HeadDim: a.headDim})
-}
+// fusedAttn is one fused attention call on one GPU (cost.FusedAttn).
+type fusedAttn = cost.FusedAttn
 
 // overlapped is GEMM g's time beside tensor-parallel collective k of
 // bytes over the tensor group, taking ct seconds (tpoverlap=on): its
@@ -81,14 +48,14 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 // longer, its bytes at the HBM bandwidth the collective's traffic leaves
 // (plan.Pod.Rates), that traffic spread over the longer of the two.
 func (c *coster) overlapped(g kernel, k roofline.Collective, bytes, ct float64) float64 {
-	kk := c.pod.Kernels
-	gt := g.time(c.h)
+	kk := c.Pod.Kernels
+	gt := g.Time(c.H)
 	if kk.SMs <= 0 || kk.OverlapSMs <= 0 || kk.OverlapSMs >= kk.SMs {
 		return gt
 	}
-	traffic := c.pod.BesideComm(k, c.tpG, bytes, max(ct, gt))
+	traffic := c.Pod.BesideComm(k, c.TPG, bytes, max(ct, gt))
 	_, hbm := traffic.Share()
-	_, mem := c.pod.Rates(0, hbm)
-	memory := kernel{class: g.class, read: g.read, writes: g.writes}.time(c.h) - c.h.Launch
-	return max(gt*float64(kk.SMs)/float64(kk.SMs-kk.OverlapSMs), c.h.Launch+memory/mem)
+	_, mem := c.Pod.Rates(0, hbm)
+	memory := kernel{Class: g.Class, Read: g.Read, Writes: g.Writes}.Time(c.H) - c.H.Launch
+	return max(gt*float64(kk.SMs)/float64(kk.SMs-kk.OverlapSMs), c.H.Launch+memory/mem)
 }

@@ -20,12 +20,12 @@ import (
 // GPU, forward and backward, recomputation included: the mean over its
 // pattern of Mamba-2, attention and MLP blocks.
 func (c *coster) hybridLayer() (fwd, bwd phase) {
-	nm, na, nf := c.m.Kinds()
-	l := float64(c.m.Layers)
+	nm, na, nf := c.M.Kinds()
+	l := float64(c.M.Layers)
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		p.fwd, p.bwd, p.rec = p.fwd.plus(scalePhase(f, w)), p.bwd.plus(scalePhase(b, w)), p.rec.plus(scalePhase(r, w))
+		p.fwd, p.bwd, p.rec = p.fwd.Plus(scalePhase(f, w)), p.bwd.Plus(scalePhase(b, w)), p.rec.Plus(scalePhase(r, w))
 	}
 	if nm > 0 {
 		f, b, r := c.mambaBlock()
@@ -61,8 +61,8 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 // selective recomputation of it (rec zero: Megatron-Core's recompute
 // modules name none of the mixer).
 func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	s := m.SSM
 	sp := c.sp()
 	act := n * h * bf16
@@ -70,14 +70,14 @@ func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
 	di := float64(s.Inner()) / T
 	xbc := di + 2*float64(s.Groups*s.State)/T // x, B and C: the convolution's channels
 	heads := float64(s.Heads) / T
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	conv := kernel{class: graph.ClassElementwise, flops: (2*float64(s.Conv) + 4) * n * xbc, read: n * xbc * bf16, writes: n * xbc * bf16}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
+	conv := kernel{Class: graph.ClassElementwise, FLOPs: (2*float64(s.Conv) + 4) * n * xbc, Read: n * xbc * bf16, Writes: n * xbc * bf16}
 	ssdFlops := n * m.SSDFLOPs() / T
-	ssd := kernel{class: graph.ClassMatMul, flops: ssdFlops, read: n * (xbc + heads) * bf16, writes: n * di * bf16}
+	ssd := kernel{Class: graph.ClassMatMul, FLOPs: ssdFlops, Read: n * (xbc + heads) * bf16, Writes: n * di * bf16}
 	states := 2 * float64(s.State*s.HeadDim) * heads * n
-	ssdB := kernel{class: graph.ClassMatMul, flops: 2*ssdFlops + states, read: n * (2*xbc + heads + 2*di) * bf16, writes: n * (xbc + heads) * bf16}
-	gated := kernel{class: graph.ClassReduction, flops: 10 * n * di, read: 2 * n * di * bf16, writes: n * di * bf16}
+	ssdB := kernel{Class: graph.ClassMatMul, FLOPs: 2*ssdFlops + states, Read: n * (2*xbc + heads + 2*di) * bf16, Writes: n * (xbc + heads) * bf16}
+	gated := kernel{Class: graph.ClassReduction, FLOPs: 10 * n * di, Read: 2 * n * di * bf16, Writes: n * di * bf16}
 	fwd, bwd = c.recurrentBlock(n, h, in, di, sp, act, recurrentKernels{norm, conv, ssd, ssdB, gated, resid})
 	return fwd, bwd, rec
 }
@@ -102,11 +102,11 @@ func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKer
 	bIn, bOut := c.back(gIn), c.back(gOut)
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := c.run
-	fwd = t(k.norm).plus(c.pair(gIn, before, act)).plus(t(k.conv)).plus(t(k.scan)).plus(t(k.gated)).plus(c.pair(gOut, after, act)).plus(t(k.resid))
-	bwd = t(twice(k.resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(k.gated))).plus(t(k.scanB)).plus(t(twice(k.conv))).
-		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(k.norm)))
-	if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*inner)), bwd.plus(c.bwdCasts(n*h*sp, n*inner))
+	fwd = t(k.norm).Plus(c.pair(gIn, before, act)).Plus(t(k.conv)).Plus(t(k.scan)).Plus(t(k.gated)).Plus(c.pair(gOut, after, act)).Plus(t(k.resid))
+	bwd = t(twice(k.resid)).Plus(c.pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(twice(k.gated))).Plus(t(k.scanB)).Plus(t(twice(k.conv))).
+		Plus(c.pair(bIn, bwdBefore, act)).Plus(c.pair(bIn, before, act)).Plus(t(twice(k.norm)))
+	if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*inner)), bwd.Plus(c.bwdCasts(n*h*sp, n*inner))
 	}
 	return fwd, bwd
 }

@@ -47,7 +47,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 	if pl.Titan() {
 		zeroed = 0 // set to None, not zeroed (titanClip)
 	}
-	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + zeroed}.time(&p.Hardware)
+	t := kernel{Class: graph.ClassElementwise, Read: optRead * opt, Writes: optWrite*opt + zeroed}.Time(&p.Hardware)
 	if pl.Titan() {
 		t += titanClip(pl, p, opt)
 	}
@@ -74,9 +74,9 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		for _, st := range stages {
 			lw = max(lw, st.Layers)
 		}
-		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
+		t += kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: 2 * lw}.Time(&p.Hardware)
 		if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
-			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
+			t += kernel{Class: graph.ClassReduction, FLOPs: lw, Read: 2 * lw}.Time(&p.Hardware)
 		}
 	}
 	return t
@@ -100,8 +100,8 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 // buffer is zeroed (optimizerStep charges Megatron's otherwise).
 func titanClip(pl *plan.Plan, p *plan.Pod, opt float64) float64 {
 	const grad = 4 // FP32 gradients of the FP32 sharded parameters
-	t := kernel{class: graph.ClassReduction, flops: 2 * opt, read: grad * opt}.time(&p.Hardware)
-	t += kernel{class: graph.ClassElementwise, flops: opt, read: grad * opt, writes: grad * opt}.time(&p.Hardware)
+	t := kernel{Class: graph.ClassReduction, FLOPs: 2 * opt, Read: grad * opt}.Time(&p.Hardware)
+	t += kernel{Class: graph.ClassElementwise, FLOPs: opt, Read: grad * opt, Writes: grad * opt}.Time(&p.Hardware)
 	tpG, dpG := pl.Groups(*p, 0)
 	for _, g := range []plan.Group{dpG, tpG} {
 		c, _ := p.Collective(roofline.AllReduce, g, 4)

@@ -48,21 +48,21 @@ import (
 // here) and with latent attention (DeepSeek's norms are its latents')
 // none.
 func (c *coster) qkNorm() (fwd, bwd phase) {
-	m := c.m
+	m := c.M
 	if !m.Config.QKNorm || m.MLA() || !c.megatronLayers() {
 		return fwd, bwd
 	}
-	T := float64(c.pl.TP)
+	T := float64(c.Plan.TP)
 	d := float64(m.HeadDim())
 	norm := func(x float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: 4 * x, read: x * bf16, writes: x * bf16}
+		return kernel{Class: graph.ClassReduction, FLOPs: 4 * x, Read: x * bf16, Writes: x * bf16}
 	}
 	normB := func(x float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: 6 * x, read: 2 * x * bf16, writes: x * bf16}
+		return kernel{Class: graph.ClassReduction, FLOPs: 6 * x, Read: 2 * x * bf16, Writes: x * bf16}
 	}
-	q := c.tokens * float64(m.Heads) / T * d
-	k := c.tokens * float64(m.KVHeads) / T * d
-	copyK := kernel{class: graph.ClassDataMovement, read: k * bf16, writes: k * bf16}
+	q := c.Tokens * float64(m.Heads) / T * d
+	k := c.Tokens * float64(m.KVHeads) / T * d
+	copyK := kernel{Class: graph.ClassDataMovement, Read: k * bf16, Writes: k * bf16}
 	fwd = c.runAll(norm(q), copyK, norm(k))
 	bwd = c.runAll(normB(q), normB(k))
 	return fwd, bwd
@@ -104,21 +104,21 @@ func (c *coster) qkNorm() (fwd, bwd phase) {
 // tracker's add and the per-token multiply, which the MoE layer built
 // alone does not run).
 func (c *coster) auxLoss(nl float64) (fwd, bwd phase) {
-	m := c.m
+	m := c.M
 	if m.Config.AuxLoss <= 0 || m.Config.ModelType == "gpt_oss" || !c.megatronLayers() {
 		return fwd, bwd
 	}
 	E := float64(m.Experts)
 	s := nl * E * 4 // an FP32 tensor of nl x E
 	ew := func(read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: nl * E, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: nl * E, Read: read, Writes: write}
 	}
-	scalar := kernel{class: graph.ClassElementwise, flops: 1, read: 4, writes: 4}
+	scalar := kernel{Class: graph.ClassElementwise, FLOPs: 1, Read: 4, Writes: 4}
 	scores := ew(s, s+nl*E) // the scores and the routing map (a bool a score)
-	counts := kernel{class: graph.ClassReduction, flops: nl * E, read: nl * E, writes: E * 8}
-	loss := kernel{class: graph.ClassReduction, flops: 2 * nl * E, read: s, writes: 4}
+	counts := kernel{Class: graph.ClassReduction, FLOPs: nl * E, Read: nl * E, Writes: E * 8}
+	loss := kernel{Class: graph.ClassReduction, FLOPs: 2 * nl * E, Read: s, Writes: 4}
 	sc, ls := []kernel{scores}, []kernel{loss}
-	if c.pl.Run.UnfusedRouter {
+	if c.Plan.Run.UnfusedRouter {
 		// softmax, topk (values and int64 indices), zeros_like, .int(),
 		// scatter, .bool(); the probabilities' sum over the tokens, its
 		// product with the counts, their sum, the scalar factor.
@@ -127,10 +127,10 @@ func (c *coster) auxLoss(nl float64) (fwd, bwd phase) {
 		ls = []kernel{ew(s, E*4), ew(E*12, E*4), ew(E*4, 4), ew(4, 4)}
 	}
 	fwd = c.runAll(append(append(sc, counts), append(ls, scalar, scalar, scalar)...)...)
-	fwd = fwd.plus(c.tpCPReduce(E * 8))
+	fwd = fwd.Plus(c.tpCPReduce(E * 8))
 	bwd = c.runAll(scalar, scalar, scalar, ew(4, s), ew(2*s, s), ew(2*s, s))
-	if c.pl.Imbalance <= 1 && c.pl.Run.Capacity == 0 {
-		fwd = fwd.plus(c.runAll(ew(s, s), ew(0, s)))
+	if c.Plan.Imbalance <= 1 && c.Plan.Run.Capacity == 0 {
+		fwd = fwd.Plus(c.runAll(ew(s, s), ew(0, s)))
 	}
 	return fwd, bwd
 }
@@ -139,16 +139,16 @@ func (c *coster) auxLoss(nl float64) (fwd, bwd phase) {
 // group (Megatron's tp_cp_group: tensor ranks innermost, then context),
 // on the compute stream: nothing with one rank or without collectives.
 func (c *coster) tpCPReduce(b float64) phase {
-	g := c.pl.TP * max(1, c.pl.CP)
-	if g <= 1 || c.noComm {
+	g := c.Plan.TP * max(1, c.Plan.CP)
+	if g <= 1 || c.NoComm {
 		return phase{}
 	}
 	grp := plan.Group{PerNode: g, Nodes: 1}
-	if per := c.pod.PerNode; g > per {
+	if per := c.Pod.PerNode; g > per {
 		grp = plan.Group{PerNode: per, Nodes: (g + per - 1) / per}
 	}
-	ct, _ := c.pod.Collective(roofline.AllReduce, grp, b)
-	return phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+	ct, _ := c.Pod.Collective(roofline.AllReduce, grp, b)
+	return phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
 }
 
 // quantPadding is TEGroupedMLP's padding of each local expert's rows to
@@ -180,22 +180,22 @@ func (c *coster) tpCPReduce(b float64) phase {
 // rows an expert, EP x ETP of them gathered: 25.09's token-dropping
 // rows at 4,096 or 8,192 tokens give 256 or 512, aligned).
 func (c *coster) quantPadding(rows, nl float64) (fwd, bwd phase) {
-	if c.fp8 == 0 || !c.megatronLayers() || c.pl.Run.ExpertLoop || c.pl.Run.HybridEP {
+	if c.FP8Fwd == 0 || !c.megatronLayers() || c.Plan.Run.ExpertLoop || c.Plan.Run.HybridEP {
 		return fwd, bwd
 	}
-	if f := c.pl.Run.Capacity; f > 0 {
+	if f := c.Plan.Run.Capacity; f > 0 {
 		align := 16.0
-		if c.pl.FP8 == plan.FP8MX {
+		if c.Plan.FP8 == plan.FP8MX {
 			align = 32
 		}
-		per := math.Ceil(nl*float64(c.m.TopK)/float64(c.m.Experts)*f) * float64(c.pl.EP*c.pl.ETP)
+		per := math.Ceil(nl*float64(c.M.TopK)/float64(c.M.Experts)*f) * float64(c.Plan.EP*c.Plan.ETP)
 		if math.Mod(per, align) == 0 {
 			return fwd, bwd
 		}
 	}
-	x := rows * float64(c.m.Hidden) * bf16
-	pad := kernel{class: graph.ClassDataMovement, read: x, writes: x}
-	probs := kernel{class: graph.ClassDataMovement, read: rows * bf16, writes: rows * bf16}
+	x := rows * float64(c.M.Hidden) * bf16
+	pad := kernel{Class: graph.ClassDataMovement, Read: x, Writes: x}
+	probs := kernel{Class: graph.ClassDataMovement, Read: rows * bf16, Writes: rows * bf16}
 	fwd = c.runAll(pad, probs, pad)
 	bwd = c.runAll(pad, pad, probs)
 	return fwd, bwd

@@ -34,25 +34,25 @@ type ringMsg struct{ kv, out float64 }
 // ringTraced's compiled, compile=on: Settings.Eager false). Without
 // context parallelism it is the kernel.
 func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
-	C := c.pl.CP
+	C := c.Plan.CP
 	if C <= 1 {
 		// One fused kernel forward; the backward's main kernel and its
 		// preprocessing (the output's and its gradient's row sums).
-		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
+		return phase{Busy: c.Attention(f, backward), Launches: map[bool]float64{false: 1, true: 2}[backward]}
 	}
-	if c.pl.Run.CPRing == plan.CPRingKVAllGather {
+	if c.Plan.Run.CPRing == plan.CPRingKVAllGather {
 		return c.kvAllGather(f, backward, msg)
 	}
-	f.k.flops /= float64(C)
+	f.K.FLOPs /= float64(C)
 	steps := make([]float64, C)
-	steps[0] = c.attention(f, backward)
-	f.tail = 0
-	full := c.attention(f, backward)
+	steps[0] = c.Attention(f, backward)
+	f.Tail = 0
+	full := c.Attention(f, backward)
 	for i := 1; i < C; i++ {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if r := c.pl.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
+	if r := c.Plan.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
 		return c.torchRing(steps, backward, msg, compute)
 	}
 	busy := ringP2P(steps, backward, c.cpSend(msg.kv), c.cpSend(2*msg.kv))
@@ -62,7 +62,7 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 	if backward {
 		sends *= 2
 	}
-	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+	return phase{Busy: busy, CPExposed: busy - compute, Launches: float64(C) + sends}
 }
 
 // kvAllGather is fused attention f (forward, or backward) on one GPU of
@@ -96,13 +96,13 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 // own 2 chunks (f.tail), and the ranks wait on the slowest at the next
 // collective. Two calls' fixed terms.
 func (c *coster) kvAllGather(f fusedAttn, backward bool, msg ringMsg) phase {
-	C := float64(c.pl.CP)
-	f.tail *= C
-	calls := c.attention(f, backward)
-	if len(c.pod.Kernels.Attention) > 0 && !c.pod.Kernels.UnfusedAttention {
-		k := c.pod.Kernels.Attention[0].Fwd
+	C := float64(c.Plan.CP)
+	f.Tail *= C
+	calls := c.Attention(f, backward)
+	if len(c.Pod.Kernels.Attention) > 0 && !c.Pod.Kernels.UnfusedAttention {
+		k := c.Pod.Kernels.Attention[0].Fwd
 		if backward {
-			k = c.pod.Kernels.Attention[0].Bwd
+			k = c.Pod.Kernels.Attention[0].Bwd
 		}
 		calls += k.T0 // the second call's launch and last wave
 	}
@@ -112,7 +112,7 @@ func (c *coster) kvAllGather(f fusedAttn, backward bool, msg ringMsg) phase {
 		comm += c.cpReduceScatter(C * msg.kv) // dK and dV
 		launches += 2
 	}
-	return phase{busy: calls + comm, cpExposed: comm, launches: launches}
+	return phase{Busy: calls + comm, CPExposed: comm, Launches: launches}
 }
 
 // torchRing is torch's ring of calls steps (compute seconds in all) with
@@ -122,21 +122,21 @@ func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute 
 	C := float64(len(steps))
 	merges := c.ringMerges(backward, msg)
 	var eagerLaunches float64
-	if c.pl.Run.Eager {
+	if c.Plan.Run.Eager {
 		merges, eagerLaunches = c.ringMergesEager(backward, msg)
 	}
 	x, xd := c.cpSend(msg.kv), c.cpSend(2*msg.kv) // K and V (BF16) to the next rank; dK and dV (FP32)
 	var busy, launches float64
-	if c.pl.Run.CPRing == plan.CPRingAllGather {
+	if c.Plan.Run.CPRing == plan.CPRingAllGather {
 		ag := c.cpAllGather(C * msg.kv)
-		if c.pl.Run.Eager {
+		if c.Plan.Run.Eager {
 			busy = ringAllGather(steps, backward, ag, xd)
 		} else {
 			busy = ringTraced(steps, backward, ag, 0, xd)
 		}
 		launches = 2*C + 1 // the calls, the merges, the all-gather
 	} else {
-		if c.pl.Run.Eager {
+		if c.Plan.Run.Eager {
 			busy = ringAllToAll(steps, backward, x, xd)
 		} else {
 			busy = ringTraced(steps, backward, 0, x, xd)
@@ -146,11 +146,11 @@ func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute 
 	if backward {
 		launches += C // the gradients' all-to-alls
 	}
-	if c.pl.Run.Eager {
+	if c.Plan.Run.Eager {
 		launches += eagerLaunches - C // the merges op by op, not one a step
 	}
 	busy += merges
-	return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
+	return phase{Busy: busy, CPExposed: busy - compute - merges, Launches: launches}
 }
 
 // ringP2P is Transformer Engine's p2p ring of calls a (seconds each, in
@@ -272,9 +272,9 @@ func ringTraced(a []float64, backward bool, ag, x, xd float64) float64 {
 // FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
 // bytes an element) and those copied into the buffer sent on (4 + 4).
 func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
-	C := float64(c.pl.CP)
+	C := float64(c.Plan.CP)
 	pass := func(elems, read, write float64) float64 {
-		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		return kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(c.H)
 	}
 	if !backward {
 		return C*pass(msg.out, 6, 4) + pass(msg.out, 4, 2)
@@ -306,10 +306,10 @@ func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
 //     the K, V concatenation before each call but the last (2 + 2); dQ and
 //     the last dK, dV cast back (4 + 2).
 func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches float64) {
-	C := float64(c.pl.CP)
+	C := float64(c.Plan.CP)
 	E, K := msg.out, msg.kv/bf16
 	pass := func(n, elems, read, write float64) {
-		busy += n * kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		busy += n * kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(c.H)
 		launches += n
 	}
 	if !backward {
@@ -340,14 +340,14 @@ func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches flo
 // node's NICs (every GPU of the node sends at once). 0 when the layer
 // is costed alone.
 func (c *coster) cpSend(bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
+	if c.NoComm || bytes <= 0 {
 		return 0
 	}
-	if c.pl.CPCrossesNodes(*c.pod) {
-		bw, lat := c.pod.Inter()
+	if c.Plan.CPCrossesNodes(*c.Pod) {
+		bw, lat := c.Pod.Inter()
 		return bytes/bw + lat
 	}
-	bw, lat := c.pod.Intra()
+	bw, lat := c.Pod.Intra()
 	return bytes/bw + lat
 }
 
@@ -369,11 +369,11 @@ func (c *coster) cpReduceScatter(bytes float64) float64 {
 // cpCollective is the collective op of bytes in all over the plan's
 // context group (cpAllGather's placement).
 func (c *coster) cpCollective(op roofline.Collective, bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
+	if c.NoComm || bytes <= 0 {
 		return 0
 	}
-	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
-	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
-	t, _ := c.pod.Collective(op, g, bytes)
+	in := max(1, min(c.Plan.CP, c.Pod.PerNode/max(1, c.Plan.TP)))
+	g := plan.Group{PerNode: in, Nodes: (c.Plan.CP + in - 1) / in}
+	t, _ := c.Pod.Collective(op, g, bytes)
 	return t
 }

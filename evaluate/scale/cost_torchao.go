@@ -65,12 +65,12 @@ func torchaoWeightCasts(pl *plan.Plan, h *roofline.Hardware, lw float64) float64
 	var t float64
 	switch {
 	case plan.Rowwise(pl.FP8):
-		t = rowwiseCast(lw).time(h) + columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+		t = rowwiseCast(lw).Time(h) + columnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 	default:
 		if !pl.FP8Gather {
-			t = columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+			t = columnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 		}
-		t += kernel{class: graph.ClassElementwise, read: lw, writes: lw}.time(h)
+		t += kernel{Class: graph.ClassElementwise, Read: lw, Writes: lw}.Time(h)
 	}
 	return float64(pl.NumMicro) * t
 }
@@ -111,7 +111,7 @@ func fp8GatherCopyIn(lin, linears float64) (read, written, launches float64) {
 // casts (four small kernels).
 func fp8GatherScales(p *plan.Pod, g plan.Group, lin, linears float64) float64 {
 	h := &p.Hardware
-	t := kernel{class: graph.ClassReduction, flops: lin, read: 4 * lin}.time(h)
-	t += 5 * kernel{class: graph.ClassElementwise}.time(h) // stack, clamp, to(float64), division, to(float32)
+	t := kernel{Class: graph.ClassReduction, FLOPs: lin, Read: 4 * lin}.Time(h)
+	t += 5 * kernel{Class: graph.ClassElementwise}.Time(h) // stack, clamp, to(float64), division, to(float32)
 	return t + p.StateCollective(roofline.AllReduce, g, 4*linears)
 }

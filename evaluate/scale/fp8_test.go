@@ -228,7 +228,7 @@ func TestFP8GEMMByHand(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 1, n)
 		g := co.lgemm(flops, read, write)
-		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
+		fwd, bwd := g.Time(co.H), co.back(g).Time(co.H)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%q: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}
@@ -246,7 +246,7 @@ func TestFP8TPGatherBytes(t *testing.T) {
 	}
 	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=1")
 	const act = 4096 * 8192 * 2.0
-	g := kernel{class: graph.ClassMatMul, flops: 1e12, read: act, writes: act}
+	g := kernel{Class: graph.ClassMatMul, FLOPs: 1e12, Read: act, Writes: act}
 	for _, c := range []struct {
 		recipe string
 		k      roofline.Collective

@@ -20,7 +20,7 @@ const (
 func kernelsTime(c coster, ks [][4]float64) (float64, float64) {
 	var s float64
 	for _, k := range ks {
-		s += kernel{class: graph.Class(k[0]), flops: k[1], read: k[2], writes: k[3]}.time(c.h)
+		s += kernel{Class: graph.Class(k[0]), FLOPs: k[1], Read: k[2], Writes: k[3]}.Time(c.H)
 	}
 	return s, float64(len(ks))
 }
@@ -54,9 +54,9 @@ func TestGLUClamp(t *testing.T) {
 		f, b := c.gluClamp(16384, 2880)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -96,9 +96,9 @@ func TestExpertBias(t *testing.T) {
 		f, b := c.expertBias(16384, 16)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -144,9 +144,9 @@ func TestYarnRope(t *testing.T) {
 		f, b := c.yarnRope()
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -170,9 +170,9 @@ func TestProjBias(t *testing.T) {
 		f, b := c.projBias()
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }

@@ -48,9 +48,9 @@ func TestQKNorm(t *testing.T) {
 		f, b := c.qkNorm()
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -118,12 +118,12 @@ func TestAuxLoss(t *testing.T) {
 		wb, lb := kernelsTime(c, tc.bwd)
 		var ar float64
 		if tc.reduce {
-			ar, _ = c.pod.Collective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, 1024)
+			ar, _ = c.Pod.Collective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, 1024)
 			wf, lf = wf+ar, lf+1
 		}
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb || !near(f.tpExposed, ar) {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb || !near(f.TPExposed, ar) {
 			t.Errorf("%s: forward %g s in %g launches (tensor group %g), backward %g in %g; want %g in %g (%g), %g in %g",
-				tc.name, f.busy, f.launches, f.tpExposed, b.busy, b.launches, wf, lf, ar, wb, lb)
+				tc.name, f.Busy, f.Launches, f.TPExposed, b.Busy, b.Launches, wf, lf, ar, wb, lb)
 		}
 	}
 }
@@ -158,9 +158,9 @@ func TestQuantPadding(t *testing.T) {
 		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
 		f, b := c.quantPadding(32768, 4096)
 		w, l := kernelsTime(c, tc.fwd)
-		if !near(f.busy, w) || !near(b.busy, w) || f.launches != l || b.launches != l {
+		if !near(f.Busy, w) || !near(b.Busy, w) || f.Launches != l || b.Launches != l {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g each way",
-				tc.name, f.busy, f.launches, b.busy, b.launches, w, l)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, w, l)
 		}
 	}
 }

@@ -49,12 +49,12 @@ import (
 
 // rowwiseCast is the cast of e elements along their rows: one pass.
 func rowwiseCast(e float64) kernel {
-	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}
+	return kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}
 }
 
 // columnAmax is the amax pass of a cast along the columns of e elements.
 func columnAmax(e float64) kernel {
-	return kernel{class: graph.ClassReduction, flops: e, read: 2 * e}
+	return kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}
 }
 
 // rowwiseCasts is the casts of GEMM inputs of es elements each under a
@@ -65,11 +65,11 @@ func (c *coster) rowwiseCasts(bwd bool, es ...float64) phase {
 		if e <= 0 {
 			continue
 		}
-		p.busy += rowwiseCast(e).time(c.h)
-		p.launches++
-		if bwd && c.pl.FP8 == plan.FP8Rowwise {
-			p.busy += 2*rowwiseCast(e).time(c.h) + 2*columnAmax(e).time(c.h)
-			p.launches += 4
+		p.Busy += rowwiseCast(e).Time(c.H)
+		p.Launches++
+		if bwd && c.Plan.FP8 == plan.FP8Rowwise {
+			p.Busy += 2*rowwiseCast(e).Time(c.H) + 2*columnAmax(e).Time(c.H)
+			p.Launches += 4
 		}
 	}
 	return p
@@ -78,10 +78,10 @@ func (c *coster) rowwiseCasts(bwd bool, es ...float64) phase {
 // bwdCasts is the backward's casts of GEMM inputs of es elements each:
 // casts' under every recipe but the rowwise ones (rowwiseCasts).
 func (c *coster) bwdCasts(es ...float64) phase {
-	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		return c.rowwiseCasts(true, es...)
 	}
-	if c.fp8 > 0 && c.pl.FP8 == plan.FP8Current && c.pl.Software.Framework() == plan.FrameworkTorchTitan {
+	if c.FP8Fwd > 0 && c.Plan.FP8 == plan.FP8Current && c.Plan.Software.Framework() == plan.FrameworkTorchTitan {
 		return c.torchaoTensorwiseBwd(es...)
 	}
 	return c.casts(es...)
@@ -107,10 +107,10 @@ func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
 		if e <= 0 {
 			continue
 		}
-		two := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: 2 * e}.time(c.h)
-		one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
-		p.busy += two - one + kernel{class: graph.ClassElementwise, read: e, writes: e}.time(c.h)
-		p.launches++
+		two := kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: 2 * e}.Time(c.H)
+		one := kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}.Time(c.H)
+		p.Busy += two - one + kernel{Class: graph.ClassElementwise, Read: e, Writes: e}.Time(c.H)
+		p.Launches++
 	}
 	return p
 }
@@ -134,7 +134,7 @@ func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
 // first GEMMs' input cast covers: all of it under a rowwise recipe (cast
 // after the BF16 all-gather), else the sequence share (c.sp).
 func (c *coster) rowwiseInput() float64 {
-	if plan.Rowwise(c.pl.FP8) {
+	if plan.Rowwise(c.Plan.FP8) {
 		return 1
 	}
 	return c.sp()
@@ -148,19 +148,19 @@ func (c *coster) rowwiseInput() float64 {
 // rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
 func (c *coster) rowwiseBwd(ins, outs []float64) phase {
 	var p phase
-	full := c.pl.FP8 == plan.FP8Rowwise
+	full := c.Plan.FP8 == plan.FP8Rowwise
 	for _, g := range outs {
-		p.busy += rowwiseCast(g).time(c.h)
-		p.launches++
+		p.Busy += rowwiseCast(g).Time(c.H)
+		p.Launches++
 		if full {
-			p.busy += columnAmax(g).time(c.h) + rowwiseCast(g).time(c.h)
-			p.launches += 2
+			p.Busy += columnAmax(g).Time(c.H) + rowwiseCast(g).Time(c.H)
+			p.Launches += 2
 		}
 	}
 	for _, e := range ins {
 		if full {
-			p.busy += columnAmax(e).time(c.h) + rowwiseCast(e).time(c.h)
-			p.launches += 2
+			p.Busy += columnAmax(e).Time(c.H) + rowwiseCast(e).Time(c.H)
+			p.Launches += 2
 		}
 	}
 	return p

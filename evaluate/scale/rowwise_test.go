@@ -69,7 +69,7 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 1, n)
 		g := co.lgemm(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
-		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
+		fwd, bwd := g.Time(co.H), co.back(g).Time(co.H)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%s: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}
@@ -122,9 +122,9 @@ func TestRowwiseCastsByHand(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
 		f, b := co.casts(e), co.bwdCasts(e)
-		if math.Abs(f.busy/c.fwd-1) > 1e-4 || math.Abs(b.busy/c.bwd-1) > 1e-4 || f.launches != c.fwdLaun || b.launches != c.bwdLaun {
+		if math.Abs(f.Busy/c.fwd-1) > 1e-4 || math.Abs(b.Busy/c.bwd-1) > 1e-4 || f.Launches != c.fwdLaun || b.Launches != c.bwdLaun {
 			t.Errorf("fp8=%s: casts %.6g s (%g launches) forward, %.6g s (%g) backward; by hand %.6g (%g), %.6g (%g)",
-				c.recipe, f.busy, f.launches, b.busy, b.launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
+				c.recipe, f.Busy, f.Launches, b.Busy, b.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
 		}
 	}
 }
@@ -163,8 +163,8 @@ func TestRowwiseBwdByHand(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
 		b := co.rowwiseBwd([]float64{e}, []float64{e / 8})
-		if math.Abs(b.busy/c.bwd-1) > 1e-4 || b.launches != c.laun {
-			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.busy, b.launches, c.bwd, c.laun)
+		if math.Abs(b.Busy/c.bwd-1) > 1e-4 || b.Launches != c.laun {
+			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.Busy, b.Launches, c.bwd, c.laun)
 		}
 	}
 	for _, c := range []struct {

@@ -91,7 +91,7 @@ var _ eagerStack = splitMLPLayers{}
 func (splitMLPLayers) Name() string { return "llama.py-split-mlp" }
 
 func (l splitMLPLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.pl.Run)
+	impl, loop := l.experts(c.Plan.Run)
 	return l.moe(c, impl, loop)
 }
 

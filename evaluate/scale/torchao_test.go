@@ -94,8 +94,8 @@ func TestFP8GatherByHand(t *testing.T) {
 	var st stageCost
 	st.Params, st.Layers = 1e9, 0.8e9
 	fsdp2Copies(&st, &pl, &p, 0)
-	if !close5(st.fwd.busy, 0.847845e-3) || !close5(st.bwd.busy, 2.398060e-3) || st.fwd.launches != 3 || st.bwd.launches != 4 {
-		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.busy, st.fwd.launches, st.bwd.busy, st.bwd.launches)
+	if !close5(st.fwd.Busy, 0.847845e-3) || !close5(st.bwd.Busy, 2.398060e-3) || st.fwd.Launches != 3 || st.bwd.Launches != 4 {
+		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches)
 	}
 	g, _ := fsdp2SideCopies(&pl, &p, 1.25e8, 1e8, 14)
 	if _, gh := g.Share(); !close5(g.Time, 1.110522e-3) || !close5(gh*g.Time, 2.55e9) {
