@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -10,6 +11,10 @@ import (
 // bf16 is the element size of activations, weights and their gradients
 // in BF16 mixed precision (cost.BF16).
 const bf16 = cost.BF16
+
+// cpAttention is the registered mechanism that prices a layer's attention
+// with its context-parallel exchange (cost.CPAttention: mechanisms.Ring).
+var cpAttention = cost.First[cost.CPAttention](mechanisms.Registered)
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is
 // written in, shared with the plug-ins (evaluate/scale/cost).

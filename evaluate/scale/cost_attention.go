@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -97,7 +98,7 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	// Flash attention: the causal half of the scores, Q K^T and P V,
 	// for this GPU's queries against the whole sequence's keys (with
 	// context parallelism its n = 1/C of the tokens, two chunks placed
-	// so that its share of the causal half is 1/C: ringAttention); with
+	// so that its share of the causal half is 1/C: mechanisms.Ring); with
 	// a sliding window in some layers, the keys a query meets on average
 	// over the layers (CausalKeys: the layers' costs are one layer's
 	// times their number, so the mean is exact in the sum; a kernel's
@@ -113,15 +114,15 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	if c.Plan.Run.RepeatKV {
 		kvHeads = heads
 	}
-	msg := ringMsg{kv: n * 2 * kvHeads / T * d * bf16, out: n * heads / T * d}
+	msg := cost.RingMsg{KV: n * 2 * kvHeads / T * d * bf16, Out: n * heads / T * d}
 	if c.Pod.Kernels.UnfusedAttention && c.Plan.CP <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{Busy: uf, Launches: 4}, phase{Busy: ub, Launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = c.ringAttention(fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
-		fb = c.ringAttention(fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
+		fa = cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
+		fb = cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
 	}
 	return fa, fb
 }
@@ -216,11 +217,11 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	o := n * heads * d      // the output's
 	attn := kernel{Class: graph.ClassMatMul, FLOPs: attnFlops, Read: qkv * bf16, Writes: o * bf16}
 	attnB := kernel{Class: graph.ClassMatMul, FLOPs: 2.5 * attnFlops, Read: (qkv + 2*o) * bf16, Writes: qkv * bf16}
-	msg := ringMsg{kv: n * heads * (2*d + r) * bf16, out: o} // this GPU's K and V (context parallelism's message), its output
-	e := n * heads * (2*d + r)                               // the queries' elements: Q and K of Head + RopeDim, V of Head
-	row := n * (2*d + r)                                     // a causal call's last row
-	fa := c.ringAttention(fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
-	fb := c.ringAttention(fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
+	msg := cost.RingMsg{KV: n * heads * (2*d + r) * bf16, Out: o} // this GPU's K and V (context parallelism's message), its output
+	e := n * heads * (2*d + r)                                    // the queries' elements: Q and K of Head + RopeDim, V of Head
+	row := n * (2*d + r)                                          // a causal call's last row
+	fa := cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
+	fb := cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
 	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.back(gProj)
 	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.pair(gProj, after, act)).Plus(t(resid))

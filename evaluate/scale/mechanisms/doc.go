@@ -1,0 +1,11 @@
+// Package mechanisms holds the mechanisms of a training step that change
+// what a layer or the step costs, one file each, each registered by name
+// (Registered, one line each) behind the extension point of
+// evaluate/scale/cost it implements: the context-parallel exchange of a
+// layer's attention (Ring: cost.CPAttention). evaluate/scale composes a
+// step from them and lists those that priced it (Result.PricedBy).
+// docs/stacks.md, "Adding a mechanism", walks through adding one.
+//
+// May import: graph/..., evaluate/roofline, evaluate/scale/cost,
+// evaluate/scale/kernels, evaluate/scale/plan
+package mechanisms
