@@ -37,10 +37,10 @@ func TestOverlappedHBM(t *testing.T) {
 		g    kernel
 		want float64
 	}{
-		{"GEMM-bound", c.gemm(2*4096*4096*1536, 29e6, 0), (5e-6 + 2*4096*4096*1536/bf16Rate) * 132 / 116},
-		{"HBM-bound", c.gemm(1e9, 1e9, 0), 5e-6 + 1e9/hbm/(1-1.75e9/ct/(3.35e12*0.85))},
+		{"GEMM-bound", c.GEMM(2*4096*4096*1536, 29e6, 0), (5e-6 + 2*4096*4096*1536/bf16Rate) * 132 / 116},
+		{"HBM-bound", c.GEMM(1e9, 1e9, 0), 5e-6 + 1e9/hbm/(1-1.75e9/ct/(3.35e12*0.85))},
 	} {
-		if got := c.overlapped(k.g, roofline.AllGather, 1e9, ct); !near(got, k.want) {
+		if got := c.Overlapped(k.g, roofline.AllGather, 1e9, ct); !near(got, k.want) {
 			t.Errorf("%s: %g s, want %g", k.name, got, k.want)
 		}
 	}

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -12,23 +13,27 @@ import (
 // in BF16 mixed precision (cost.BF16).
 const bf16 = cost.BF16
 
-// cpAttention is the registered mechanism that prices a layer's attention
-// with its context-parallel exchange (cost.CPAttention: mechanisms.Ring).
-var cpAttention = cost.First[cost.CPAttention](mechanisms.Registered)
+// The registered plug-ins at each extension point where they change a
+// layer (evaluate/scale/cost): the mechanism that prices a layer's
+// attention with its context-parallel exchange (mechanisms.Ring), and
+// the families' traits and mechanisms that add kernels, asked in the
+// order registered (families first).
+var (
+	cpAttention      = cost.First[cost.CPAttention](mechanisms.Registered)
+	attentionKernels = cost.Each[cost.AttentionKernels](families.Registered)
+	expertActivation = cost.Each[cost.ExpertActivation](families.Registered)
+	expertOutput     = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
+	routerKernels    = cost.Each[cost.RouterKernels](mechanisms.Registered)
+)
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is
 // written in, shared with the plug-ins (evaluate/scale/cost).
 type (
-	kernel   = cost.Kernel
-	phase    = cost.Phase
-	syncTail = cost.SyncTail
+	kernel    = cost.Kernel
+	fusedAttn = cost.FusedAttn
+	phase     = cost.Phase
+	syncTail  = cost.SyncTail
 )
-
-func scalePhase(a phase, k float64) phase {
-	return phase{Busy: a.Busy * k, TPAll: a.TPAll * k, TPExposed: a.TPExposed * k, CPExposed: a.CPExposed * k, EPExposed: a.EPExposed * k,
-		Launches: a.Launches * k, Syncs: a.Syncs * k, HostExposed: a.HostExposed * k, Replays: a.Replays * k, Calls: a.Calls * k,
-		Tail: syncTail{Launches: a.Tail.Launches * k, Calls: a.Tail.Calls * k, Busy: a.Tail.Busy * k, Stall: a.Tail.Stall * k}}
-}
 
 // graphed is phase a captured in one CUDA graph and replayed: its
 // kernels (their GPU time unchanged) issued by one replay, not launch by
@@ -44,9 +49,6 @@ func graphed(a phase) phase {
 	a.Launches, a.Calls, a.Replays, a.Tail = 0, 0, 1, syncTail{}
 	return a
 }
-
-// run is kernel k as a phase: its time, one launch.
-func (c *coster) run(k kernel) phase { return phase{Busy: k.Time(c.H), Launches: 1} }
 
 // coster holds what every layer of one plan shares: the shard its layers
 // are costed at (cost.Shard, what the plug-ins are given) and the layer
@@ -79,35 +81,6 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
 	return c
-}
-
-func (c *coster) gemm(flops, read, write float64) kernel {
-	return kernel{Class: graph.ClassMatMul, FLOPs: flops, Read: read, Writes: write}
-}
-
-// lgemm is a forward GEMM of a transformer block: in FP8 with fp8= (the
-// BF16 GEMM's time at its shape over the recipe's forward speedup: its
-// FLOPs scaled by fp8 at the BF16 rate; its inputs and weights read as
-// FP8, one byte; its output BF16), else gemm's.
-func (c *coster) lgemm(flops, read, write float64) kernel {
-	if c.FP8Fwd > 0 {
-		in := read / 2
-		if c.Plan.FP8 == plan.FP4NV {
-			in = read / 4 // half a byte an element
-		}
-		return kernel{Class: graph.ClassMatMul, FLOPs: flops * c.FP8Fwd, Read: in, Writes: write}
-	}
-	return c.gemm(flops, read, write)
-}
-
-// back is one of the backward GEMMs (the data or the weight gradient) of
-// forward GEMM g (lgemm's): as many FLOPs and bytes, in FP8 at the
-// recipe's backward speedup.
-func (c *coster) back(g kernel) kernel {
-	if c.FP8Fwd > 0 {
-		g.FLOPs *= c.FP8Bwd / c.FP8Fwd
-	}
-	return g
 }
 
 // cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
@@ -167,15 +140,6 @@ func (c *coster) casts(es ...float64) phase {
 		}
 	}
 	return p
-}
-
-// sp is the share of a sequence-split activation on this GPU: 1/T with
-// sequence parallelism, else 1.
-func (c *coster) sp() float64 {
-	if c.Plan.SequenceParallel {
-		return 1 / float64(c.Plan.TP)
-	}
-	return 1
 }
 
 // twice is a kernel's backward as the block costs it: twice its FLOPs

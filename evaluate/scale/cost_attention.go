@@ -23,7 +23,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	m, T := c.M, float64(c.Plan.TP)
 	n, h := c.Tokens, float64(m.Hidden)
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16 // one full activation
 	qkv := (heads + 2*kv) * d / T
 	qd := h // the attention's width: heads x head_dim
@@ -33,28 +33,27 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
 	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	fa, fb := c.coreAttention()
-	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
-	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
-	bQKV, bProj := c.back(gQKV), c.back(gProj)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
+	gQKV := c.LGEMM(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
+	gProj := c.LGEMM(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
+	bQKV, bProj := c.Back(gQKV), c.Back(gProj)
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
 	// Backward: each GEMM's input gradient and weight gradient (each the
 	// forward's FLOPs), twice the elementwise traffic, flash attention's
 	// backward (2.5x its forward). The collectives mirror the forward's:
 	// an all-gather's backward is a reduce-scatter and the reverse; with
 	// sequence parallelism the column-parallel GEMMs' inputs are gathered
 	// again for their weight gradients.
-	fwd = t(norm).Plus(c.pair(gQKV, before, act)).Plus(fa).Plus(c.pair(gProj, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
-		Plus(c.pair(bQKV, bwdBefore, act)).Plus(c.pair(bQKV, before, act)).Plus(t(twice(norm)))
-	// YaRN's unfused rotary embedding and the output projection's bias
-	// outside a fused bias-dropout-add (cost_gptoss.go).
-	ropeF, ropeB := c.yarnRope()
-	biasF, biasB := c.projBias()
-	fwd, bwd = fwd.Plus(ropeF).Plus(biasF), bwd.Plus(ropeB).Plus(biasB)
-	// Qwen3's query and key norms (cost_qwen3.go).
-	qkF, qkB := c.qkNorm()
-	fwd, bwd = fwd.Plus(qkF), bwd.Plus(qkB)
+	fwd = t(norm).Plus(c.Pair(gQKV, before, act)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
+		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(twice(norm)))
+	// The families' kernels in the attention (evaluate/scale/families:
+	// YaRN's unfused rotary embedding, the output projection's bias
+	// outside a fused bias-dropout-add, Qwen3's query and key norms).
+	for _, p := range attentionKernels {
+		f, b := p.Attention(&c.Shard)
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
+	}
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
 		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(twice(norm)))
@@ -116,7 +115,7 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	}
 	msg := cost.RingMsg{KV: n * 2 * kvHeads / T * d * bf16, Out: n * heads / T * d}
 	if c.Pod.Kernels.UnfusedAttention && c.Plan.CP <= 1 {
-		uf, ub := c.unfusedAttention()
+		uf, ub := c.UnfusedAttention()
 		fa, fb = phase{Busy: uf, Launches: 4}, phase{Busy: ub, Launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
@@ -161,7 +160,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	heads := float64(m.Heads) / T
 	d, r := float64(m.HeadDim()), float64(m.RopeDim)
 	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
-	sp := c.sp()
+	sp := c.SP()
 	nd := n * sp // the down projections' tokens on this GPU
 	act := n * h * bf16
 	red := func(e float64) kernel {
@@ -169,40 +168,40 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	}
 	norm := red(nd * h)
 	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * nd * h, Read: 2 * act * sp, Writes: 1.5 * act * sp}
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
 	// The query: a latent (down, norm, up) or one projection.
 	var qf, qb, up phase  // up: the query's up projection (or its one projection)
 	qw := heads * (d + r) // this GPU's query width
 	if ql > 0 {
-		gD := c.lgemm(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
-		gU := c.lgemm(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
-		bD, bU := c.back(gD), c.back(gU)
+		gD := c.LGEMM(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
+		gU := c.LGEMM(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
+		bD, bU := c.Back(gD), c.Back(gU)
 		lat := n * ql * bf16
-		up = c.pair(gU, before, lat)
+		up = c.Pair(gU, before, lat)
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
-		qb = c.pair(bU, bwdBefore, lat).Plus(c.pair(bU, before, lat)).Plus(t(twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
+		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
 			qf = qf.Plus(c.casts(nd * ql))
 			qb = qb.Plus(c.bwdCasts(nd * ql))
 		}
 	} else {
-		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
-		b := c.back(g)
-		up = c.pair(g, before, act)
+		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
+		b := c.Back(g)
+		up = c.Pair(g, before, act)
 		qf = up
-		qb = c.pair(b, bwdBefore, act).Plus(c.pair(b, before, act))
+		qb = c.Pair(b, bwdBefore, act).Plus(c.Pair(b, before, act))
 	}
 	// The keys and values: the latent with the rotary key, its norm, the
 	// up projection to every head's key (without position) and value.
 	kvw := heads * 2 * d
-	gKD := c.lgemm(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
-	gKU := c.lgemm(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
-	bKD, bKU := c.back(gKD), c.back(gKU)
+	gKD := c.LGEMM(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
+	gKU := c.LGEMM(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
+	bKD, bKU := c.Back(gKD), c.Back(gKU)
 	lat := n * (kl + r) * bf16
-	kvUp := c.pair(gKU, before, lat)
+	kvUp := c.Pair(gKU, before, lat)
 	kvf := t(gKD).Plus(t(red(nd * kl))).Plus(kvUp)
-	kvb := c.pair(bKU, bwdBefore, lat).Plus(c.pair(bKU, before, lat)).Plus(t(twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
+	kvb := c.Pair(bKU, bwdBefore, lat).Plus(c.Pair(bKU, before, lat)).Plus(t(twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
 	// Rotary embedding of the query's and the key's rotary parts, and
 	// the heads' queries and keys assembled (read the parts, write Q and
 	// K of Head + RopeDim a head).
@@ -222,10 +221,10 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	row := n * (2*d + r)                                          // a causal call's last row
 	fa := cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
 	fb := cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
-	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
-	bProj := c.back(gProj)
-	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.pair(gProj, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(twice(rope))).
+	gProj := c.LGEMM(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
+	bProj := c.Back(gProj)
+	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(twice(rope))).
 		Plus(kvb).Plus(qb).Plus(t(twice(norm)))
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(nd*h, nd*kl, o)), bwd.Plus(c.bwdCasts(nd*h, nd*kl, o))

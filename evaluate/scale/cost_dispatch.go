@@ -114,9 +114,9 @@ func (c *coster) multihot(recv, k, local float64) (runs [multihotSyncs + 1]phase
 	}
 	bytes := recv * (2*12*local + 3*12*k)
 	for i, r := range multihotRuns {
-		runs[i] = c.small(r, bytes*float64(r)/float64(n))
+		runs[i] = c.Small(r, bytes*float64(r)/float64(n))
 	}
-	return runs, c.small(multihotLaunchesB, recv*(12*local+12*k))
+	return runs, c.Small(multihotLaunchesB, recv*(12*local+12*k))
 }
 
 // moeGluePhases are an MoE layer's router top-k and permutation as the
@@ -146,7 +146,7 @@ func (g *moeGluePhases) multihotF() phase {
 // and unfused where the stack says so (unfusedRouter, unfusedPermute);
 // the scores with the router's load-balancing loss (auxLoss).
 func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float64) moeGluePhases {
-	t := c.run
+	t := c.Run
 	run := &c.Plan.Run
 	h, E := float64(c.M.Hidden), float64(c.M.Experts)
 	if src := c.dispatchedTokens(nl); run.Dispatcher == plan.DispatcherAllGather || run.Dispatcher == plan.DispatcherFlex {
@@ -174,8 +174,12 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 		recv, _ := c.deepEPReceived(nl)
 		g.multihot, g.multihotB = c.multihot(recv, float64(c.M.TopK*c.Plan.ETP), E/float64(c.Plan.EP))
 	}
-	// The router's load-balancing loss beside its top-k (cost_qwen3.go).
-	auxF, auxB := c.auxLoss(nl)
+	// The router's mechanisms beside its top-k (its load-balancing loss).
+	var auxF, auxB phase
+	for _, p := range routerKernels {
+		f, b := p.Router(&c.Shard, nl)
+		auxF, auxB = auxF.Plus(f), auxB.Plus(b)
+	}
 	g.scores, g.scoresB = g.scores.Plus(auxF), g.scoresB.Plus(auxB)
 	return g
 }
@@ -197,17 +201,6 @@ func (c *coster) dispatchedTokens(nl float64) float64 {
 	return nl
 }
 
-// small is n small kernels moving bytes between them (memory-bound), as a
-// phase: each pays its launch.
-func (c *coster) small(n int, bytes float64) phase {
-	var p phase
-	k := kernel{Class: graph.ClassElementwise, Read: bytes / float64(2*n), Writes: bytes / float64(2*n)}
-	for range n {
-		p = p.Plus(c.run(k))
-	}
-	return p
-}
-
 // unfusedRouter is the router's top-k without moe_router_fusion
 // (moe_utils.topk_routing_with_score_function, fused=False): topk,
 // softmax, and the probabilities and the routing map each a zeros_like
@@ -215,8 +208,8 @@ func (c *coster) small(n int, bytes float64) phase {
 // softmax's and the top-k's (zeros and a scatter), four. scores is the
 // fused kernel (its traffic is the top-k's and softmax's).
 func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
-	fwd = c.run(scores).Plus(c.small(1, 0)).Plus(c.small(4, nl*E*3*2))
-	bwd = c.run(twice(scores)).Plus(c.small(3, nl*E*2*2))
+	fwd = c.Run(scores).Plus(c.Small(1, 0)).Plus(c.Small(4, nl*E*3*2))
+	bwd = c.Run(twice(scores)).Plus(c.Small(3, nl*E*2*2))
 	return fwd, bwd
 }
 
@@ -235,7 +228,7 @@ func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
 // (six). The transposes and selections move the nl x E map (a byte) and
 // probabilities (BF16).
 func (c *coster) unfusedPermute(g *moeGluePhases, permute, unpermute kernel, rows, nl, h, E float64) {
-	t := c.run
+	t := c.Run
 	ew := func(flops, read, write float64) kernel {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
@@ -243,10 +236,10 @@ func (c *coster) unfusedPermute(g *moeGluePhases, permute, unpermute kernel, row
 	out := unpermute.Writes    // the unpermuted tokens, bytes
 	mul := ew(rows*h, rows*h*bf16+rows*bf16, rows*h*bf16)
 	zero := ew(0, 0, out)
-	g.permute = t(permute).Plus(c.small(10, mapBytes))
-	g.unpermute = c.small(5, mapBytes).Plus(t(mul)).Plus(t(zero)).Plus(t(unpermute))
-	g.permuteB = t(twice(permute)).Plus(t(ew(0, 0, out))).Plus(c.small(3, rows*8))
-	g.unpermuteB = t(twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.small(3, rows*8))
+	g.permute = t(permute).Plus(c.Small(10, mapBytes))
+	g.unpermute = c.Small(5, mapBytes).Plus(t(mul)).Plus(t(zero)).Plus(t(unpermute))
+	g.permuteB = t(twice(permute)).Plus(t(ew(0, 0, out))).Plus(c.Small(3, rows*8))
+	g.unpermuteB = t(twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.Small(3, rows*8))
 }
 
 // expertLoopCat is SequentialMLP's torch.cat of the local experts'
@@ -449,8 +442,8 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 	}
 	h := float64(c.M.Hidden)
 	if local > 1 {
-		sort := c.run(kernel{Class: graph.ClassDataMovement, Read: rows * (h*bf16 + 4), Writes: rows * (h*bf16 + 4)})
-		restore := c.run(kernel{Class: graph.ClassDataMovement, Read: rows * h * bf16, Writes: rows * h * bf16})
+		sort := c.Run(kernel{Class: graph.ClassDataMovement, Read: rows * (h*bf16 + 4), Writes: rows * (h*bf16 + 4)})
+		restore := c.Run(kernel{Class: graph.ClassDataMovement, Read: rows * h * bf16, Writes: rows * h * bf16})
 		fwd = sort.Plus(restore)
 		bwd = fwd
 	}

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -61,7 +62,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	logits := c.gemm(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
+	logits := c.GEMM(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
 	logit := n * V / T // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
 		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(c.H)
@@ -89,7 +90,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		if k < 0 {
 			return phase{Busy: g.Time(c.H), Launches: 1}
 		}
-		return c.gemmComm(g, k, act)
+		return c.GEMMComm(g, k, act)
 	}
 	small, _ := c.Pod.Collective(roofline.AllReduce, c.TPG, 3*n*4) // max, sum and target logit
 	// Launches: the norm; ce's six passes and the three small
@@ -123,13 +124,13 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	m := c.M
 	n, h := c.Tokens, float64(m.Hidden)
 	T := float64(c.Plan.TP)
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
 	cat := kernel{Class: graph.ClassDataMovement, Read: 2 * act * sp, Writes: 2 * act * sp}
-	g := c.lgemm(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
-	b := c.back(g)
-	before, _, _, bwdBefore := c.tpKinds()
+	g := c.LGEMM(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
+	b := c.Back(g)
+	before, _, _, bwdBefore := c.TPKinds()
 	var gather phase
 	if c.Plan.TP > 1 && !c.NoComm {
 		ct, _ := c.Pod.Collective(roofline.AllGather, c.TPG, act)
@@ -138,13 +139,13 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	keep := *c
 	keep.Plan.Recompute = plan.NoRecompute
 	bf, bb := keep.block(m.MoE())
-	t := c.run
-	fwd = ef.Plus(t(norm)).Plus(t(norm)).Plus(t(cat)).Plus(c.pair(g, before, 2*act)).Plus(gather).Plus(bf).Plus(of)
-	bwd = ob.Plus(bb).Plus(gather).Plus(c.pair(b, bwdBefore, 2*act)).Plus(c.pair(b, before, 2*act)).
+	t := c.Run
+	fwd = ef.Plus(t(norm)).Plus(t(norm)).Plus(t(cat)).Plus(c.Pair(g, before, 2*act)).Plus(gather).Plus(bf).Plus(of)
+	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
 		Plus(t(twice(cat))).Plus(t(twice(norm))).Plus(t(twice(norm))).Plus(eb)
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(2*n*h*sp)), bwd.Plus(c.bwdCasts(2*n*h*sp))
 	}
 	x := float64(m.MTP)
-	return scalePhase(fwd, x), scalePhase(bwd, x)
+	return cost.Scale(fwd, x), cost.Scale(bwd, x)
 }

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -15,11 +16,11 @@ import (
 func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 	m := c.M
 	n, h := c.Tokens, float64(m.Hidden)
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
 	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
-	t := c.run
+	t := c.Run
 	mf, mb, rec := c.moe()
 	fwd = t(norm).Plus(mf).Plus(t(resid))
 	bwd = t(twice(resid)).Plus(mb).Plus(t(twice(norm)))
@@ -54,7 +55,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	experts, expertsB, rec, dispatched := w.fwd, w.bwd, w.rec, w.routed
 	recv, rows, local, nl := w.recv, w.rows, w.local, w.nl
 	mods := c.Plan.Recomputes()
-	t := c.run
+	t := c.Run
 	router, scores, permute, unpermute := moeGlue(c.M, nl)
 	var comm phase
 	if !c.NoComm {
@@ -113,7 +114,7 @@ func (c *coster) expertWork() moeWork {
 	if m.SwiGLU() {
 		up = 2 * cols
 	}
-	t := c.run
+	t := c.Run
 	ew := func(flops, read, write float64) kernel {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
@@ -130,19 +131,25 @@ func (c *coster) expertWork() moeWork {
 		erows, nexp, gw = rows/local, local, 1
 		grouped = func(g kernel, _ float64) kernel { return g }
 	}
-	fc1 := grouped(c.lgemm(2*erows*h*up, erows*h*bf16+gw*h*up*bf16, erows*up*bf16), up)
+	fc1 := grouped(c.LGEMM(2*erows*h*up, erows*h*bf16+gw*h*up*bf16, erows*up*bf16), up)
 	actFn := ew(10*erows*cols, erows*cols*bf16, erows*cols*bf16)
 	if m.SwiGLU() {
 		actFn = ew(6*erows*cols, 2*erows*cols*bf16, erows*cols*bf16)
 	}
-	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
-	fc1b, fc2b := c.back(fc1), c.back(fc2)
+	fc2 := grouped(c.LGEMM(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
+	fc1b, fc2b := c.Back(fc1), c.Back(fc2)
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
 	// weight gradients, local calls (teGroupedCalls).
 	tg := func(k kernel) phase { return phase{Busy: k.Time(c.H), Launches: 1, Calls: c.teGroupedCalls(local)} }
 	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.casts(erows*h, erows*cols))
-	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
+	// The families' kernels in the activation (GPT-OSS's clamp), again
+	// under moe_act.
+	var clampF, clampB phase
+	for _, p := range expertActivation {
+		f, b := p.ExpertActivation(&c.Shard, erows, cols)
+		clampF, clampB = clampF.Plus(f), clampB.Plus(b)
+	}
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
@@ -157,27 +164,30 @@ func (c *coster) expertWork() moeWork {
 	experts.Calls += c.splitCastCalls(local)
 	expertsB.Calls += c.splitCastCalls(local)
 	if run.ExpertLoop {
-		experts = scalePhase(experts, nexp).Plus(t(expertLoopCat(rows, h)))
-		expertsB = scalePhase(expertsB, nexp)
-		rec = scalePhase(rec, nexp)
+		experts = cost.Scale(experts, nexp).Plus(t(expertLoopCat(rows, h)))
+		expertsB = cost.Scale(expertsB, nexp)
+		rec = cost.Scale(rec, nexp)
 	}
-	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
-	padF, padB := c.quantPadding(rows, nl)    // FP8's padding to the GEMM's alignment (cost_qwen3.go)
-	experts, expertsB = experts.Plus(biasF).Plus(padF), expertsB.Plus(biasB).Plus(padB)
+	// The families' and mechanisms' kernels at the experts' output (the
+	// FC2 biases, FP8's padding to the GEMM's alignment).
+	for _, p := range expertOutput {
+		f, b := p.ExpertOutput(&c.Shard, rows, local, nl)
+		experts, expertsB = experts.Plus(f), expertsB.Plus(b)
+	}
 	dispatched := experts // the routed experts alone, before the shared ones join them
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {
 			sup = 2 * sh
 		}
-		s1 := c.lgemm(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
+		s1 := c.LGEMM(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
-		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
+		s2 := c.LGEMM(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
 		experts = experts.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		if mods.Has(plan.RecomputeSharedExperts) {
 			rec = rec.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		}
-		s1b, s2b := c.back(s1), c.back(s2)
+		s1b, s2b := c.Back(s1), c.Back(s2)
 		expertsB = expertsB.Plus(t(s1b)).Plus(t(s1b)).Plus(t(sa)).Plus(t(sa)).Plus(t(s2b)).Plus(t(s2b))
 	}
 	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
@@ -201,7 +211,7 @@ func (c *coster) expertWork() moeWork {
 // roofline's max): at 512 rows, 4,096 x 3,072 weights take 100 MB of
 // FP32 traffic against 12.9 GFLOP. Off Megatron's layers g as it is.
 func (c *coster) expertWgrad(g kernel, in, out, w float64) kernel {
-	if !c.megatronLayers() || in+w <= 0 {
+	if !c.MegatronLayers() || in+w <= 0 {
 		return g
 	}
 	gb := c.Plan.GradBytes()
@@ -419,13 +429,13 @@ func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
 	if c.NoHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
 		return syncTail{}
 	}
-	half, bhalf := scalePhase(comm, 0.5), bf
+	half, bhalf := cost.Scale(comm, 0.5), bf
 	if counts := c.a2aCounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
 		bhalf.Launches -= counts.Launches
 		bhalf.Busy -= counts.Busy
 		bhalf.EPExposed -= counts.EPExposed
 	}
-	bhalf = scalePhase(bhalf, 0.5)
+	bhalf = cost.Scale(bhalf, 0.5)
 	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
 		return drain(h, 0, g.permute, routed, g.unpermute, half)

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -67,11 +68,11 @@ func (l loraLayers) Embedding(c coster) (fwd, bwd phase) { return l.stack.Embedd
 // Output is the stack's output layer less its weight-gradient GEMM.
 func (l loraLayers) Output(c coster) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Output(c)
-	return fwd, minus(bwd, c.run(c.outputWeightGrad()))
+	return fwd, minus(bwd, c.Run(c.outputWeightGrad()))
 }
 
 // minus is phase a less b (b's kernels taken out of a).
-func minus(a, b phase) phase { return a.Plus(scalePhase(b, -1)) }
+func minus(a, b phase) phase { return a.Plus(cost.Scale(b, -1)) }
 
 // loraWidths are the per-GPU input and output widths of a dense
 // block's four linear layers at c's tensor-parallel degree, in
@@ -89,14 +90,14 @@ func (c *coster) frozenWeightGrads() phase {
 	n := c.Tokens
 	act := n * float64(c.M.Hidden) * bf16
 	in, out, column := c.loraWidths()
-	before, _, _, _ := c.tpKinds()
+	before, _, _, _ := c.TPKinds()
 	var p phase
 	for i := range in {
-		g := c.back(c.lgemm(2*n*in[i]*out[i], n*in[i]*bf16+in[i]*out[i]*bf16, n*out[i]*bf16))
+		g := c.Back(c.LGEMM(2*n*in[i]*out[i], n*in[i]*bf16+in[i]*out[i]*bf16, n*out[i]*bf16))
 		if column[i] {
-			p = p.Plus(c.pair(g, before, act))
+			p = p.Plus(c.Pair(g, before, act))
 		} else {
-			p = p.Plus(c.run(g))
+			p = p.Plus(c.Run(g))
 		}
 	}
 	return p
@@ -107,7 +108,7 @@ func (c *coster) frozenWeightGrads() phase {
 func (c *coster) outputWeightGrad() kernel {
 	T := float64(c.Plan.TP)
 	n, h, V := c.Tokens, float64(c.M.Hidden), float64(c.M.Vocab)
-	return c.gemm(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
+	return c.GEMM(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
 }
 
 // loraAdapters is the adapters of a dense block's targeted linear
@@ -123,13 +124,13 @@ func (c *coster) loraAdapters() (fwd, bwd phase) {
 		if !c.Plan.Targets().Has(plan.LoRATargets(1) << i) {
 			continue
 		}
-		a := c.gemm(2*n*in[i]*r, n*in[i]*bf16+in[i]*r*bf16, n*r*bf16)
-		b := c.gemm(2*n*r*out[i], n*r*bf16+r*out[i]*bf16, n*out[i]*bf16)
+		a := c.GEMM(2*n*in[i]*r, n*in[i]*bf16+in[i]*r*bf16, n*r*bf16)
+		b := c.GEMM(2*n*r*out[i], n*r*bf16+r*out[i]*bf16, n*out[i]*bf16)
 		add := kernel{Class: graph.ClassElementwise, FLOPs: n * out[i], Read: 2 * n * out[i] * bf16, Writes: n * out[i] * bf16}
-		fwd = fwd.Plus(c.run(a)).Plus(c.run(b)).Plus(c.run(add))
+		fwd = fwd.Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(add))
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).
-		bwd = bwd.Plus(c.run(a)).Plus(c.run(a)).Plus(c.run(b)).Plus(c.run(b))
+		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
 	}
 	return fwd, bwd
 }

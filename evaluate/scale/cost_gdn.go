@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/graph"
 )
 
@@ -21,7 +22,7 @@ func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
 	l := float64(c.M.Layers)
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		fwd, bwd, rec = fwd.Plus(scalePhase(f, w)), bwd.Plus(scalePhase(b, w)), rec.Plus(scalePhase(r, w))
+		fwd, bwd, rec = fwd.Plus(cost.Scale(f, w)), bwd.Plus(cost.Scale(b, w)), rec.Plus(cost.Scale(r, w))
 	}
 	if na > 0 {
 		plain := *c
@@ -48,11 +49,11 @@ func (c *coster) attnGate() (fwd, bwd phase) {
 	m, T := c.M, float64(c.Plan.TP)
 	n, h := c.Tokens, float64(m.Hidden)
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
-	g := c.lgemm(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
+	g := c.LGEMM(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
 	gate := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * qd, Read: 2 * n * qd * bf16, Writes: n * qd * bf16}
-	fwd = c.run(g).Plus(c.run(gate))
-	b := c.back(g)
-	bwd = c.run(b).Plus(c.run(b)).Plus(c.run(twice(gate)))
+	fwd = c.Run(g).Plus(c.Run(gate))
+	b := c.Back(g)
+	bwd = c.Run(b).Plus(c.Run(b)).Plus(c.Run(twice(gate)))
 	return fwd, bwd
 }
 
@@ -75,7 +76,7 @@ func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
 	m, T := c.M, float64(c.Plan.TP)
 	n, h := c.Tokens, float64(m.Hidden)
 	g := m.GDN
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
 	in := float64(g.InProj()) / T
 	conv := float64(g.ConvChannels()) / T

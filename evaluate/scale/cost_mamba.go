@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/graph"
 )
 
@@ -25,7 +26,7 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		p.fwd, p.bwd, p.rec = p.fwd.Plus(scalePhase(f, w)), p.bwd.Plus(scalePhase(b, w)), p.rec.Plus(scalePhase(r, w))
+		p.fwd, p.bwd, p.rec = p.fwd.Plus(cost.Scale(f, w)), p.bwd.Plus(cost.Scale(b, w)), p.rec.Plus(cost.Scale(r, w))
 	}
 	if nm > 0 {
 		f, b, r := c.mambaBlock()
@@ -64,7 +65,7 @@ func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
 	m, T := c.M, float64(c.Plan.TP)
 	n, h := c.Tokens, float64(m.Hidden)
 	s := m.SSM
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
 	in := float64(s.InProj()) / T
 	di := float64(s.Inner()) / T
@@ -97,14 +98,14 @@ type recurrentKernels struct{ norm, conv, scan, scanB, gated, resid kernel }
 // runs FP8. act is the bytes of the block's input activation; sp the
 // sequence-parallel share of the tokens.
 func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKernels) (fwd, bwd phase) {
-	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
-	gOut := c.lgemm(2*n*inner*h, n*inner*bf16+inner*h*bf16, act)
-	bIn, bOut := c.back(gIn), c.back(gOut)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(k.norm).Plus(c.pair(gIn, before, act)).Plus(t(k.conv)).Plus(t(k.scan)).Plus(t(k.gated)).Plus(c.pair(gOut, after, act)).Plus(t(k.resid))
-	bwd = t(twice(k.resid)).Plus(c.pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(twice(k.gated))).Plus(t(k.scanB)).Plus(t(twice(k.conv))).
-		Plus(c.pair(bIn, bwdBefore, act)).Plus(c.pair(bIn, before, act)).Plus(t(twice(k.norm)))
+	gIn := c.LGEMM(2*n*h*in, act+h*in*bf16, n*in*bf16)
+	gOut := c.LGEMM(2*n*inner*h, n*inner*bf16+inner*h*bf16, act)
+	bIn, bOut := c.Back(gIn), c.Back(gOut)
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
+	fwd = t(k.norm).Plus(c.Pair(gIn, before, act)).Plus(t(k.conv)).Plus(t(k.scan)).Plus(t(k.gated)).Plus(c.Pair(gOut, after, act)).Plus(t(k.resid))
+	bwd = t(twice(k.resid)).Plus(c.Pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(twice(k.gated))).Plus(t(k.scanB)).Plus(t(twice(k.conv))).
+		Plus(c.Pair(bIn, bwdBefore, act)).Plus(c.Pair(bIn, before, act)).Plus(t(twice(k.norm)))
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*inner)), bwd.Plus(c.bwdCasts(n*h*sp, n*inner))
 	}

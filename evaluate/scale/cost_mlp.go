@@ -15,7 +15,7 @@ import (
 func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	m, T := c.M, float64(c.Plan.TP)
 	n, h, f := c.Tokens, float64(m.Hidden), float64(m.FFN)
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
 	fcols := f / T
 	if m.SwiGLU() {
@@ -29,14 +29,14 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	} else {
 		actFn = kernel{Class: graph.ClassElementwise, FLOPs: 10 * n * f / T, Read: n * f / T * bf16, Writes: n * f / T * bf16}
 	}
-	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
-	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
-	bFC1, bFC2 := c.back(gFC1), c.back(gFC2)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(norm).Plus(c.pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.pair(gFC2, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(twice(actFn))).
-		Plus(c.pair(bFC1, bwdBefore, act)).Plus(c.pair(bFC1, before, act)).Plus(t(twice(norm)))
+	gFC1 := c.LGEMM(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.LGEMM(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	bFC1, bFC2 := c.Back(gFC1), c.Back(gFC2)
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
+	fwd = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(t(resid))
+	bwd = t(twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(twice(actFn))).
+		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(twice(norm)))
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the MLP's output before the residual.
 		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(twice(norm)))
@@ -49,7 +49,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*f/T)), bwd.Plus(c.bwdCasts(n*h*sp, n*f/T))
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {
-		rec = t(norm).Plus(c.pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.pair(gFC2, after, act)).Plus(c.casts(n*h*c.rowwiseInput(), n*f/T))
+		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(c.casts(n*h*c.rowwiseInput(), n*f/T))
 	}
 	return fwd, bwd, rec
 }

@@ -42,7 +42,7 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 	ops := eager.LayerOps(m, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: m.Seq / max(1, c.Plan.CP),
 		FP32Weights: c.Plan.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	act := c.Tokens * float64(m.Hidden) * bf16
 	T := float64(c.Plan.TP)
@@ -64,19 +64,19 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 		case o.Attn:
 			p = fa
 		case o.Class == graph.ClassMatMul:
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			g := c.LGEMM(o.FLOPs, o.Read, o.Written)
 			if o.Backward {
-				g = c.back(g)
+				g = c.Back(g)
 			} else {
 				sh := share(gemms)
 				gemms++
 				if sh > 0 {
 					rg := g
 					rg.FLOPs *= sh
-					r = c.run(rg)
+					r = c.Run(rg)
 				}
 			}
-			p = c.pair(g, kinds[o.TP], act)
+			p = c.Pair(g, kinds[o.TP], act)
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
 			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
@@ -176,7 +176,7 @@ var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMo
 func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 	ops := eager.OutputOps(c.M, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: c.M.Seq / max(1, c.Plan.CP),
 		FP32Weights: c.Plan.Run.FP32Weights, Layer: code})
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	if c.Plan.TP <= 1 {
 		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
@@ -195,11 +195,11 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 			ct, _ := c.Pod.Collective(o.Coll, c.TPG, o.Read)
 			p = phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
 		case o.Class == graph.ClassMatMul:
-			g := c.gemm(o.FLOPs, o.Read, o.Written)
+			g := c.GEMM(o.FLOPs, o.Read, o.Written)
 			if k := kinds[o.TP]; k >= 0 {
-				p = c.pair(g, k, act)
+				p = c.Pair(g, k, act)
 			} else {
-				p = c.run(g)
+				p = c.Run(g)
 			}
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
@@ -247,14 +247,14 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 		}
 		var p, r phase
 		if o.Class == graph.ClassMatMul {
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			g := c.LGEMM(o.FLOPs, o.Read, o.Written)
 			if o.Type == "_grouped_mm" {
 				g.FLOPs /= c.Pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
 			}
 			if o.Backward {
-				g = c.back(g)
+				g = c.Back(g)
 			}
-			p = c.run(g)
+			p = c.Run(g)
 			if !o.Backward {
 				if o.Type != "mm" || gemms%2 == 1 {
 					r = p

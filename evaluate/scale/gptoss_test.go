@@ -3,6 +3,7 @@ package scale
 import (
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/graph"
 )
 
@@ -51,7 +52,7 @@ func TestGLUClamp(t *testing.T) {
 		{"no clamp", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.gluClamp(16384, 2880)
+		f, b := families.SwiGLUClamp{}.ExpertActivation(&c.Shard, 16384, 2880)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -93,7 +94,7 @@ func TestExpertBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.expertBias(16384, 16)
+		f, b := families.LinearBias{}.ExpertOutput(&c.Shard, 16384, 16, 0)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -141,7 +142,7 @@ func TestYarnRope(t *testing.T) {
 		{"no yarn", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.yarnRope()
+		f, b := families.YaRNRope{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -167,7 +168,7 @@ func TestProjBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.projBias()
+		f, b := families.LinearBias{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {

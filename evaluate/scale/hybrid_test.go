@@ -59,14 +59,14 @@ func TestMambaBlockCost(t *testing.T) {
 	}
 	var fwd, bwd float64
 	for i, k := range ks {
-		fwd += c.run(k).Busy
+		fwd += c.Run(k).Busy
 		switch i {
 		case 1, 5: // a GEMM's two gradients
-			bwd += 2 * c.run(k).Busy
+			bwd += 2 * c.Run(k).Busy
 		case 3:
-			bwd += c.run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*557_056 + n*131_072, Read: n * (2*xbc + heads + 2*di) * 2, Writes: n * (xbc + heads) * 2}).Busy
+			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*557_056 + n*131_072, Read: n * (2*xbc + heads + 2*di) * 2, Writes: n * (xbc + heads) * 2}).Busy
 		default:
-			bwd += c.run(twice(k)).Busy
+			bwd += c.Run(twice(k)).Busy
 		}
 	}
 	f, b, rec := c.mambaBlock()
@@ -173,14 +173,14 @@ func TestGDNBlockCost(t *testing.T) {
 	}
 	var fwd, bwd float64
 	for i, k := range ks {
-		fwd += c.run(k).Busy
+		fwd += c.Run(k).Busy
 		switch i {
 		case 1, 5:
-			bwd += 2 * c.run(k).Busy
+			bwd += 2 * c.Run(k).Busy
 		case 3:
-			bwd += c.run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*524_288 + n*65_536, Read: n * (2*conv + 2*vh + 2*vd) * 2, Writes: n * (conv + 2*vh) * 2}).Busy
+			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*524_288 + n*65_536, Read: n * (2*conv + 2*vh + 2*vd) * 2, Writes: n * (conv + 2*vh) * 2}).Busy
 		default:
-			bwd += c.run(twice(k)).Busy
+			bwd += c.Run(twice(k)).Busy
 		}
 	}
 	gf, gb, _ := c.gdnBlock()
@@ -192,8 +192,8 @@ func TestGDNBlockCost(t *testing.T) {
 	af, ab, _ := plain.attnBlock()
 	gate := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * h * h, Read: n*h*2 + h*h*2, Writes: n * h * 2}
 	mul := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * h, Read: 2 * n * h * 2, Writes: n * h * 2}
-	af.Busy += c.run(gate).Busy + c.run(mul).Busy
-	ab.Busy += 2*c.run(gate).Busy + c.run(twice(mul)).Busy
+	af.Busy += c.Run(gate).Busy + c.Run(mul).Busy
+	ab.Busy += 2*c.Run(gate).Busy + c.Run(twice(mul)).Busy
 	f, b, _ := c.attnBlock()
 	if want := (3*gf.Busy + af.Busy) / 4; math.Abs(f.Busy/want-1) > 1e-12 {
 		t.Errorf("mixers' forward %g s, want the mean %g", f.Busy, want)

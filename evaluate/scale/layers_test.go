@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"reflect"
 	"strings"
@@ -76,13 +77,13 @@ func TestTitanCompiledOutput(t *testing.T) {
 		dF, dB := lc.Dense(c)
 		fF, fB := fusedLayers{}.Dense(c)
 		rf, rb, _ := c.titanRotary()
-		fF, fB = fF.Plus(c.runAll(rf...)), fB.Plus(c.runAll(rb...))
+		fF, fB = fF.Plus(c.RunAll(rf...)), fB.Plus(c.RunAll(rb...))
 		tf, tb, nf, nb := c.titanResidualNorms()
-		fF = fF.Plus(c.runAll(tf...)).Plus(scalePhase(c.runAll(nf...), -1))
-		fB = fB.Plus(c.runAll(tb...)).Plus(scalePhase(c.runAll(nb...), -1))
+		fF = fF.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(nf...), -1))
+		fB = fB.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(nb...), -1))
 		for _, pr := range c.titanProjections() {
-			fF = fF.Plus(c.runAll(pr.titanF...)).Plus(scalePhase(c.runAll(pr.fusedF...), -1))
-			fB = fB.Plus(c.runAll(pr.titanB...)).Plus(pr.inNorm).Plus(scalePhase(c.runAll(pr.fusedB...), -1))
+			fF = fF.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
+			fB = fB.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
 		}
 		ua, uf := c.titanUnfusedBwd()
 		fB = fB.Plus(ua).Plus(uf)
@@ -118,13 +119,13 @@ func TestTitanSACCompiled(t *testing.T) {
 		none := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy, "grand-teton:1,attention=flash")
 		sp := 1 / c.T
 		act := n * h * 2
-		norm := sel.run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp})
-		attn := norm.Plus(sel.run(sel.gemm(2*n*h*kw/c.T, act+h*kw/c.T*2, n*kw/c.T*2)))
+		norm := sel.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp})
+		attn := norm.Plus(sel.Run(sel.GEMM(2*n*h*kw/c.T, act+h*kw/c.T*2, n*kw/c.T*2)))
 		if c.wo {
-			attn = attn.Plus(sel.pair(sel.gemm(2*n*h*h, n*h*2+h*h*2, act), roofline.AllReduce, act))
+			attn = attn.Plus(sel.Pair(sel.GEMM(2*n*h*h, n*h*2+h*h*2, act), roofline.AllReduce, act))
 		}
-		mlp := norm.Plus(sel.run(sel.gemm(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
-			Plus(sel.run(kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / c.T, Read: 2 * n * f / c.T * 2, Writes: n * f / c.T * 2}))
+		mlp := norm.Plus(sel.Run(sel.GEMM(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
+			Plus(sel.Run(kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / c.T, Read: 2 * n * f / c.T * 2, Writes: n * f / c.T * 2}))
 		gotA, gotM := sel.titanSAC()
 		if math.Abs(gotA.Busy-attn.Busy) > 1e-12 || math.Abs(gotM.Busy-mlp.Busy) > 1e-12 || gotA.Launches != attn.Launches || gotM.Launches != mlp.Launches {
 			t.Errorf("%s: recomputed %+v, %+v; want %+v, %+v", c.strategy, gotA, gotM, attn, mlp)
@@ -132,7 +133,7 @@ func TestTitanSACCompiled(t *testing.T) {
 		_, bSel := layerCoster(&sel.Plan.Run).Dense(sel)
 		_, bNone := layerCoster(&none.Plan.Run).Dense(none)
 		_, _, rr := sel.titanRotary()
-		attn = attn.Plus(sel.runAll(rr...))
+		attn = attn.Plus(sel.RunAll(rr...))
 		gathers := 0.0
 		if c.T > 1 {
 			ua, uf := none.titanUnfusedBwd() // the gathers none does not run, negative

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -52,12 +53,12 @@ func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(ea
 func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a, f := half(c.attnBlock()), half(c.mlpBlock())
 	rf, rb, rr := c.titanRotary()
-	a.fwd, a.bwd = a.fwd.Plus(c.runAll(rf...)), a.bwd.Plus(c.runAll(rb...))
+	a.fwd, a.bwd = a.fwd.Plus(c.RunAll(rf...)), a.bwd.Plus(c.RunAll(rb...))
 	// The residual adds and norms as Inductor fuses them, in place of the
 	// fused blocks' (each a run of kernels: launches and busy time only).
 	tf, tb, ff, fb := c.titanResidualNorms()
-	a.fwd = a.fwd.Plus(c.runAll(tf...)).Plus(scalePhase(c.runAll(ff...), -1))
-	a.bwd = a.bwd.Plus(c.runAll(tb...)).Plus(scalePhase(c.runAll(fb...), -1))
+	a.fwd = a.fwd.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(ff...), -1))
+	a.bwd = a.bwd.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(fb...), -1))
 	// wq, wk, wv and w1, w3 as the separate GEMMs torchtitan's block runs,
 	// in place of the fused blocks' QKV and gate-up GEMMs.
 	for i, pr := range c.titanProjections() {
@@ -65,8 +66,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 		if i == 1 {
 			p = &f
 		}
-		p.fwd = p.fwd.Plus(c.runAll(pr.titanF...)).Plus(scalePhase(c.runAll(pr.fusedF...), -1))
-		p.bwd = p.bwd.Plus(c.runAll(pr.titanB...)).Plus(pr.inNorm).Plus(scalePhase(c.runAll(pr.fusedB...), -1))
+		p.fwd = p.fwd.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
+		p.bwd = p.bwd.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
 	}
 	ua, uf := c.titanUnfusedBwd()
 	a.bwd, f.bwd = a.bwd.Plus(ua), f.bwd.Plus(uf)
@@ -74,7 +75,7 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.Plus(raf), a.bwd.Plus(rab), f.fwd.Plus(rmf), f.bwd.Plus(rmb)
 	if c.Plan.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
-		a.rec = a.rec.Plus(c.runAll(rr...))
+		a.rec = a.rec.Plus(c.RunAll(rr...))
 	}
 	return c.join(a, f, false)
 }
@@ -153,20 +154,20 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 	n, h, f := c.Tokens, float64(m.Hidden), float64(m.FFN)
 	kw := float64(m.KVHeads) * float64(m.HeadDim()) / T
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
-	norm := c.run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(c.casts(n * h * sp))
-	attn = norm.Plus(c.run(c.lgemm(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
+	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(c.casts(n * h * sp))
+	attn = norm.Plus(c.Run(c.LGEMM(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
 	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 {
-		_, after, _, _ := c.tpKinds()
-		wo := c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
-		attn = attn.Plus(c.casts(n * qd)).Plus(c.pair(wo, after, act))
+		_, after, _, _ := c.TPKinds()
+		wo := c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
+		attn = attn.Plus(c.casts(n * qd)).Plus(c.Pair(wo, after, act))
 	}
 	mlp = norm
 	if m.SwiGLU() {
-		w3 := c.lgemm(2*n*h*f/T, act+h*f/T*bf16, n*f/T*bf16)
+		w3 := c.LGEMM(2*n*h*f/T, act+h*f/T*bf16, n*f/T*bf16)
 		swi := kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / T, Read: 2 * n * f / T * bf16, Writes: n * f / T * bf16}
-		mlp = mlp.Plus(c.run(w3)).Plus(c.run(swi))
+		mlp = mlp.Plus(c.Run(w3)).Plus(c.Run(swi))
 	}
 	return attn, mlp
 }
@@ -201,7 +202,7 @@ func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) 
 	if m.Mixed() || m.MLA() || m.NormsPerBlock() > 2 {
 		return nil, nil, nil, nil
 	}
-	n, h, sp := c.Tokens, float64(m.Hidden), c.sp()
+	n, h, sp := c.Tokens, float64(m.Hidden), c.SP()
 	act := n * h * bf16 * sp
 	rd, el := graph.ClassReduction, graph.ClassElementwise
 	norm := kernel{Class: rd, FLOPs: 8 * n * h * sp, Read: act, Writes: act}
@@ -271,21 +272,21 @@ func (c *coster) titanProjections() []projSwap {
 		total := 0.0
 		for _, o := range cols {
 			total += o
-			s.titanF = append(s.titanF, c.lgemm(2*n*h*o, act+h*o*bf16, n*o*bf16))
-			dgrad := c.back(c.lgemm(2*n*h*o, n*o*bf16+h*o*bf16, act))
-			wgrad := c.back(c.lgemm(2*n*h*o, act+n*o*bf16, h*o*bf16))
+			s.titanF = append(s.titanF, c.LGEMM(2*n*h*o, act+h*o*bf16, n*o*bf16))
+			dgrad := c.Back(c.LGEMM(2*n*h*o, n*o*bf16+h*o*bf16, act))
+			wgrad := c.Back(c.LGEMM(2*n*h*o, act+n*o*bf16, h*o*bf16))
 			s.titanB = append(s.titanB, dgrad, wgrad)
 		}
 		k := float64(len(cols))
 		if T > 1 {
 			s.titanB = append(s.titanB, kernel{Class: graph.ClassElementwise, FLOPs: (k - 1) * n * h, Read: k * act, Writes: act})
 		} else {
-			s.inNorm = c.run(kernel{Class: graph.ClassReduction, FLOPs: (k - 1) * n * h, Read: (k - 1) * act})
+			s.inNorm = c.Run(kernel{Class: graph.ClassReduction, FLOPs: (k - 1) * n * h, Read: (k - 1) * act})
 			s.inNorm.Busy -= c.H.Launch
 			s.inNorm.Launches = 0
 		}
-		g := c.lgemm(2*n*h*total, act+h*total*bf16, n*total*bf16)
-		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.back(g), c.back(g)}
+		g := c.LGEMM(2*n*h*total, act+h*total*bf16, n*total*bf16)
+		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.Back(g), c.Back(g)}
 		return s
 	}
 	kv := float64(m.KVHeads) * d / T
@@ -346,16 +347,16 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 	plain := *c
 	plain.Plan.TPOverlap = false
 	half := func(cols float64) phase {
-		b := c.back(c.lgemm(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
+		b := c.Back(c.LGEMM(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
 		var p phase
 		if c.Plan.TPOverlap {
-			p = plain.pair(b, roofline.ReduceScatter, act).Plus(scalePhase(c.pair(b, roofline.ReduceScatter, act), -1))
+			p = plain.Pair(b, roofline.ReduceScatter, act).Plus(cost.Scale(c.Pair(b, roofline.ReduceScatter, act), -1))
 		}
 		switch {
 		case c.Plan.Recompute != plan.SelectiveRecompute:
-			p = p.Plus(c.run(b)).Plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+			p = p.Plus(c.Run(b)).Plus(cost.Scale(c.Pair(b, roofline.AllGather, act), -1))
 		case c.Plan.TPOverlap:
-			p = p.Plus(plain.pair(b, roofline.AllGather, act)).Plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+			p = p.Plus(plain.Pair(b, roofline.AllGather, act)).Plus(cost.Scale(c.Pair(b, roofline.AllGather, act), -1))
 		}
 		return p
 	}
@@ -393,7 +394,7 @@ func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
 	plain := *c
 	plain.Plan.TPOverlap = false
 	ag := func(g kernel) phase {
-		return plain.pair(g, roofline.AllGather, act).Plus(scalePhase(c.pair(g, roofline.AllGather, act), -1))
+		return plain.Pair(g, roofline.AllGather, act).Plus(cost.Scale(c.Pair(g, roofline.AllGather, act), -1))
 	}
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	qkv := (float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T
@@ -402,9 +403,9 @@ func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
 	if m.SwiGLU() {
 		fcols = 2 * f
 	}
-	attnF = ag(c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
-	attnB = ag(c.back(c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
-	mlpF = ag(c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
-	mlpB = ag(c.back(c.lgemm(2*n*f*h, n*f*bf16+f*h*bf16, act)))
+	attnF = ag(c.LGEMM(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
+	attnB = ag(c.Back(c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
+	mlpF = ag(c.LGEMM(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
+	mlpB = ag(c.Back(c.LGEMM(2*n*f*h, n*f*bf16+f*h*bf16, act)))
 	return attnF, attnB, mlpF, mlpB
 }

@@ -39,7 +39,7 @@ import (
 func TestTitanProjectionsByHand(t *testing.T) {
 	const ms = 1e-3
 	total := func(ks []kernel, c coster) (busy, launches float64) {
-		p := c.runAll(ks...)
+		p := c.RunAll(ks...)
 		return p.Busy, p.Launches
 	}
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:8,attention=flash")

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/families"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -45,7 +47,7 @@ func TestQKNorm(t *testing.T) {
 		{"no norms", "mixtral-8x7b:seq=4096,batch=512", "ep=8,dp=8,mbs=1", "dgx-h100:1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := c.qkNorm()
+		f, b := families.QKNorm{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -113,7 +115,7 @@ func TestAuxLoss(t *testing.T) {
 		{"gpt-oss", ossModel, ossPlan, "dgx-h100:8", 4096, nil, nil, false},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := c.auxLoss(tc.nl)
+		f, b := mechanisms.RouterAuxLoss{}.Router(&c.Shard, tc.nl)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		var ar float64
@@ -156,7 +158,7 @@ func TestQuantPadding(t *testing.T) {
 		{"capacity 1.01 on one rank", "dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,routing=capacity:1.01", pads},
 	} {
 		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
-		f, b := c.quantPadding(32768, 4096)
+		f, b := mechanisms.FP8Padding{}.ExpertOutput(&c.Shard, 32768, 0, 4096)
 		w, l := kernelsTime(c, tc.fwd)
 		if !near(f.Busy, w) || !near(b.Busy, w) || f.Launches != l || b.Launches != l {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g each way",

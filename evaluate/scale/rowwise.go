@@ -137,7 +137,7 @@ func (c *coster) rowwiseInput() float64 {
 	if plan.Rowwise(c.Plan.FP8) {
 		return 1
 	}
-	return c.sp()
+	return c.SP()
 }
 
 // rowwiseBwd is the backward's casts under a rowwise recipe of linears

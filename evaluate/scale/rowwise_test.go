@@ -68,8 +68,8 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, n)
-		g := co.lgemm(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
-		fwd, bwd := g.Time(co.H), co.back(g).Time(co.H)
+		g := co.LGEMM(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
+		fwd, bwd := g.Time(co.H), co.Back(g).Time(co.H)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%s: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}

@@ -391,11 +391,11 @@ func TestKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	c8 := &coster{Shard: cost.Shard{M: big, Plan: pl8, H: &p8.Hardware, Pod: &p8, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512}}
-	g := c8.gemm(2*512*1024*384, 512*1024*2, 512*384*2)
+	g := c8.GEMM(2*512*1024*384, 512*1024*2, 512*384*2)
 	gt := g.Time(&p8.Hardware)
 	ct, _ := p8.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, 512*1024*2)
 	og := gt * 132 / 116
-	got := c8.gemmComm(g, roofline.AllGather, 512*1024*2)
+	got := c8.GEMMComm(g, roofline.AllGather, 512*1024*2)
 	if want := max(og, ct) + min(og, ct)/8; !near(got.Busy, want) || !near(got.TPExposed, want-gt) {
 		t.Errorf("overlapped GEMM: busy %g, exposed %g; want %g, %g", got.Busy, got.TPExposed, want, want-gt)
 	}
@@ -904,7 +904,7 @@ func TestA100FlashAttention(t *testing.T) {
 	}
 	unf, _ := plan.PodOf("dgx-a100", 1)
 	pc := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &unf.Hardware, Pod: &unf, Tokens: 2 * 4096}}
-	uf, ub := pc.unfusedAttention()
+	uf, ub := pc.UnfusedAttention()
 	if fa, fb := pc.coreAttention(); fa.Busy != uf || fb.Busy != ub {
 		t.Errorf("dgx-a100: core attention %g/%g s, want the unfused %g/%g", fa.Busy, fb.Busy, uf, ub)
 	}

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -38,11 +39,11 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)
 	mrec := min(max(kk-drec, 0), layers-dense)
-	st.fwd = scalePhase(k.layerFwd, layers-dense)
-	st.bwd = scalePhase(k.layerBwd, mrec).Plus(scalePhase(k.layerBwdKeep, layers-dense-mrec))
+	st.fwd = cost.Scale(k.layerFwd, layers-dense)
+	st.bwd = cost.Scale(k.layerBwd, mrec).Plus(cost.Scale(k.layerBwdKeep, layers-dense-mrec))
 	if dn > 0 {
-		st.fwd = st.fwd.Plus(scalePhase(k.denseFwd, dense))
-		st.bwd = st.bwd.Plus(scalePhase(k.denseBwd, drec)).Plus(scalePhase(k.denseBwdKeep, dense-drec))
+		st.fwd = st.fwd.Plus(cost.Scale(k.denseFwd, dense))
+		st.bwd = st.bwd.Plus(cost.Scale(k.denseBwd, drec)).Plus(cost.Scale(k.denseBwdKeep, dense-drec))
 	}
 	if s == 0 {
 		st.fwd, st.bwd = st.fwd.Plus(k.embedFwd), st.bwd.Plus(k.embedBwd)
@@ -56,7 +57,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	fsdp2Copies(st, pl, k.c.Pod, s)
 	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
 		// A backward's mean over the layers recomputed and those kept.
-		b := scalePhase(k.layerBwd, mrec/n).Plus(scalePhase(k.layerBwdKeep, (n-mrec)/n))
+		b := cost.Scale(k.layerBwd, mrec/n).Plus(cost.Scale(k.layerBwdKeep, (n-mrec)/n))
 		st.moeLayers = n
 		st.ep = epParts{
 			attnF: k.layerFwd.Busy - k.layerFwd.EPExposed - k.mlp[0], mlpF: k.mlp[0], commF: k.layerFwd.EPExposed,

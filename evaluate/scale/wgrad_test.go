@@ -35,8 +35,8 @@ func TestExpertWgrad(t *testing.T) {
 		{"tp2 ep32", "tp=2,ep=32,etp=1,dp=128,mbs=1,sp=on,stack=model-zoo-moe-dev", 16384 * 4096, 16384 * 3072, 4 * 4096 * 3072, 4, false},
 	} {
 		cc := stackCoster(t, w, c.strategy, "dgx-h100:32")
-		fc1 := cc.lgemm(2*c.in*3072, c.in*bf16+c.wt*bf16, c.out*bf16)
-		g := cc.back(fc1)
+		fc1 := cc.LGEMM(2*c.in*3072, c.in*bf16+c.wt*bf16, c.out*bf16)
+		g := cc.Back(fc1)
 		wg := cc.expertWgrad(g, c.in, c.out, c.wt)
 		if want := 2*(c.in+c.out) + 2*c.gb*c.wt; !near(wg.Read+wg.Writes, want) || wg.FLOPs != g.FLOPs {
 			t.Errorf("%s: %g bytes, %g FLOPs; want %g, %g", c.name, wg.Read+wg.Writes, wg.FLOPs, want, g.FLOPs)

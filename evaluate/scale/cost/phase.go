@@ -59,3 +59,10 @@ func (a Phase) Plus(b Phase) Phase {
 		a.Launches + b.Launches, a.Syncs + b.Syncs, a.HostExposed + b.HostExposed, a.Replays + b.Replays, a.Calls + b.Calls,
 		a.Tail.Plus(b.Tail)}
 }
+
+// Scale is phase a k times over: every field times k.
+func Scale(a Phase, k float64) Phase {
+	return Phase{Busy: a.Busy * k, TPAll: a.TPAll * k, TPExposed: a.TPExposed * k, CPExposed: a.CPExposed * k, EPExposed: a.EPExposed * k,
+		Launches: a.Launches * k, Syncs: a.Syncs * k, HostExposed: a.HostExposed * k, Replays: a.Replays * k, Calls: a.Calls * k,
+		Tail: SyncTail{Launches: a.Tail.Launches * k, Calls: a.Tail.Calls * k, Busy: a.Tail.Busy * k, Stall: a.Tail.Stall * k}}
+}

@@ -25,3 +25,46 @@ type CPAttention interface {
 	Plugin
 	Attention(s *Shard, f FusedAttn, backward bool, msg RingMsg) Phase
 }
+
+// The extension points where a family's trait or a mechanism adds
+// kernels to a layer beyond the block's own, each asked of every
+// registered plug-in that implements it, in the order registered, its
+// phases added one after another (one that does not apply adds zero
+// phases):
+//
+//   - AttentionKernels: a layer's attention, forward and backward;
+//   - ExpertActivation: the experts' activation, for erows rows of cols
+//     columns a half (also what recomputing it runs again);
+//   - ExpertOutput: the experts' output, rows tokens over local experts
+//     on the GPU, of nl tokens routed from it;
+//   - RouterKernels: the router's, for nl tokens on one GPU.
+type (
+	AttentionKernels interface {
+		Plugin
+		Attention(s *Shard) (fwd, bwd Phase)
+	}
+	ExpertActivation interface {
+		Plugin
+		ExpertActivation(s *Shard, erows, cols float64) (fwd, bwd Phase)
+	}
+	ExpertOutput interface {
+		Plugin
+		ExpertOutput(s *Shard, rows, local, nl float64) (fwd, bwd Phase)
+	}
+	RouterKernels interface {
+		Plugin
+		Router(s *Shard, nl float64) (fwd, bwd Phase)
+	}
+)
+
+// Each is every plug-in of r that implements extension point T, in the
+// order registered.
+func Each[T Plugin](r *Registry) []T {
+	var ts []T
+	for _, p := range r.plugins {
+		if t, ok := p.(T); ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}

@@ -2,7 +2,9 @@
 // what a layer or the step costs, one file each, each registered by name
 // (Registered, one line each) behind the extension point of
 // evaluate/scale/cost it implements: the context-parallel exchange of a
-// layer's attention (Ring: cost.CPAttention). evaluate/scale composes a
+// layer's attention (Ring: cost.CPAttention), the router's load-balancing
+// loss (RouterAuxLoss: cost.RouterKernels), FP8's padding of the experts'
+// rows (FP8Padding: cost.ExpertOutput). evaluate/scale composes a
 // step from them and lists those that priced it (Result.PricedBy).
 // docs/stacks.md, "Adding a mechanism", walks through adding one.
 //
