@@ -66,13 +66,18 @@ func (r *Registry) Names() string {
 	return strings.Join(names, ", ")
 }
 
-// Priced is the names of the plug-ins that price the step of shard s
-// (Plugin.Prices), in the order registered; nil where none does.
-func (r *Registry) Priced(s *Shard) []string {
+// Priced is the names of the plug-ins that price the step of one shard
+// of ss at least (Plugin.Prices: a plan's stages of two tensor-parallel
+// degrees are two shards), in the order registered; nil where none
+// does.
+func (r *Registry) Priced(ss ...*Shard) []string {
 	var names []string
 	for _, p := range r.plugins {
-		if p.Prices(s) {
-			names = append(names, p.Name())
+		for _, s := range ss {
+			if p.Prices(s) {
+				names = append(names, p.Name())
+				break
+			}
 		}
 	}
 	return names
