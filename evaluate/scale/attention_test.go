@@ -1,10 +1,10 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"

@@ -2,7 +2,6 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/plan"
-
 	"github.com/placer/placer/graph"
 )
 

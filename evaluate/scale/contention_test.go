@@ -1,10 +1,10 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )

@@ -26,6 +26,12 @@ var (
 	routerKernels    = cost.Each[cost.RouterKernels](mechanisms.Registered)
 )
 
+// dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),
+// the registered router mechanisms beside its top-k.
+func dispatcherOf(s *cost.Shard) mechanisms.Dispatcher {
+	return mechanisms.Dispatcher{Shard: s, Router: routerKernels}
+}
+
 // kernel, phase and syncTail are the vocabulary every cost of a step is
 // written in, shared with the plug-ins (evaluate/scale/cost).
 type (
@@ -141,7 +147,3 @@ func (c *coster) casts(es ...float64) phase {
 	}
 	return p
 }
-
-// twice is a kernel's backward as the block costs it: twice its FLOPs
-// and traffic.
-func twice(k kernel) kernel { k.Read *= 2; k.Writes *= 2; k.FLOPs *= 2; return k }

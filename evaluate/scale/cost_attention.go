@@ -45,8 +45,8 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	// sequence parallelism the column-parallel GEMMs' inputs are gathered
 	// again for their weight gradients.
 	fwd = t(norm).Plus(c.Pair(gQKV, before, act)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
-		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(twice(norm)))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
+		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(cost.Twice(norm)))
 	// The families' kernels in the attention (evaluate/scale/families:
 	// YaRN's unfused rotary embedding, the output projection's bias
 	// outside a fused bias-dropout-add, Qwen3's query and key norms).
@@ -56,7 +56,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	}
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
-		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(twice(norm)))
+		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// wq, wk and wv's input and wo's; their outputs' gradients
@@ -180,7 +180,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		lat := n * ql * bf16
 		up = c.Pair(gU, before, lat)
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
-		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
+		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
 			qf = qf.Plus(c.casts(nd * ql))
 			qb = qb.Plus(c.bwdCasts(nd * ql))
@@ -201,7 +201,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	lat := n * (kl + r) * bf16
 	kvUp := c.Pair(gKU, before, lat)
 	kvf := t(gKD).Plus(t(red(nd * kl))).Plus(kvUp)
-	kvb := c.Pair(bKU, bwdBefore, lat).Plus(c.Pair(bKU, before, lat)).Plus(t(twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
+	kvb := c.Pair(bKU, bwdBefore, lat).Plus(c.Pair(bKU, before, lat)).Plus(t(cost.Twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
 	// Rotary embedding of the query's and the key's rotary parts, and
 	// the heads' queries and keys assembled (read the parts, write Q and
 	// K of Head + RopeDim a head).
@@ -224,8 +224,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	gProj := c.LGEMM(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.Back(gProj)
 	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(twice(rope))).
-		Plus(kvb).Plus(qb).Plus(t(twice(norm)))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
+		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(nd*h, nd*kl, o)), bwd.Plus(c.bwdCasts(nd*h, nd*kl, o))
 	}

@@ -142,7 +142,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	t := c.Run
 	fwd = ef.Plus(t(norm)).Plus(t(norm)).Plus(t(cat)).Plus(c.Pair(g, before, 2*act)).Plus(gather).Plus(bf).Plus(of)
 	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
-		Plus(t(twice(cat))).Plus(t(twice(norm))).Plus(t(twice(norm))).Plus(eb)
+		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(2*n*h*sp)), bwd.Plus(c.bwdCasts(2*n*h*sp))
 	}

@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -23,7 +24,7 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 	t := c.Run
 	mf, mb, rec := c.moe()
 	fwd = t(norm).Plus(mf).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(mb).Plus(t(twice(norm)))
+	bwd = t(cost.Twice(resid)).Plus(mb).Plus(t(cost.Twice(norm)))
 	if c.Plan.Recomputes().Has(plan.RecomputeLayerNorm) {
 		rec = rec.Plus(t(norm))
 	}
@@ -59,22 +60,22 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	router, scores, permute, unpermute := moeGlue(c.M, nl)
 	var comm phase
 	if !c.NoComm {
-		comm = c.dispatchComm(recv, rows, nl)
+		comm = dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
 	}
 	// The glue as the stack runs it: the router's top-k fused or not,
 	// the permutation fused, unfused, or (allgather, flex) over the
 	// tokens that dispatcher hands the experts (glue).
-	g := c.glue(router, scores, permute, unpermute, rows, nl)
+	g := dispatcherOf(&c.Shard).Glue(router, scores, permute, unpermute, rows, nl)
 	// Megatron-Core's alltoall dispatcher's sort by local expert and its
 	// small exchanges beside the tokens' (a2aBookkeeping).
-	bf, bb := c.a2aBookkeeping(recv, rows, local)
+	bf, bb := dispatcherOf(&c.Shard).A2ABookkeeping(recv, rows, local)
 	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).Plus(g.scores).Plus(g.multihotF()).Plus(g.permute).Plus(experts).Plus(g.unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: c.dispatchSyncs()})
+	fwd = t(router).Plus(g.Scores).Plus(g.MultihotF()).Plus(g.Permute).Plus(experts).Plus(g.Unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: dispatcherOf(&c.Shard).DispatchSyncs()})
 	fwd.Tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.Plus(expertsB).Plus(g.permuteB).Plus(g.multihotB).Plus(g.scoresB).
+	bwd = g.UnpermuteB.Plus(expertsB).Plus(g.PermuteB).Plus(g.MultihotB).Plus(g.ScoresB).
 		Plus(t(router)).Plus(t(router)).Plus(comm).Plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
@@ -164,7 +165,7 @@ func (c *coster) expertWork() moeWork {
 	experts.Calls += c.splitCastCalls(local)
 	expertsB.Calls += c.splitCastCalls(local)
 	if run.ExpertLoop {
-		experts = cost.Scale(experts, nexp).Plus(t(expertLoopCat(rows, h)))
+		experts = cost.Scale(experts, nexp).Plus(t(mechanisms.ExpertLoopCat(rows, h)))
 		expertsB = cost.Scale(expertsB, nexp)
 		rec = cost.Scale(rec, nexp)
 	}
@@ -424,13 +425,13 @@ func (c *coster) splitCastCalls(local float64) float64 {
 // routing) or without a host (noHost). The unfused permutation's own
 // synchronizations (dispatchSyncs) are charged as before: one issue
 // each, no tail of their own.
-func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
+func (c *coster) moeTail(g mechanisms.GluePhases, comm, bf, routed phase) syncTail {
 	h := &c.Pod.Kernels.Host
-	if c.NoHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
+	if c.NoHost || dispatcherOf(&c.Shard).DispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
 		return syncTail{}
 	}
 	half, bhalf := cost.Scale(comm, 0.5), bf
-	if counts := c.a2aCounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
+	if counts := dispatcherOf(&c.Shard).A2ACounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
 		bhalf.Launches -= counts.Launches
 		bhalf.Busy -= counts.Busy
 		bhalf.EPExposed -= counts.EPExposed
@@ -438,20 +439,20 @@ func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
 	bhalf = cost.Scale(bhalf, 0.5)
 	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
-		return drain(h, 0, g.permute, routed, g.unpermute, half)
+		return drain(h, 0, g.Permute, routed, g.Unpermute, half)
 	case plan.DispatcherFlex:
-		if !c.unfusedMultihot() {
-			return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		if !dispatcherOf(&c.Shard).UnfusedMultihot() {
+			return drain(h, 0, half, g.Permute, routed, g.Unpermute, half)
 		}
 		// The dispatch and the conversion's first run follow the
 		// received count's wait; each later run follows a
 		// synchronization of its own, from an empty queue, the last one
 		// on to the combine.
-		tl := drain(h, 0, half, g.multihot[0])
-		for _, r := range g.multihot[1:multihotSyncs] {
+		tl := drain(h, 0, half, g.Multihot[0])
+		for _, r := range g.Multihot[1:mechanisms.MultihotSyncs] {
 			tl = tl.Plus(drain(h, 0, r))
 		}
-		return tl.Plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
+		return tl.Plus(drain(h, 0, g.Multihot[mechanisms.MultihotSyncs], g.Permute, routed, g.Unpermute, half))
 	}
-	return drain(h, g.permute.Busy, half, bhalf, routed, bhalf, half, g.unpermute)
+	return drain(h, g.Permute.Busy, half, bhalf, routed, bhalf, half, g.Unpermute)
 }

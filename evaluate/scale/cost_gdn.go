@@ -53,7 +53,7 @@ func (c *coster) attnGate() (fwd, bwd phase) {
 	gate := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * qd, Read: 2 * n * qd * bf16, Writes: n * qd * bf16}
 	fwd = c.Run(g).Plus(c.Run(gate))
 	b := c.Back(g)
-	bwd = c.Run(b).Plus(c.Run(b)).Plus(c.Run(twice(gate)))
+	bwd = c.Run(b).Plus(c.Run(b)).Plus(c.Run(cost.Twice(gate)))
 	return fwd, bwd
 }
 

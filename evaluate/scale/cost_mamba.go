@@ -104,8 +104,8 @@ func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKer
 	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	t := c.Run
 	fwd = t(k.norm).Plus(c.Pair(gIn, before, act)).Plus(t(k.conv)).Plus(t(k.scan)).Plus(t(k.gated)).Plus(c.Pair(gOut, after, act)).Plus(t(k.resid))
-	bwd = t(twice(k.resid)).Plus(c.Pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(twice(k.gated))).Plus(t(k.scanB)).Plus(t(twice(k.conv))).
-		Plus(c.Pair(bIn, bwdBefore, act)).Plus(c.Pair(bIn, before, act)).Plus(t(twice(k.norm)))
+	bwd = t(cost.Twice(k.resid)).Plus(c.Pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(cost.Twice(k.gated))).Plus(t(k.scanB)).Plus(t(cost.Twice(k.conv))).
+		Plus(c.Pair(bIn, bwdBefore, act)).Plus(c.Pair(bIn, before, act)).Plus(t(cost.Twice(k.norm)))
 	if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*inner)), bwd.Plus(c.bwdCasts(n*h*sp, n*inner))
 	}

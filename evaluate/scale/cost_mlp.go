@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -35,11 +36,11 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	t := c.Run
 	fwd = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(t(resid))
-	bwd = t(twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(twice(actFn))).
-		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(twice(norm)))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(cost.Twice(actFn))).
+		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(cost.Twice(norm)))
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the MLP's output before the residual.
-		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(twice(norm)))
+		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// w1 and w3's input and w2's; their outputs' gradients

@@ -1,9 +1,9 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"

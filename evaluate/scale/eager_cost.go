@@ -5,9 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -278,7 +277,7 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 	fwd.Syncs += syncs
 	rec.Syncs += syncs
 	if pl.EP > 1 && !c.NoComm {
-		comm := c.dispatchComm(recv, rows, nl)
+		comm := dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
 		fwd, bwd = fwd.Plus(comm), bwd.Plus(comm)
 	}
 	return fwd, bwd, rec

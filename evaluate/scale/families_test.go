@@ -1,10 +1,10 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -87,7 +87,7 @@ func TestPostNormsCost(t *testing.T) {
 	f4, b4, _ := familyLayer(t, four)
 	const n, h = 4096.0, 512.0
 	k := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2}
-	norm, back := c.Run(k).Busy, c.Run(twice(k)).Busy
+	norm, back := c.Run(k).Busy, c.Run(cost.Twice(k)).Busy
 	if got := f4.Busy - f2.Busy; math.Abs(got-2*norm) > 1e-15 {
 		t.Errorf("forward: %g s more, want two norms' %g", got, 2*norm)
 	}

@@ -1,13 +1,13 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -66,7 +66,7 @@ func TestMambaBlockCost(t *testing.T) {
 		case 3:
 			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*557_056 + n*131_072, Read: n * (2*xbc + heads + 2*di) * 2, Writes: n * (xbc + heads) * 2}).Busy
 		default:
-			bwd += c.Run(twice(k)).Busy
+			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
 	f, b, rec := c.mambaBlock()
@@ -180,7 +180,7 @@ func TestGDNBlockCost(t *testing.T) {
 		case 3:
 			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*524_288 + n*65_536, Read: n * (2*conv + 2*vh + 2*vd) * 2, Writes: n * (conv + 2*vh) * 2}).Busy
 		default:
-			bwd += c.Run(twice(k)).Busy
+			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
 	gf, gb, _ := c.gdnBlock()
@@ -193,7 +193,7 @@ func TestGDNBlockCost(t *testing.T) {
 	gate := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * h * h, Read: n*h*2 + h*h*2, Writes: n * h * 2}
 	mul := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * h, Read: 2 * n * h * 2, Writes: n * h * 2}
 	af.Busy += c.Run(gate).Busy + c.Run(mul).Busy
-	ab.Busy += 2*c.Run(gate).Busy + c.Run(twice(mul)).Busy
+	ab.Busy += 2*c.Run(gate).Busy + c.Run(cost.Twice(mul)).Busy
 	f, b, _ := c.attnBlock()
 	if want := (3*gf.Busy + af.Busy) / 4; math.Abs(f.Busy/want-1) > 1e-12 {
 		t.Errorf("mixers' forward %g s, want the mean %g", f.Busy, want)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 

@@ -1,18 +1,16 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/graph"
-
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
 // namedLayers is layer costs under another name: fused's under name.
@@ -231,7 +229,7 @@ func TestTitanResidualNormsByHand(t *testing.T) {
 		}
 		wantTB := append(append(append([]kernel{dx}, dw...), dx), dw...)
 		wantFF := []kernel{norm, resid, norm, resid}
-		wantFB := []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+		wantFB := []kernel{cost.Twice(resid), cost.Twice(norm), cost.Twice(resid), cost.Twice(norm)}
 		cluster := "grand-teton:1,attention=flash"
 		if !c.split {
 			cluster = "grand-teton:2,attention=flash"

@@ -208,7 +208,7 @@ func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) 
 	norm := kernel{Class: rd, FLOPs: 8 * n * h * sp, Read: act, Writes: act}
 	resid := kernel{Class: el, FLOPs: 3 * n * h * sp, Read: 2 * act, Writes: 1.5 * act}
 	fusedF = []kernel{norm, resid, norm, resid}
-	fusedB = []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+	fusedB = []kernel{cost.Twice(resid), cost.Twice(norm), cost.Twice(resid), cost.Twice(norm)}
 	add := kernel{Class: el, FLOPs: n * h * sp, Read: 2 * act, Writes: act}
 	addNorm := kernel{Class: rd, FLOPs: 9 * n * h * sp, Read: 2 * act, Writes: 2 * act}
 	titanF = []kernel{norm, addNorm, add}

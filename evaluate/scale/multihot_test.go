@@ -1,6 +1,10 @@
 package scale
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/mechanisms"
+)
 
 // TestMultihotTail: the host after DeepEP's dispatch where its received
 // indices are made into the multihot map unfused (stack=model-zoo-moe-dev:
@@ -29,13 +33,13 @@ func TestMultihotTail(t *testing.T) {
 	f0, _, _ := fused.moe()
 	h := &zoo.Pod.Kernels.Host
 	w := zoo.expertWork()
-	recv, _ := zoo.deepEPReceived(w.nl)
-	runs, _ := zoo.multihot(recv, 8, 16)
+	recv, _ := dispatcherOf(&zoo.Shard).DeepEPReceived(w.nl)
+	runs, _ := dispatcherOf(&zoo.Shard).Multihot(recv, 8, 16)
 	r := runs[0].Busy / 4
 	if !(r > 0 && r < h.Issue) {
 		t.Fatalf("a conversion kernel takes %g s, not under an issue's %g", r, h.Issue)
 	}
-	for i, n := range multihotRuns {
+	for i, n := range mechanisms.MultihotRuns {
 		if runs[i].Launches != float64(n) || !near(runs[i].Busy, float64(n)*r) {
 			t.Errorf("run %d: %g launches, %g s; want %d, %g", i, runs[i].Launches, runs[i].Busy, n, float64(n)*r)
 		}
@@ -74,7 +78,7 @@ func TestMultihotStacks(t *testing.T) {
 		{"dispatcher=hybridep,permute-fusion=off", false},
 	} {
 		cc := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,"+c.keys, "dgx-h100:1")
-		if got := cc.unfusedMultihot(); got != c.want {
+		if got := dispatcherOf(&cc.Shard).UnfusedMultihot(); got != c.want {
 			t.Errorf("%s: unfused multihot %v, want %v", c.keys, got, c.want)
 		}
 	}

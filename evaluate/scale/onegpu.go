@@ -117,7 +117,7 @@ func (g OneGPU) Adam(params float64) float64 {
 func (g OneGPU) MoEGlue(m transformer.Spec, tokens int) (router, permute, unpermute float64) {
 	rk, scores, pk, uk := moeGlue(m, float64(tokens))
 	t := func(k kernel) float64 { return k.Time(&g.Pod.Hardware) }
-	return t(rk) + t(scores) + 2*t(rk) + t(twice(scores)), t(pk) + t(twice(pk)), t(uk) + t(twice(uk))
+	return t(rk) + t(scores) + 2*t(rk) + t(cost.Twice(scores)), t(pk) + t(cost.Twice(pk)), t(uk) + t(cost.Twice(uk))
 }
 
 // MoELayer costs one whole MoE layer of model m on one GPU holding

@@ -3,7 +3,6 @@ package scale
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"

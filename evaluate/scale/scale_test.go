@@ -1,13 +1,13 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-	"github.com/placer/placer/graph"
-
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
 // This file is docs/stacks.md's worked example of adding a stack: a new

@@ -103,7 +103,7 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 func TestStackAllGatherVolume(t *testing.T) {
 	for _, imb := range []string{"", ",imbalance=2"} {
 		c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather"+imb, "dgx-h100:1")
-		got := c.dispatchComm(0, 0, 4096)
+		got := dispatcherOf(&c.Shard).DispatchComm(0, 0, 4096)
 		grp := plan.Group{PerNode: 8, Nodes: 1}
 		G := 8.0 * 4096
 		ag, _ := c.Pod.Collective(roofline.AllGather, grp, G*2048*2)
@@ -128,12 +128,12 @@ func TestStackDeepEPReceived(t *testing.T) {
 		return p
 	}
 	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex", "dgx-h100:1")
-	recv, rdma := c.deepEPReceived(1000)
+	recv, rdma := dispatcherOf(&c.Shard).DeepEPReceived(1000)
 	if want := 1000 * 8 * (1 - miss(128, 16, 8)); !near(recv, want) || rdma != 0 {
 		t.Errorf("EP 8: received %g, RDMA %g; want %g, 0", recv, rdma, want)
 	}
 	c = stackCoster(t, "qwen3-235b-a22b:seq=4096,batch=2048", "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,dispatcher=flex,embedding-layer=on,loss-layer=on", "dgx-h100:32")
-	recv, rdma = c.deepEPReceived(1000)
+	recv, rdma = dispatcherOf(&c.Shard).DeepEPReceived(1000)
 	if want := 1000 * 32 * (1 - miss(128, 4, 8)); !near(recv, want) {
 		t.Errorf("EP 32: received %g, want %g", recv, want)
 	}

@@ -66,3 +66,7 @@ func Scale(a Phase, k float64) Phase {
 		Launches: a.Launches * k, Syncs: a.Syncs * k, HostExposed: a.HostExposed * k, Replays: a.Replays * k, Calls: a.Calls * k,
 		Tail: SyncTail{Launches: a.Tail.Launches * k, Calls: a.Tail.Calls * k, Busy: a.Tail.Busy * k, Stall: a.Tail.Stall * k}}
 }
+
+// Twice is a kernel's backward as the block costs it: twice its FLOPs
+// and traffic.
+func Twice(k Kernel) Kernel { k.Read *= 2; k.Writes *= 2; k.FLOPs *= 2; return k }

@@ -2,11 +2,14 @@
 // what a layer or the step costs, one file each, each registered by name
 // (Registered, one line each) behind the extension point of
 // evaluate/scale/cost it implements: the context-parallel exchange of a
-// layer's attention (Ring: cost.CPAttention), the router's load-balancing
-// loss (RouterAuxLoss: cost.RouterKernels), FP8's padding of the experts'
-// rows (FP8Padding: cost.ExpertOutput). evaluate/scale composes a
-// step from them and lists those that priced it (Result.PricedBy).
-// docs/stacks.md, "Adding a mechanism", walks through adding one.
+// layer's attention (Ring: cost.CPAttention), the token dispatchers and
+// the permutation of a layer with experts (TokenDispatch; its work on a
+// shard, Dispatcher, is what the MoE layer's composition asks), the
+// router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
+// FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput).
+// evaluate/scale composes a step from them and names those that priced
+// it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
+// through adding one.
 //
 // May import: graph/..., evaluate/roofline, evaluate/scale/cost,
 // evaluate/scale/kernels, evaluate/scale/plan

@@ -8,6 +8,7 @@ import "github.com/placer/placer/evaluate/scale/cost"
 // tests with it).
 var Registered = cost.MustRegistry(
 	Ring{},
+	TokenDispatch{},
 	RouterAuxLoss{},
 	FP8Padding{},
 )
