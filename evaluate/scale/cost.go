@@ -20,6 +20,7 @@ const bf16 = cost.BF16
 // order registered (families first).
 var (
 	cpAttention      = cost.First[cost.CPAttention](mechanisms.Registered)
+	fineTune         = cost.First[cost.FineTune](mechanisms.Registered)
 	attentionKernels = cost.Each[cost.AttentionKernels](families.Registered)
 	expertActivation = cost.Each[cost.ExpertActivation](families.Registered)
 	expertOutput     = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)

@@ -68,3 +68,15 @@ func Each[T Plugin](r *Registry) []T {
 	}
 	return ts
 }
+
+// FineTune is the extension point of fine-tuning's adapters on a frozen
+// base, which a code base's layer costs are wrapped with on a plan that
+// trains them: a dense block's adapters, forward and backward, and the
+// weight-gradient GEMMs a frozen base does not run, the block's and the
+// output layer's.
+type FineTune interface {
+	Plugin
+	Adapters(s *Shard) (fwd, bwd Phase)
+	FrozenWeightGrads(s *Shard) Phase
+	OutputWeightGrad(s *Shard) Kernel
+}

@@ -11,4 +11,5 @@ var Registered = cost.MustRegistry(
 	TokenDispatch{},
 	RouterAuxLoss{},
 	FP8Padding{},
+	LoRA{},
 )
