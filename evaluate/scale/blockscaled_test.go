@@ -7,6 +7,7 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -108,7 +109,7 @@ func TestBlockScaledBytes(t *testing.T) {
 		{plan.FP8MX, 2112},
 		{plan.FP4NV, 1152},
 	} {
-		k := blockCast(c.recipe, 1024)
+		k := mechanisms.BlockCast(c.recipe, 1024)
 		if k.Read != 2048 || !near(k.Writes, c.writes) {
 			t.Errorf("%s cast: read %g, wrote %g; want 2048, %g", c.recipe, k.Read, k.Writes, c.writes)
 		}
@@ -149,7 +150,7 @@ func TestBlockScaledCasts(t *testing.T) {
 		{plan.FP8Current, 774.51e-6, 2},
 	} {
 		co := coster{Shard: cost.Shard{H: &h, Plan: plan.Plan{Strategy: plan.Strategy{FP8: c.recipe}}, FP8Fwd: 0.5, FP8Bwd: 0.5}}
-		p := co.casts(1e9)
+		p := mechanisms.Casts(&co.Shard, 1e9)
 		if math.Abs(p.Busy/c.busy-1) > 1e-5 || p.Launches != c.launches {
 			t.Errorf("%s: %g s in %g kernels, want %g in %g", c.recipe, p.Busy, p.Launches, c.busy, c.launches)
 		}

@@ -14,18 +14,33 @@ import (
 const bf16 = cost.BF16
 
 // The registered plug-ins at each extension point where they change a
-// layer (evaluate/scale/cost): the mechanism that prices a layer's
-// attention with its context-parallel exchange (mechanisms.Ring), and
-// the families' traits and mechanisms that add kernels, asked in the
-// order registered (families first).
+// layer (evaluate/scale/cost), set from the registries by hookUp: the
+// mechanisms that price a layer's attention with its context-parallel
+// exchange (mechanisms.Ring) and fine-tuning's adapters
+// (mechanisms.LoRA), and the families' traits and mechanisms that add
+// kernels, asked in the order registered (families first).
 var (
-	cpAttention      = cost.First[cost.CPAttention](mechanisms.Registered)
-	fineTune         = cost.First[cost.FineTune](mechanisms.Registered)
-	attentionKernels = cost.Each[cost.AttentionKernels](families.Registered)
-	expertActivation = cost.Each[cost.ExpertActivation](families.Registered)
-	expertOutput     = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
-	routerKernels    = cost.Each[cost.RouterKernels](mechanisms.Registered)
+	cpAttention      cost.CPAttention
+	fineTune         cost.FineTune
+	attentionKernels []cost.AttentionKernels
+	expertActivation []cost.ExpertActivation
+	expertOutput     []cost.ExpertOutput
+	routerKernels    []cost.RouterKernels
 )
+
+func init() { hookUp() }
+
+// hookUp sets the extension points' plug-ins from the registries
+// (families.Registered, mechanisms.Registered): at the start, and again
+// where a test registers a plug-in of its own (addMechanism).
+func hookUp() {
+	cpAttention = cost.First[cost.CPAttention](mechanisms.Registered)
+	fineTune = cost.First[cost.FineTune](mechanisms.Registered)
+	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
+	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
+	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
+	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
+}
 
 // dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),
 // the registered router mechanisms beside its top-k.
@@ -83,68 +98,9 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 			fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16)
 		}
 		if plan.BlockScaled(pl.FP8) {
-			fwd, bwd = blockSpeedups(pl.FP8, p, bf16)
+			fwd, bwd = mechanisms.BlockSpeedups(pl.FP8, p, bf16)
 		}
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
 	return c
-}
-
-// cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
-// as the recipe runs it, a memory-bound pass or two (0 in BF16): current
-// scaling reads the tensor for its amax and again to cast it (Transformer
-// Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
-// amax history's scale in one pass; blockwise computes each block's
-// scale in the casting pass (its FP32 scales, one per 128, left out).
-// kernelbench's fp8cast lines (measurements/2026-11-26-h100) time eager
-// PyTorch's current scaling (abs, amax, to FP32, scale, to FP8: five
-// kernels, about 25 bytes an element) at 10.5-17 ps an element, about
-// 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
-// costed here, but not Transformer Engine's fused kernels' bytes, so
-// the 5 (current) and 3 (delayed) bytes an element stay assumptions.
-// MXFP8 and NVFP4 cast in one pass to both copies (blockCast), NVFP4
-// after an amax pass of its own (amaxFirst); torchao's rowwise recipes
-// along the rows in one pass forward (rowwise.go; their backward's:
-// bwdCasts).
-func (c *coster) cast(e float64) float64 {
-	if c.FP8Fwd == 0 || e <= 0 {
-		return 0
-	}
-	if plan.Rowwise(c.Plan.FP8) {
-		return rowwiseCast(e).Time(c.H)
-	}
-	one := kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}
-	if plan.BlockScaled(c.Plan.FP8) {
-		one = blockCast(c.Plan.FP8, e)
-	}
-	if amaxFirst(c.Plan.FP8) {
-		return one.Time(c.H) + kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}.Time(c.H)
-	}
-	return one.Time(c.H)
-}
-
-// amaxFirst is whether recipe reads a tensor for its amax before the
-// pass that casts it: current scaling (its per-tensor scale), and NVFP4
-// (its per-tensor FP32 scale over the blocks' E4M3 ones: blockCast).
-func amaxFirst(recipe string) bool { return recipe == plan.FP8Current || recipe == plan.FP4NV }
-
-// casts is the FP8 quantisations of GEMM inputs of es elements each
-// (cast's), as a phase: one kernel each, two with current scaling and
-// NVFP4 (their amax first).
-func (c *coster) casts(es ...float64) phase {
-	var p phase
-	if c.FP8Fwd == 0 {
-		return p
-	}
-	per := 1.0
-	if amaxFirst(c.Plan.FP8) {
-		per = 2
-	}
-	for _, e := range es {
-		p.Busy += c.cast(e)
-		if e > 0 {
-			p.Launches += per
-		}
-	}
-	return p
 }

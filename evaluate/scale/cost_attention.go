@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -61,9 +62,9 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// wq, wk and wv's input and wo's; their outputs' gradients
 		// (rowwise.go).
-		fwd, bwd = fwd.Plus(c.casts(n*h, n*qd/T)), bwd.Plus(c.rowwiseBwd([]float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*qd/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
 	} else if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*qd/T)), bwd.Plus(c.bwdCasts(n*h*sp, n*qd/T))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*qd/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*qd/T))
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
@@ -182,8 +183,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
 		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
-			qf = qf.Plus(c.casts(nd * ql))
-			qb = qb.Plus(c.bwdCasts(nd * ql))
+			qf = qf.Plus(mechanisms.Casts(&c.Shard, nd*ql))
+			qb = qb.Plus(mechanisms.BwdCasts(&c.Shard, nd*ql))
 		}
 	} else {
 		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -227,7 +228,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
 		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(c.casts(nd*h, nd*kl, o)), bwd.Plus(c.bwdCasts(nd*h, nd*kl, o))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, nd*h, nd*kl, o))
 	}
 	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
@@ -237,7 +238,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.Plus(t(norm)).Plus(c.casts(nd * h))
+			rec = rec.Plus(t(norm)).Plus(mechanisms.Casts(&c.Shard, nd*h))
 		}
 	}
 	return fwd, bwd, rec

@@ -2,7 +2,6 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -120,7 +119,7 @@ func (c *coster) expertWork() moeWork {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	// The local experts' GEMMs grouped (groupedGEMM).
-	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
+	grouped := func(g kernel, n float64) kernel { return mechanisms.GroupedGEMM(&c.Shard, g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
@@ -142,8 +141,10 @@ func (c *coster) expertWork() moeWork {
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
 	// weight gradients, local calls (teGroupedCalls).
-	tg := func(k kernel) phase { return phase{Busy: k.Time(c.H), Launches: 1, Calls: c.teGroupedCalls(local)} }
-	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.casts(erows*h, erows*cols))
+	tg := func(k kernel) phase {
+		return phase{Busy: k.Time(c.H), Launches: 1, Calls: mechanisms.TEGroupedCalls(&c.Shard, local)}
+	}
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(mechanisms.Casts(&c.Shard, erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
 	// under moe_act.
 	var clampF, clampB phase
@@ -154,16 +155,16 @@ func (c *coster) expertWork() moeWork {
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).Plus(c.casts(erows * cols)).Plus(clampF)
+		rec = t(actFn).Plus(mechanisms.Casts(&c.Shard, erows*cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
-		Plus(c.bwdCasts(erows*h, erows*cols)).Plus(clampB)
-	experts.Calls += c.splitCastCalls(local)
-	expertsB.Calls += c.splitCastCalls(local)
+		Plus(mechanisms.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+	experts.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
+	expertsB.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
 		experts = cost.Scale(experts, nexp).Plus(t(mechanisms.ExpertLoopCat(rows, h)))
 		expertsB = cost.Scale(expertsB, nexp)
@@ -339,61 +340,6 @@ func (e epParts) pairSaving(p *plan.Pod, g plan.Group, sms int, sf, sb float64) 
 		beside(e.commB/2, e.mlpF, e.mlpB/2) +
 		beside(e.commF/2, 0, max(0, e.attnB))
 	return e.commF + e.commB - exposed
-}
-
-// groupedGEMM is g, a grouped GEMM over local experts of rows rows in
-// all by n, at the grouped GEMM's efficiency against a dense GEMM of its
-// FLOPs (Kernels.GroupedEff, its forward shape's for the backward too);
-// Transformer Engine's (a Megatron stack's, teGroupedCalls) runs one GEMM
-// an expert over four streams (Kernels.GroupedLoopEff).
-func (c *coster) groupedGEMM(g kernel, local, rows, n float64) kernel {
-	if c.teGroupedCalls(local) > 0 {
-		g.FLOPs /= c.Pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
-		return g
-	}
-	g.FLOPs /= c.Pod.Kernels.GroupedEff(local, rows/local, n)
-	return g
-}
-
-// teGroupedCalls is the GEMMs Transformer Engine's grouped GEMM launches
-// from its own loop for one grouped GEMM over local experts: one each
-// (Megatron-Core core_v0.16.0 experts.py TEGroupedMLP, whose linear_fc1
-// and linear_fc2 are TE's GroupedLinear with m_splits the tokens per
-// expert; Transformer Engine v2.8 general_grouped_gemm ->
-// nvte_multi_tensor_gemm, which without NVTE_USE_CUTLASS_GROUPED_GEMM
-// runs multi_stream_cublas_gemm: a cuBLAS GEMM per expert over four
-// compute streams), on a Megatron stack with grouped-gemm on. 0
-// elsewhere: torch._grouped_mm (torchtitan) is one launch, and
-// SequentialMLP's loop (grouped-gemm=off) counts each expert's GEMMs as
-// launches of their own.
-func (c *coster) teGroupedCalls(local float64) float64 {
-	if c.Plan.Software.Framework() != plan.FrameworkMegatron || c.Plan.Run.ExpertLoop {
-		return 0
-	}
-	return local
-}
-
-// splitCastCalls is the calls Transformer Engine's grouped GEMM adds to
-// the FP8 casts of its two inputs in one direction (casts' launches, one
-// or two each: the forward's FC1 and FC2 inputs, the backward's two
-// output gradients): GroupedLinear quantizes each expert's rows apart
-// (v2.8 module/grouped_linear.py tex.split_quantize; csrc/extensions/
-// cast.cpp multi_tensor_quantize_impl: one fused kernel for every split
-// only under delayed scaling, else each quantizer's quantize in a loop;
-// the same in v2.18, whose grouped quantize and cuBLASLt grouped GEMM
-// run only with NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1, and whose
-// split_quantize fuses NVFP4's), so local - 1 more per input. 0 in BF16,
-// under delayed scaling and NVFP4, and off Transformer Engine's grouped
-// GEMM (teGroupedCalls).
-func (c *coster) splitCastCalls(local float64) float64 {
-	if c.FP8Fwd == 0 || c.Plan.FP8 == plan.FP8Delayed || c.Plan.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
-		return 0
-	}
-	per := 1.0
-	if amaxFirst(c.Plan.FP8) {
-		per = 2
-	}
-	return 2 * (local - 1) * per
 }
 
 // moeTail is what the host issues after the dispatcher's

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/graph"
 )
 
@@ -107,7 +108,7 @@ func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKer
 	bwd = t(cost.Twice(k.resid)).Plus(c.Pair(bOut, bwdAfter, act)).Plus(t(bOut)).Plus(t(cost.Twice(k.gated))).Plus(t(k.scanB)).Plus(t(cost.Twice(k.conv))).
 		Plus(c.Pair(bIn, bwdBefore, act)).Plus(c.Pair(bIn, before, act)).Plus(t(cost.Twice(k.norm)))
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*inner)), bwd.Plus(c.bwdCasts(n*h*sp, n*inner))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*inner)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*inner))
 	}
 	return fwd, bwd
 }

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -45,12 +46,12 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// w1 and w3's input and w2's; their outputs' gradients
 		// (rowwise.go).
-		fwd, bwd = fwd.Plus(c.casts(n*h, n*f/T)), bwd.Plus(c.rowwiseBwd([]float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*f/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
 	} else if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(c.casts(n*h*sp, n*f/T)), bwd.Plus(c.bwdCasts(n*h*sp, n*f/T))
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*f/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*f/T))
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {
-		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(c.casts(n*h*c.rowwiseInput(), n*f/T))
+		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(mechanisms.Casts(&c.Shard, n*h*mechanisms.RowwiseInput(&c.Shard), n*f/T))
 	}
 	return fwd, bwd, rec
 }

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -65,10 +66,10 @@ func torchaoWeightCasts(pl *plan.Plan, h *roofline.Hardware, lw float64) float64
 	var t float64
 	switch {
 	case plan.Rowwise(pl.FP8):
-		t = rowwiseCast(lw).Time(h) + columnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
+		t = mechanisms.RowwiseCast(lw).Time(h) + mechanisms.ColumnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 	default:
 		if !pl.FP8Gather {
-			t = columnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
+			t = mechanisms.ColumnAmax(lw).Time(h) + kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 		}
 		t += kernel{Class: graph.ClassElementwise, Read: lw, Writes: lw}.Time(h)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -156,12 +157,12 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	sp := c.SP()
 	act := n * h * bf16
-	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(c.casts(n * h * sp))
+	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(mechanisms.Casts(&c.Shard, n*h*sp))
 	attn = norm.Plus(c.Run(c.LGEMM(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
 	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 {
 		_, after, _, _ := c.TPKinds()
 		wo := c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
-		attn = attn.Plus(c.casts(n * qd)).Plus(c.Pair(wo, after, act))
+		attn = attn.Plus(mechanisms.Casts(&c.Shard, n*qd)).Plus(c.Pair(wo, after, act))
 	}
 	mlp = norm
 	if m.SwiGLU() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -121,7 +122,7 @@ func TestRowwiseCastsByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
-		f, b := co.casts(e), co.bwdCasts(e)
+		f, b := mechanisms.Casts(&co.Shard, e), mechanisms.BwdCasts(&co.Shard, e)
 		if math.Abs(f.Busy/c.fwd-1) > 1e-4 || math.Abs(b.Busy/c.bwd-1) > 1e-4 || f.Launches != c.fwdLaun || b.Launches != c.bwdLaun {
 			t.Errorf("fp8=%s: casts %.6g s (%g launches) forward, %.6g s (%g) backward; by hand %.6g (%g), %.6g (%g)",
 				c.recipe, f.Busy, f.Launches, b.Busy, b.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
@@ -162,7 +163,7 @@ func TestRowwiseBwdByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
-		b := co.rowwiseBwd([]float64{e}, []float64{e / 8})
+		b := mechanisms.RowwiseBwd(&co.Shard, []float64{e}, []float64{e / 8})
 		if math.Abs(b.Busy/c.bwd-1) > 1e-4 || b.Launches != c.laun {
 			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.Busy, b.Launches, c.bwd, c.laun)
 		}
@@ -176,7 +177,7 @@ func TestRowwiseBwdByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
-		if got := co.rowwiseInput(); got != c.want {
+		if got := mechanisms.RowwiseInput(&co.Shard); got != c.want {
 			t.Errorf("fp8=%s, tp=8, sp=on: the first GEMMs cast %g of the input; want %g", c.recipe, got, c.want)
 		}
 	}

@@ -6,7 +6,11 @@
 // the permutation of a layer with experts (TokenDispatch; its work on a
 // shard, Dispatcher, is what the MoE layer's composition asks), the
 // router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
-// FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput).
+// FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
+// fine-tuning's adapters (LoRA: cost.FineTune); and the mechanisms the
+// composition asks by name on a shard, registered for a figure's
+// provenance: the experts' grouped GEMM (TEGroupedGEMM), the FP8 and FP4
+// recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise).
 // evaluate/scale composes a step from them and names those that priced
 // it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
 // through adding one.

@@ -10,6 +10,10 @@ var Registered = cost.MustRegistry(
 	Ring{},
 	TokenDispatch{},
 	RouterAuxLoss{},
+	TEGroupedGEMM{},
 	FP8Padding{},
 	LoRA{},
+	FP8Casts{},
+	BlockScaled{},
+	Rowwise{},
 )
