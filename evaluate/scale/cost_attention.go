@@ -61,7 +61,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	}
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// wq, wk and wv's input and wo's; their outputs' gradients
-		// (rowwise.go).
+		// (mechanisms/rowwise.go).
 		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*qd/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
 	} else if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*qd/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*qd/T))

@@ -45,7 +45,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	}
 	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// w1 and w3's input and w2's; their outputs' gradients
-		// (rowwise.go).
+		// (mechanisms/rowwise.go).
 		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*f/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
 	} else if c.FP8Fwd > 0 {
 		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*f/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*f/T))

@@ -69,7 +69,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		// take both layouts), and with current scaling read once more
 		// for their amax; with torchao's rowwise scaling the same (one
 		// cast along the weight's rows, one along its columns after
-		// their amax pass: rowwise.go).
+		// their amax pass: mechanisms/rowwise.go).
 		var lw float64
 		for _, st := range stages {
 			lw = max(lw, st.Layers)

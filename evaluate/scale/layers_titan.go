@@ -374,7 +374,7 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 // rowwise_with_gw_hp): the all-gathers, forward and backward, whose
 // output is cast before its GEMM. torchtitan runs those recipes under
 // plain ColwiseParallel and RowwiseParallel (the tensorwise recipe's
-// Float8ColwiseParallel gathers float8: rowwise.go), so the gathered
+// Float8ColwiseParallel gathers float8: mechanisms/rowwise.go), so the gathered
 // BF16 tensor goes to Float8Linear's row cast (abs, amax, scale, to) and
 // only its output to torch._scaled_mm; the micro-pipeline pass fuses an
 // all-gather only with the matmuls that take its own output as their
