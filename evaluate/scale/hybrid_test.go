@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -69,7 +70,7 @@ func TestMambaBlockCost(t *testing.T) {
 			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	f, b, rec := c.mambaBlock()
+	f, b, rec := families.Mamba{}.Block(&c.Shard)
 	if math.Abs(f.Busy/fwd-1) > 1e-12 || math.Abs(b.Busy/bwd-1) > 1e-12 {
 		t.Errorf("Mamba-2 block: forward %g s, backward %g s; want %g, %g", f.Busy, b.Busy, fwd, bwd)
 	}
@@ -87,7 +88,7 @@ func TestMambaBlockCost(t *testing.T) {
 // evaluate/scale/memory's TestHybridLayerMemory).
 func TestHybridLayerMean(t *testing.T) {
 	c := hybridCoster(t, hybridShape(t, "M*-"))
-	mf, mb, _ := c.mambaBlock()
+	mf, mb, _ := families.Mamba{}.Block(&c.Shard)
 	af, ab, _ := c.attnBlock()
 	ff, fb, _ := c.mlpBlock()
 	f, b := c.layer()
@@ -183,7 +184,7 @@ func TestGDNBlockCost(t *testing.T) {
 			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	gf, gb, _ := c.gdnBlock()
+	gf, gb, _ := families.GatedDeltaNet{}.Block(&c.Shard)
 	if math.Abs(gf.Busy/fwd-1) > 1e-12 || math.Abs(gb.Busy/bwd-1) > 1e-12 {
 		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.Busy, gb.Busy, fwd, bwd)
 	}

@@ -11,4 +11,6 @@ var Registered = cost.MustRegistry(
 	LinearBias{},
 	QKNorm{},
 	SwiGLUClamp{},
+	Mamba{},
+	GatedDeltaNet{},
 )
