@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -100,15 +101,15 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		_, dpG := pl.Groups(*p, s)
 		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
 		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
-		lin, linears := st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s])
+		lin, linears := st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s])
 		gather, reduce := fsdp2SideCopies(pl, p, shard, lin, linears)
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, fwd, st.Layers)))
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, fwd, st.Layers)))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
 		if bwd > 0 {
 			// The blocks but the last gathered again: their linears.
 			k := bwd / st.Layers
 			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd, k*lin, k*linears)
-			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, bwd, bwd))).Plus(rs)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, bwd, bwd))).Plus(rs)
 		}
 		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}

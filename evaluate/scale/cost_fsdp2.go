@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -108,7 +109,7 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 	groups := fsdp2Groups(pl, s)
 	_, again, _ := fsdp2Gathers(pl, st, s)
 	copyOut := func(n, lin float64) float64 {
-		b := gatheredBytes(pl, p, n, lin)
+		b := mechanisms.GatheredBytes(pl, p, n, lin)
 		return kernel{Class: graph.ClassElementwise, Read: b, Writes: b}.Time(&p.Hardware)
 	}
 	out := copyOut(u, st.Layers)
@@ -168,7 +169,7 @@ func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard, lin, linears float64) (g
 	if !pl.FP8Gather {
 		lin, linears = 0, 0
 	}
-	r, w, launches := fp8GatherCopyIn(lin, linears)
+	r, w, launches := mechanisms.FP8GatherCopyIn(lin, linears)
 	in := kernel{Class: graph.ClassElementwise, Read: (master+wb)*(shard-lin) + r, Writes: 2*wb*(shard-lin) + w}
 	gather = plan.CopyComm(in.Time(&p.Hardware)+launches*kernel{Class: graph.ClassElementwise}.Time(&p.Hardware), in.Read+in.Writes)
 	if m := float64(pl.NumMicro); m > 1 && pl.PP == 1 {

@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -58,8 +59,8 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 			t = mt
 		}
 	}
-	if torchao(pl) {
-		// torchao casts them every micro-batch (cost_torchao.go).
+	if mechanisms.TorchaoOn(pl) {
+		// torchao casts them every micro-batch (mechanisms/torchao.go).
 		return t + torchaoSteps(m, pl, p, stages)
 	}
 	if pl.FP8 != "" {
@@ -117,10 +118,10 @@ func titanClip(pl *plan.Plan, p *plan.Pod, opt float64) float64 {
 func torchaoSteps(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
 	var t float64
 	for s, st := range stages {
-		c := torchaoWeightCasts(pl, &p.Hardware, st.Layers)
+		c := mechanisms.TorchaoWeightCasts(pl, &p.Hardware, st.Layers)
 		if pl.FP8Gather && !m.MoE() {
 			_, dpG := pl.Groups(*p, s)
-			c += fp8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s]))
+			c += mechanisms.FP8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s]))
 		}
 		t = max(t, c)
 	}

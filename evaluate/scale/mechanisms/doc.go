@@ -10,7 +10,8 @@
 // fine-tuning's adapters (LoRA: cost.FineTune); and the mechanisms the
 // composition asks by name on a shard, registered for a figure's
 // provenance: the experts' grouped GEMM (TEGroupedGEMM), the FP8 and FP4
-// recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise).
+// recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise),
+// torchao's float8 weights' casts and all-gather (TorchaoFloat8).
 // evaluate/scale composes a step from them and names those that priced
 // it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
 // through adding one.

@@ -16,4 +16,5 @@ var Registered = cost.MustRegistry(
 	FP8Casts{},
 	BlockScaled{},
 	Rowwise{},
+	TorchaoFloat8{},
 )
