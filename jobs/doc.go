@@ -1,6 +1,6 @@
 // Package jobs holds the end-to-end jobs the placer CLI runs (eval,
-// baselines, search, pretrain, infer, finetune, regal train and
-// imitate, the cluster-scale plans, workloads):
+// baselines, search, pretrain, infer, finetune, the cluster-scale
+// plans, workloads):
 // each is a function from an options struct to a report,
 // composed from inputs -> problem (cost model and evaluator, from a
 // Backend: the roofline model by default, real GPUs with GPUs) -> methods
@@ -18,7 +18,8 @@
 // (where a plan comes from, --gpus with a strategy's replicas, the
 // train-mode line), which they import from there. placer tune-brkga's
 // job (brkga-tuned's hyperparameters) is jobs/tunebrkga's, a client of
-// the setup here.
+// the setup here. regal train's and regal imitate's jobs are
+// jobs/regaltrain's; they import nothing of this package.
 //
 // The CLI's side of each job (its flags, their parsing and the usage
 // errors that name them) is cmd/placer's: the options here take values,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -268,19 +269,6 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 	return rep, ctx.Err()
 }
 
-// pretrainCell is a cell of pre-training in rounds as --list-cells
-// prints it: grid.Listed's fields (the graph is visit i's, i mod the
-// graphs with a valid reference, known once their baselines ran: left
-// out) and the visit's round.
-type pretrainCell struct {
-	Index  int    `json:"index"`
-	Round  int    `json:"round"`
-	Method string `json:"method"`
-	Budget string `json:"budget"`
-	Seed   uint64 `json:"seed"`
-	File   string `json:"file"`
-}
-
 // listPretrainCells writes the cells of o's rounds to o.ListCells.
 func listPretrainCells(o PretrainOptions) error {
 	rd := &gdp.Rounds{Workers: o.Workers}
@@ -290,7 +278,7 @@ func listPretrainCells(o PretrainOptions) error {
 	}
 	enc := json.NewEncoder(o.ListCells)
 	for _, c := range cells {
-		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "go-scored-visit", Budget: fmt.Sprintf("%d-evals", o.PerVisit.Evaluations), Seed: o.Seed, File: c.File}
+		l := grid.RoundCell{Index: c.Index, Round: c.Round, Method: "go-scored-visit", Budget: fmt.Sprintf("%d-evals", o.PerVisit.Evaluations), Seed: o.Seed, File: c.File}
 		if !o.Scored {
 			// A PPO (or, in the warm-up, imitation) step of the GO policy.
 			l.Method, l.Budget = "go-pretrain-step", fmt.Sprintf("%d-samples", max(o.Samples, 1))

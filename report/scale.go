@@ -30,6 +30,10 @@ type ScalePlan struct {
 	// compile= keys, or placer's default) and whose run it is: what placer
 	// export checks against the framework it writes for.
 	Stack plan.StackInfo `json:"stack"`
+	// PricedBy is what priced the step, by the names its parts are
+	// registered under (scale.PricedByOf: the code base, the families'
+	// traits, the mechanisms): the figure's provenance as data.
+	PricedBy *scale.PricedBy `json:"priced_by,omitempty"`
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result

@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/launch"
+	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/gdp"
@@ -171,8 +172,8 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"regal budgets", parseRegalFlags(&reports.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
 		{"regal objectives", parseRegalFlags(&reports.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
 		{"tune-brkga graphs", parseBRKGATuneFlags(&tunebrkga.Options{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
-		{"regal train out", parseRegalTrainFlags(&jobs.RegalTrainJob{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
-		{"regal imitate genes", parseRegalImitateFlags(&jobs.RegalImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},
+		{"regal train out", parseRegalTrainFlags(&regaltrain.Job{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
+		{"regal imitate genes", parseRegalImitateFlags(&regaltrain.ImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},
 			regalImitateFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement"}, Genes: "placement,fusion"}), `--genes: "fusion" is not a gene group (placement, priority)`},
 		{"synth count", checkSynth(jobs.SynthOptions{Dir: "d", Nodes: jobs.DefaultSynthNodes}), "--count 0: must be at least 1"},
 		{"workload", checkWorkloadName("nosuch"), `unknown workload "nosuch" (placer workloads list)`},
@@ -197,7 +198,7 @@ func TestParseFlagsFill(t *testing.T) {
 	if err := parseFinetuneFlags(&tr, finetuneFlags{PPO: defaultPPOFlags()}); err != nil || tr.Steps != 0 {
 		t.Errorf("finetune --time alone: steps %d, %v; want no step limit", tr.Steps, err)
 	}
-	j := jobs.RegalTrainJob{GraphsDir: "g"}
+	j := regaltrain.Job{GraphsDir: "g"}
 	if err := parseRegalTrainFlags(&j, regalTrainFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement,scheduling", Objective: "peak-memory"}, Out: "r.model"}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/placer/placer/internal/fail"
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 )
 
 // regalSetFlags are the training-set flags of regal train and regal
-// imitate besides jobs.RegalTrainJob's own: the built-in workloads, the tasks
+// imitate besides regaltrain.Job's own: the built-in workloads, the tasks
 // and the objective.
 type regalSetFlags struct {
 	Workloads string // comma-separated
@@ -26,7 +26,7 @@ type regalSetFlags struct {
 
 // parseRegalSetFlags checks the flags, fills j's workloads and tasks,
 // and returns the objective.
-func parseRegalSetFlags(j *jobs.RegalTrainJob, f regalSetFlags) (optimize.Objective, error) {
+func parseRegalSetFlags(j *regaltrain.Job, f regalSetFlags) (optimize.Objective, error) {
 	if f.Workloads != "" {
 		j.Workloads = strings.Split(f.Workloads, ",")
 	}
@@ -47,7 +47,7 @@ func parseRegalSetFlags(j *jobs.RegalTrainJob, f regalSetFlags) (optimize.Object
 	return obj, nil
 }
 
-// regalTrainFlags are regal train's flags besides jobs.RegalTrainJob's own.
+// regalTrainFlags are regal train's flags besides regaltrain.Job's own.
 type regalTrainFlags struct {
 	Set  regalSetFlags
 	Init string // --init: the model file to start from ("" = a new network)
@@ -66,7 +66,7 @@ type regalTrainFlags struct {
 // objective, starting model and checkpoint from f, and turns the flags'
 // conventions into Train's (--entropy 0 is none, --checkpoint-every 0
 // only on stop and at the end).
-func parseRegalTrainFlags(j *jobs.RegalTrainJob, f regalTrainFlags) error {
+func parseRegalTrainFlags(j *regaltrain.Job, f regalTrainFlags) error {
 	var err error
 	if j.Train.Objective, err = parseRegalSetFlags(j, f.Set); err != nil {
 		return err
@@ -102,7 +102,7 @@ func parseRegalTrainFlags(j *jobs.RegalTrainJob, f regalTrainFlags) error {
 // parseRegalRounds checks --workers, --rounds, --lease, --list-cells and
 // --cell (or the array index a cluster gives a task): in rounds, the
 // cells are the steps.
-func parseRegalRounds(j *jobs.RegalTrainJob, f regalTrainFlags) error {
+func parseRegalRounds(j *regaltrain.Job, f regalTrainFlags) error {
 	t := &j.Train
 	cell := strings.TrimSpace(f.Cell)
 	switch {
@@ -133,7 +133,7 @@ func parseRegalRounds(j *jobs.RegalTrainJob, f regalTrainFlags) error {
 }
 
 // regalImitateFlags are regal imitate's flags besides
-// jobs.RegalImitateJob's own.
+// regaltrain.ImitateJob's own.
 type regalImitateFlags struct {
 	Set   regalSetFlags
 	Genes string // --genes: the gene groups imitated, placement and/or priority
@@ -141,7 +141,7 @@ type regalImitateFlags struct {
 
 // parseRegalImitateFlags checks j as regal imitate's flags give it and fills its
 // objective and targets from f.
-func parseRegalImitateFlags(j *jobs.RegalImitateJob, f regalImitateFlags) error {
+func parseRegalImitateFlags(j *regaltrain.ImitateJob, f regalImitateFlags) error {
 	im := &j.Imitation
 	var err error
 	if im.Objective, err = parseRegalSetFlags(&j.Set, f.Set); err != nil {

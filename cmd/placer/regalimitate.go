@@ -3,14 +3,14 @@ package main
 import (
 	"fmt"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type regalImitateOptions struct {
-	jobs.RegalImitateJob
+	regaltrain.ImitateJob
 	flags regalImitateFlags
 	JSON  bool
 	quiet bool
@@ -39,7 +39,7 @@ it with REINFORCE.`,
       --objective peak-memory --seed 1 --out peak-memory.regal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseRegalImitateFlags(&o.RegalImitateJob, o.flags); err != nil {
+			if err := parseRegalImitateFlags(&o.ImitateJob, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
@@ -80,7 +80,7 @@ it with REINFORCE.`,
 	return cmd
 }
 
-func writeRegalImitate(s *streams, rep jobs.RegalImitateReport) error {
+func writeRegalImitate(s *streams, rep regaltrain.ImitateReport) error {
 	var rows [][]string
 	n := len(rep.Curve)
 	parts := min(n, 12)

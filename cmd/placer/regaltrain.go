@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -26,7 +26,7 @@ func newRegalCmd(s *streams) *cobra.Command {
 // bindRegalSet binds the training-set flags of regal train and regal
 // imitate to job and f: the graphs, the cluster they are placed on, the
 // tasks and the objective; objective says what the objective drives.
-func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *regalSetFlags, objective string) {
+func bindRegalSet(cmd *cobra.Command, job *regaltrain.Job, f *regalSetFlags, objective string) {
 	fs := cmd.Flags()
 	fs.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
 	fs.StringVar(&f.Workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
@@ -39,7 +39,7 @@ func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *regalSetFlags,
 }
 
 type regalTrainOptions struct {
-	jobs.RegalTrainJob
+	regaltrain.Job
 	flags regalTrainFlags
 	JSON  bool
 	quiet bool
@@ -80,7 +80,7 @@ cell that ends the last round writes --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.Stdout = s.Out
-			if err := parseRegalTrainFlags(&o.RegalTrainJob, o.flags); err != nil {
+			if err := parseRegalTrainFlags(&o.Job, o.flags); err != nil {
 				return err
 			}
 			if o.ListCells != nil {
@@ -107,7 +107,7 @@ cell that ends the last round writes --out.`,
 		},
 	}
 	f := cmd.Flags()
-	bindRegalSet(cmd, &o.RegalTrainJob, &o.flags.Set, "what the reward measures")
+	bindRegalSet(cmd, &o.Job, &o.flags.Set, "what the reward measures")
 	f.IntVar(&o.Train.Steps, "steps", 0, "total steps across --resume (default 100, or unlimited with --time)")
 	f.DurationVar(&o.Train.Time, "time", 0, "stop after this wall time (e.g. 5m)")
 	f.Uint64Var(&o.Train.Seed, "seed", 0, "random seed: same seed, same model (ignored with --resume: the checkpoint's)")
@@ -135,7 +135,7 @@ cell that ends the last round writes --out.`,
 	return cmd
 }
 
-func writeRegalTrain(s *streams, rep jobs.RegalTrainReport) error {
+func writeRegalTrain(s *streams, rep regaltrain.Report) error {
 	// The curve in up to 20 rows, each the mean over its stretch of steps.
 	var rows [][]string
 	n := len(rep.Curve)

@@ -42,38 +42,38 @@ func TestA2ABookkeeping(t *testing.T) {
 		{"torchtitan", stackMoE, "dp=8,ep=8,mbs=1,stack=torchtitan-0.2,compile=on", 0, 0, 0, false, 0, 1, 0, 0},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:1")
-		local := float64(c.m.Experts / c.pl.EP)
-		f, b := c.a2aBookkeeping(tc.recv, tc.rows, local)
+		local := float64(c.M.Experts / c.Plan.EP)
+		f, b := dispatcherOf(&c.Shard).A2ABookkeeping(tc.recv, tc.rows, local)
 		var wantF, wantB float64
 		if tc.sorts {
 			r, h := tc.rows, tc.hidden
-			sort := kernel{class: graph.ClassDataMovement, read: r * (h*2 + 4), writes: r * (h*2 + 4)}.time(c.h)
-			restore := kernel{class: graph.ClassDataMovement, read: r * h * 2, writes: r * h * 2}.time(c.h)
+			sort := kernel{Class: graph.ClassDataMovement, Read: r * (h*2 + 4), Writes: r * (h*2 + 4)}.Time(c.H)
+			restore := kernel{Class: graph.ClassDataMovement, Read: r * h * 2, Writes: r * h * 2}.Time(c.H)
 			wantF, wantB = sort+restore, sort+restore
 		}
 		if tc.fwdLaunches > 0 {
-			ep := plan.Group{PerNode: c.pl.EP, Nodes: 1}
-			probs := c.pod.AllToAll(ep, tc.recv*4)
+			ep := plan.Group{PerNode: c.Plan.EP, Nodes: 1}
+			probs := c.Pod.AllToAll(ep, tc.recv*4)
 			wantF += probs
 			wantB += probs
 			if tc.etp > 1 {
 				pair := plan.Group{PerNode: tc.etp, Nodes: 1}
-				ag, _ := c.pod.Collective(roofline.AllGather, pair, tc.rows*4)
-				rs, _ := c.pod.Collective(roofline.ReduceScatter, pair, tc.rows*4)
+				ag, _ := c.Pod.Collective(roofline.AllGather, pair, tc.rows*4)
+				rs, _ := c.Pod.Collective(roofline.ReduceScatter, pair, tc.rows*4)
 				wantF += ag
 				wantB += rs
 			}
 			if tc.counts > 0 {
-				ag, _ := c.pod.Collective(roofline.AllGather, node, tc.counts)
+				ag, _ := c.Pod.Collective(roofline.AllGather, node, tc.counts)
 				wantF += ag
 			}
 		}
-		if !near(f.busy, wantF) || !near(b.busy, wantB) || f.launches != tc.fwdLaunches || b.launches != tc.bwdLaunches {
+		if !near(f.Busy, wantF) || !near(b.Busy, wantB) || f.Launches != tc.fwdLaunches || b.Launches != tc.bwdLaunches {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g", tc.name,
-				f.busy, f.launches, b.busy, b.launches, wantF, tc.fwdLaunches, wantB, tc.bwdLaunches)
+				f.Busy, f.Launches, b.Busy, b.Launches, wantF, tc.fwdLaunches, wantB, tc.bwdLaunches)
 		}
-		if f.epExposed > f.busy || (tc.fwdLaunches > 0 && f.epExposed <= 0) {
-			t.Errorf("%s: exposed exchange %g of %g", tc.name, f.epExposed, f.busy)
+		if f.EPExposed > f.Busy || (tc.fwdLaunches > 0 && f.EPExposed <= 0) {
+			t.Errorf("%s: exposed exchange %g of %g", tc.name, f.EPExposed, f.Busy)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -28,9 +29,9 @@ func TestSlidingWindowCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096, noComm: true}
+		c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096, NoComm: true}}
 		f, _ := c.layer()
-		return f.busy
+		return f.Busy
 	}
 	const n, heads, d = 4096.0, 8.0, 64.0
 	e := n * heads * 2 * d

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -89,8 +91,8 @@ func TestBlockScaledGEMMs(t *testing.T) {
 		p, _ := plan.ParsePod(c.pod)
 		pl := plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Strategy: plan.Strategy{FP8: c.recipe}}
 		co := newCoster(m, pl, &p, 1, 8192)
-		if math.Abs(co.fp8/c.fwd-1) > 1e-4 || math.Abs(co.fp8b/c.bwd-1) > 1e-4 {
-			t.Errorf("%s %s: %g / %g of the BF16 GEMM, want %g / %g", c.pod, c.recipe, co.fp8, co.fp8b, c.fwd, c.bwd)
+		if math.Abs(co.FP8Fwd/c.fwd-1) > 1e-4 || math.Abs(co.FP8Bwd/c.bwd-1) > 1e-4 {
+			t.Errorf("%s %s: %g / %g of the BF16 GEMM, want %g / %g", c.pod, c.recipe, co.FP8Fwd, co.FP8Bwd, c.fwd, c.bwd)
 		}
 	}
 }
@@ -107,9 +109,9 @@ func TestBlockScaledBytes(t *testing.T) {
 		{plan.FP8MX, 2112},
 		{plan.FP4NV, 1152},
 	} {
-		k := blockCast(c.recipe, 1024)
-		if k.read != 2048 || !near(k.writes, c.writes) {
-			t.Errorf("%s cast: read %g, wrote %g; want 2048, %g", c.recipe, k.read, k.writes, c.writes)
+		k := mechanisms.BlockCast(c.recipe, 1024)
+		if k.Read != 2048 || !near(k.Writes, c.writes) {
+			t.Errorf("%s cast: read %g, wrote %g; want 2048, %g", c.recipe, k.Read, k.Writes, c.writes)
 		}
 	}
 }
@@ -147,10 +149,10 @@ func TestBlockScaledCasts(t *testing.T) {
 		{plan.FP4NV, 792.89e-6, 2},
 		{plan.FP8Current, 774.51e-6, 2},
 	} {
-		co := coster{h: &h, pl: plan.Plan{Strategy: plan.Strategy{FP8: c.recipe}}, fp8: 0.5, fp8b: 0.5}
-		p := co.casts(1e9)
-		if math.Abs(p.busy/c.busy-1) > 1e-5 || p.launches != c.launches {
-			t.Errorf("%s: %g s in %g kernels, want %g in %g", c.recipe, p.busy, p.launches, c.busy, c.launches)
+		co := coster{Shard: cost.Shard{H: &h, Plan: plan.Plan{Strategy: plan.Strategy{FP8: c.recipe}}, FP8Fwd: 0.5, FP8Bwd: 0.5}}
+		p := mechanisms.Casts(&co.Shard, 1e9)
+		if math.Abs(p.Busy/c.busy-1) > 1e-5 || p.Launches != c.launches {
+			t.Errorf("%s: %g s in %g kernels, want %g in %g", c.recipe, p.Busy, p.Launches, c.busy, c.launches)
 		}
 	}
 }

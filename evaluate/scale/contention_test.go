@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -28,7 +29,7 @@ func TestOverlappedHBM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: big, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 8, Nodes: 1}, tokens: 512}
+	c := &coster{Shard: cost.Shard{M: big, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512}}
 	bf16Rate, hbm := 989.4e12*0.756, 3.35e12*0.8
 	ct := 7.0/8*1e9/362e9 + 7*6e-6
 	for _, k := range []struct {
@@ -36,10 +37,10 @@ func TestOverlappedHBM(t *testing.T) {
 		g    kernel
 		want float64
 	}{
-		{"GEMM-bound", c.gemm(2*4096*4096*1536, 29e6, 0), (5e-6 + 2*4096*4096*1536/bf16Rate) * 132 / 116},
-		{"HBM-bound", c.gemm(1e9, 1e9, 0), 5e-6 + 1e9/hbm/(1-1.75e9/ct/(3.35e12*0.85))},
+		{"GEMM-bound", c.GEMM(2*4096*4096*1536, 29e6, 0), (5e-6 + 2*4096*4096*1536/bf16Rate) * 132 / 116},
+		{"HBM-bound", c.GEMM(1e9, 1e9, 0), 5e-6 + 1e9/hbm/(1-1.75e9/ct/(3.35e12*0.85))},
 	} {
-		if got := c.overlapped(k.g, roofline.AllGather, 1e9, ct); !near(got, k.want) {
+		if got := c.Overlapped(k.g, roofline.AllGather, 1e9, ct); !near(got, k.want) {
 			t.Errorf("%s: %g s, want %g", k.name, got, k.want)
 		}
 	}

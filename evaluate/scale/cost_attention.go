@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -13,59 +15,58 @@ import (
 // the output projection and the residual, the tensor-parallel
 // collectives beside them, and the FP8 casts of the GEMMs' inputs.
 func (c *coster) attnBlock() (fwd, bwd, rec phase) {
-	if c.m.Mixed() {
+	if c.M.Mixed() {
 		return c.mixerBlock() // cost_gdn.go
 	}
-	if c.m.MLA() {
+	if c.M.MLA() {
 		return c.mlaBlock()
 	}
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16 // one full activation
 	qkv := (heads + 2*kv) * d / T
 	qd := h // the attention's width: heads x head_dim
 	if m.Head > 0 {
 		qd = heads * d
 	}
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	fa, fb := c.coreAttention()
-	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
-	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
-	bQKV, bProj := c.back(gQKV), c.back(gProj)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
+	gQKV := c.LGEMM(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
+	gProj := c.LGEMM(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
+	bQKV, bProj := c.Back(gQKV), c.Back(gProj)
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
 	// Backward: each GEMM's input gradient and weight gradient (each the
 	// forward's FLOPs), twice the elementwise traffic, flash attention's
 	// backward (2.5x its forward). The collectives mirror the forward's:
 	// an all-gather's backward is a reduce-scatter and the reverse; with
 	// sequence parallelism the column-parallel GEMMs' inputs are gathered
 	// again for their weight gradients.
-	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
-		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
-	// YaRN's unfused rotary embedding and the output projection's bias
-	// outside a fused bias-dropout-add (cost_gptoss.go).
-	ropeF, ropeB := c.yarnRope()
-	biasF, biasB := c.projBias()
-	fwd, bwd = fwd.plus(ropeF).plus(biasF), bwd.plus(ropeB).plus(biasB)
-	// Qwen3's query and key norms (cost_qwen3.go).
-	qkF, qkB := c.qkNorm()
-	fwd, bwd = fwd.plus(qkF), bwd.plus(qkB)
+	fwd = t(norm).Plus(c.Pair(gQKV, before, act)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).
+		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(cost.Twice(norm)))
+	// The families' kernels in the attention (evaluate/scale/families:
+	// YaRN's unfused rotary embedding, the output projection's bias
+	// outside a fused bias-dropout-add, Qwen3's query and key norms).
+	for _, p := range attentionKernels {
+		f, b := p.Attention(&c.Shard)
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
+	}
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
-		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
-	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// wq, wk and wv's input and wo's; their outputs' gradients
-		// (rowwise.go).
-		fwd, bwd = fwd.plus(c.casts(n*h, n*qd/T)), bwd.plus(c.rowwiseBwd([]float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
-	} else if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*qd/T)), bwd.plus(c.bwdCasts(n*h*sp, n*qd/T))
+		// (mechanisms/rowwise.go).
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*qd/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
+	} else if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*qd/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*qd/T))
 	}
-	if c.pl.Recomputes().Has(plan.RecomputeCoreAttn) {
+	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
 	}
 	return fwd, bwd, rec
@@ -90,38 +91,38 @@ const attnTile = 128
 // parallelism's ring of it, or the unfused kernels where the pod's
 // attention is unfused.
 func (c *coster) coreAttention() (fa, fb phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n := c.tokens
+	m, T := c.M, float64(c.Plan.TP)
+	n := c.Tokens
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
 	qkv := (heads + 2*kv) * d / T
 	// Flash attention: the causal half of the scores, Q K^T and P V,
 	// for this GPU's queries against the whole sequence's keys (with
 	// context parallelism its n = 1/C of the tokens, two chunks placed
-	// so that its share of the causal half is 1/C: ringAttention); with
+	// so that its share of the causal half is 1/C: mechanisms.Ring); with
 	// a sliding window in some layers, the keys a query meets on average
 	// over the layers (CausalKeys: the layers' costs are one layer's
 	// times their number, so the mean is exact in the sum; a kernel's
 	// time is linear in its FLOPs), each window layer's at the tile
 	// granularity the kernel computes it (TiledKeys, attnTile).
-	attnFlops := 2 * 2 * n * c.pl.TiledKeys(m, attnTile) * (heads / T) * d
-	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
-	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+	attnFlops := 2 * 2 * n * c.Plan.TiledKeys(m, attnTile) * (heads / T) * d
+	attn := kernel{Class: graph.ClassMatMul, FLOPs: attnFlops, Read: n * qkv * bf16, Writes: n * heads / T * d * bf16}
+	attnB := kernel{Class: graph.ClassMatMul, FLOPs: 2.5 * attnFlops, Read: n * (qkv + 2*heads/T*d) * bf16, Writes: n * qkv * bf16}
 	// This GPU's K and V as a context-parallel ring moves them (every
 	// query head's where the stack's model repeats them: RepeatKV) and
 	// its output's elements.
 	kvHeads := kv
-	if c.pl.Run.RepeatKV {
+	if c.Plan.Run.RepeatKV {
 		kvHeads = heads
 	}
-	msg := ringMsg{kv: n * 2 * kvHeads / T * d * bf16, out: n * heads / T * d}
-	if c.pod.Kernels.UnfusedAttention && c.pl.CP <= 1 {
-		uf, ub := c.unfusedAttention()
-		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
+	msg := cost.RingMsg{KV: n * 2 * kvHeads / T * d * bf16, Out: n * heads / T * d}
+	if c.Pod.Kernels.UnfusedAttention && c.Plan.CP <= 1 {
+		uf, ub := c.UnfusedAttention()
+		fa, fb = phase{Busy: uf, Launches: 4}, phase{Busy: ub, Launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = c.ringAttention(fusedAttn{attn, e, row, int(d)}, false, msg)
-		fb = c.ringAttention(fusedAttn{attnB, e, row, int(d)}, true, msg)
+		fa = cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
+		fb = cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
 	}
 	return fa, fb
 }
@@ -155,89 +156,89 @@ func (c *coster) coreAttention() (fa, fb phase) {
 // Megatron-Core's qkv_up_proj_and_rope_apply), the input norm, a module
 // of its own here (layernorm, with its output's FP8 casts).
 func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h := c.Tokens, float64(m.Hidden)
 	heads := float64(m.Heads) / T
 	d, r := float64(m.HeadDim()), float64(m.RopeDim)
 	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
-	sp := c.sp()
+	sp := c.SP()
 	nd := n * sp // the down projections' tokens on this GPU
 	act := n * h * bf16
 	red := func(e float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: 8 * e, read: e * bf16, writes: e * bf16}
+		return kernel{Class: graph.ClassReduction, FLOPs: 8 * e, Read: e * bf16, Writes: e * bf16}
 	}
 	norm := red(nd * h)
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * nd * h, read: 2 * act * sp, writes: 1.5 * act * sp}
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * nd * h, Read: 2 * act * sp, Writes: 1.5 * act * sp}
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
 	// The query: a latent (down, norm, up) or one projection.
 	var qf, qb, up phase  // up: the query's up projection (or its one projection)
 	qw := heads * (d + r) // this GPU's query width
 	if ql > 0 {
-		gD := c.lgemm(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
-		gU := c.lgemm(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
-		bD, bU := c.back(gD), c.back(gU)
+		gD := c.LGEMM(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
+		gU := c.LGEMM(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
+		bD, bU := c.Back(gD), c.Back(gU)
 		lat := n * ql * bf16
-		up = c.pair(gU, before, lat)
-		qf = t(gD).plus(t(red(nd * ql))).plus(up)
-		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
-		if c.fp8 > 0 {
-			qf = qf.plus(c.casts(nd * ql))
-			qb = qb.plus(c.bwdCasts(nd * ql))
+		up = c.Pair(gU, before, lat)
+		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
+		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
+		if c.FP8Fwd > 0 {
+			qf = qf.Plus(mechanisms.Casts(&c.Shard, nd*ql))
+			qb = qb.Plus(mechanisms.BwdCasts(&c.Shard, nd*ql))
 		}
 	} else {
-		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
-		b := c.back(g)
-		up = c.pair(g, before, act)
+		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
+		b := c.Back(g)
+		up = c.Pair(g, before, act)
 		qf = up
-		qb = c.pair(b, bwdBefore, act).plus(c.pair(b, before, act))
+		qb = c.Pair(b, bwdBefore, act).Plus(c.Pair(b, before, act))
 	}
 	// The keys and values: the latent with the rotary key, its norm, the
 	// up projection to every head's key (without position) and value.
 	kvw := heads * 2 * d
-	gKD := c.lgemm(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
-	gKU := c.lgemm(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
-	bKD, bKU := c.back(gKD), c.back(gKU)
+	gKD := c.LGEMM(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
+	gKU := c.LGEMM(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
+	bKD, bKU := c.Back(gKD), c.Back(gKU)
 	lat := n * (kl + r) * bf16
-	kvUp := c.pair(gKU, before, lat)
-	kvf := t(gKD).plus(t(red(nd * kl))).plus(kvUp)
-	kvb := c.pair(bKU, bwdBefore, lat).plus(c.pair(bKU, before, lat)).plus(t(twice(red(nd * kl)))).plus(t(bKD)).plus(t(bKD))
+	kvUp := c.Pair(gKU, before, lat)
+	kvf := t(gKD).Plus(t(red(nd * kl))).Plus(kvUp)
+	kvb := c.Pair(bKU, bwdBefore, lat).Plus(c.Pair(bKU, before, lat)).Plus(t(cost.Twice(red(nd * kl)))).Plus(t(bKD)).Plus(t(bKD))
 	// Rotary embedding of the query's and the key's rotary parts, and
 	// the heads' queries and keys assembled (read the parts, write Q and
 	// K of Head + RopeDim a head).
 	qk := n * heads * (d + r)
-	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
-		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
+	rope := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * (heads + 1) * r,
+		Read: (qk + n*heads*d + n*r) * bf16, Writes: 2 * qk * bf16}
 	// Flash attention over the causal half (the window's keys where the
 	// model has one, by whole tiles: TiledKeys): Q K^T at Head + RopeDim,
 	// P V at Head.
-	attnFlops := 2 * n * c.pl.TiledKeys(m, attnTile) * heads * (2*d + r)
+	attnFlops := 2 * n * c.Plan.TiledKeys(m, attnTile) * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
-	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
-	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
-	msg := ringMsg{kv: n * heads * (2*d + r) * bf16, out: o} // this GPU's K and V (context parallelism's message), its output
-	e := n * heads * (2*d + r)                               // the queries' elements: Q and K of Head + RopeDim, V of Head
-	row := n * (2*d + r)                                     // a causal call's last row
-	fa := c.ringAttention(fusedAttn{attn, e, row, int(d + r)}, false, msg)
-	fb := c.ringAttention(fusedAttn{attnB, e, row, int(d + r)}, true, msg)
-	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
-	bProj := c.back(gProj)
-	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
-		plus(kvb).plus(qb).plus(t(twice(norm)))
-	if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(nd*h, nd*kl, o)), bwd.plus(c.bwdCasts(nd*h, nd*kl, o))
+	attn := kernel{Class: graph.ClassMatMul, FLOPs: attnFlops, Read: qkv * bf16, Writes: o * bf16}
+	attnB := kernel{Class: graph.ClassMatMul, FLOPs: 2.5 * attnFlops, Read: (qkv + 2*o) * bf16, Writes: qkv * bf16}
+	msg := cost.RingMsg{KV: n * heads * (2*d + r) * bf16, Out: o} // this GPU's K and V (context parallelism's message), its output
+	e := n * heads * (2*d + r)                                    // the queries' elements: Q and K of Head + RopeDim, V of Head
+	row := n * (2*d + r)                                          // a causal call's last row
+	fa := cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
+	fb := cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
+	gProj := c.LGEMM(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
+	bProj := c.Back(gProj)
+	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
+		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
+	if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, nd*h, nd*kl, o))
 	}
-	if mods := c.pl.Recomputes(); mods != 0 {
+	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
 			rec = fa
 		}
 		if mods.Has(plan.RecomputeMLAUpProj) {
-			rec = rec.plus(up).plus(kvUp).plus(t(rope))
+			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.plus(t(norm)).plus(c.casts(nd * h))
+			rec = rec.Plus(t(norm)).Plus(mechanisms.Casts(&c.Shard, nd*h))
 		}
 	}
 	return fwd, bwd, rec

@@ -2,80 +2,10 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
-
-// gemmComm is a GEMM with a tensor-parallel collective beside it (an
-// all-gather or a reduce-scatter with sequence parallelism, an all-reduce
-// without). With tpoverlap=on the collective is overlapped with the GEMM
-// in T chunks (Megatron-Core's --tp-comm-overlap, which needs sequence
-// parallelism): the longer of the two plus a T-th of the shorter.
-// Otherwise the two run one after the other.
-func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
-	gt := g.time(c.h)
-	if c.pl.TP == 1 || c.noComm {
-		return phase{busy: gt, launches: 1}
-	}
-	ct, _ := c.pod.Collective(k, c.tpG, bytes)
-	if c.pl.TPOverlap {
-		og := c.overlapped(g, k, bytes, ct)
-		busy := max(og, ct) + min(og, ct)/float64(c.pl.TP)
-		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.TP)}
-	}
-	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct, launches: 2}
-}
-
-// tpKinds are the tensor-parallel collectives of a block's GEMMs:
-// before a column-parallel GEMM (an all-gather with sequence
-// parallelism, none without: -1), after a row-parallel one (a
-// reduce-scatter, or an all-reduce), and their mirrors in the backward.
-func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collective) {
-	if !c.pl.SequenceParallel {
-		return -1, roofline.AllReduce, -1, roofline.AllReduce
-	}
-	return roofline.AllGather, roofline.ReduceScatter, roofline.AllGather, roofline.ReduceScatter
-}
-
-// pair is GEMM g with tensor-parallel collective k of bytes (BF16)
-// beside it (gemmComm), or g alone where k is none (-1).
-//
-// With tpoverlap=on every such GEMM runs on the GPU's SMs less
-// Kernels.OverlapSMs. That is Transformer Engine's userbuffers for a
-// reduce-scatter after a row-parallel GEMM ("pipeline") and the
-// backward's bulk overlaps (num_sm 16 with an SM margin: module/base.py,
-// initialize_ub). Its all-gathers before a column-parallel GEMM and
-// before a row-parallel layer's data gradient ("ring_exchange") take one
-// SM and no margin, but run the GEMM as TP GEMMs of M/TP rows, one a ring
-// step; those chunks measured 1.02-1.92 times the whole GEMM's time at
-// the nine Megatron rows' shard shapes on an H100, median 1.124
-// (measurements/2026-11-26-h100-b/kb-ringsplit.jsonl), against the
-// 132/116 = 1.138 the SM charge gives: placer keeps the one charge for
-// both until GEMMs are costed by shape.
-//
-// With per-tensor FP8 (fp8=current or delayed) an all-gather carries
-// the GEMM's input already cast to FP8, one byte an element: TE
-// quantizes the local shard into the gathered buffer before the
-// all-gather (fill_userbuffers_buffer_for_all_gather, for
-// Float8Quantizer and Float8CurrentScalingQuantizer; its userbuffers
-// default fp8_buf for every all-gather layer). Reduce-scatters carry
-// the GEMM's BF16 output; blockwise FP8 gathers BF16 (not found
-// otherwise).
-func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
-	if k < 0 {
-		return phase{busy: g.time(c.h), launches: 1}
-	}
-	return c.gemmComm(g, k, c.tpBytes(k, bytes))
-}
-
-// tpBytes is what tensor-parallel collective k of bytes (BF16) carries:
-// half of it for an all-gather under per-tensor FP8 (pair).
-func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
-	if k == roofline.AllGather && (c.pl.FP8 == plan.FP8Current || c.pl.FP8 == plan.FP8Delayed) {
-		return bytes / 2
-	}
-	return bytes
-}
 
 // pipelineSends is the point-to-point transfers of one micro-batch's
 // activation between a plan's adjacent stages: the first boundary's
@@ -171,15 +101,15 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		_, dpG := pl.Groups(*p, s)
 		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
 		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
-		lin, linears := st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s])
+		lin, linears := st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s])
 		gather, reduce := fsdp2SideCopies(pl, p, shard, lin, linears)
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, fwd, st.Layers)))
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, fwd, st.Layers)))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
 		if bwd > 0 {
 			// The blocks but the last gathered again: their linears.
 			k := bwd / st.Layers
 			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd, k*lin, k*linears)
-			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, bwd, bwd))).Plus(rs)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, bwd, bwd))).Plus(rs)
 		}
 		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}

@@ -47,8 +47,8 @@ func smBound(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, 
 	for i := range stages {
 		var slow stageCost
 		slow.assemble(&kits[kitIndex(kits, pl.TPs[i])], m, pl, i, lp)
-		stages[i].fwdSM = max(0, (slow.fwd.busy-stages[i].fwd.busy)/smStep)
-		stages[i].bwdSM = max(0, (slow.bwd.busy-stages[i].bwd.busy)/smStep)
+		stages[i].fwdSM = max(0, (slow.fwd.Busy-stages[i].fwd.Busy)/smStep)
+		stages[i].bwdSM = max(0, (slow.bwd.Busy-stages[i].bwd.Busy)/smStep)
 	}
 }
 
@@ -67,7 +67,7 @@ func contended(pl *plan.Plan, p *plan.Pod) bool {
 // (smBound's) and its idle part, the host's waits and the
 // communication exposed in it.
 func window(ph phase, sm float64) plan.Window {
-	return plan.Window{Busy: ph.busy, Compute: min(sm, ph.busy), Idle: ph.hostExposed + ph.tpExposed + ph.cpExposed + ph.epExposed}
+	return plan.Window{Busy: ph.Busy, Compute: min(sm, ph.Busy), Idle: ph.HostExposed + ph.TPExposed + ph.CPExposed + ph.EPExposed}
 }
 
 // fwdWindow and bwdWindow are stage st's forward and backward per

@@ -2,6 +2,8 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -11,19 +13,19 @@ import (
 // tensor group (a reduce-scatter with sequence parallelism, an
 // all-reduce without), not overlapped.
 func (c *coster) embedding() (fwd, bwd phase) {
-	act := c.tokens * float64(c.m.Hidden) * bf16
-	look := kernel{class: graph.ClassEmbedding, read: act, writes: act}
-	fwd = phase{busy: look.time(c.h), launches: 1}
-	if c.pl.TP > 1 {
+	act := c.Tokens * float64(c.M.Hidden) * bf16
+	look := kernel{Class: graph.ClassEmbedding, Read: act, Writes: act}
+	fwd = phase{Busy: look.Time(c.H), Launches: 1}
+	if c.Plan.TP > 1 {
 		k := roofline.AllReduce
-		if c.pl.SequenceParallel {
+		if c.Plan.SequenceParallel {
 			k = roofline.ReduceScatter
 		}
-		ct, _ := c.pod.Collective(k, c.tpG, act)
-		fwd = fwd.plus(phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1})
-		if c.pl.SequenceParallel {
-			ct, _ = c.pod.Collective(roofline.AllGather, c.tpG, act)
-			bwd = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+		ct, _ := c.Pod.Collective(k, c.TPG, act)
+		fwd = fwd.Plus(phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1})
+		if c.Plan.SequenceParallel {
+			ct, _ = c.Pod.Collective(roofline.AllGather, c.TPG, act)
+			bwd = phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
 		}
 	}
 	// The gradient: PyTorch's embedding backward writes a dense BF16
@@ -34,10 +36,10 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// (measurements/2026-11-26-h100/kernelbench.jsonl, 1.7B.embedding):
 	// the backward of a 131,072 x 2,048 table takes 0.93 ms, where
 	// scattering only the tokens' rows would take 0.02.
-	table := float64(c.m.Vocab) / float64(c.pl.TP) * float64(c.m.Hidden)
-	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
-		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.GradBytes()), writes: table * c.pl.GradBytes()}.time(c.h),
-		launches: 3}) // zero, scatter, accumulate
+	table := float64(c.M.Vocab) / float64(c.Plan.TP) * float64(c.M.Hidden)
+	bwd = bwd.Plus(phase{Busy: kernel{Class: graph.ClassEmbedding, Read: act, Writes: table * bf16}.Time(c.H) +
+		kernel{Class: graph.ClassElementwise, FLOPs: table, Read: table * (bf16 + c.Plan.GradBytes()), Writes: table * c.Plan.GradBytes()}.Time(c.H),
+		Launches: 3}) // zero, scatter, accumulate
 	return fwd, bwd
 }
 
@@ -53,24 +55,24 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // Transformer Engine's fused cross-entropy instead: three passes over the
 // BF16 logits.
 func (c *coster) fusedOutput() (fwd, bwd phase) {
-	T := float64(c.pl.TP)
-	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
+	T := float64(c.Plan.TP)
+	n, h, V := c.Tokens, float64(c.M.Hidden), float64(c.M.Vocab)
 	act := n * h * bf16
 	sp := 1.0
-	if c.pl.SequenceParallel {
+	if c.Plan.SequenceParallel {
 		sp = 1 / T
 	}
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	logits := c.gemm(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	logits := c.GEMM(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
 	logit := n * V / T // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
-		return kernel{class: class, flops: logit, read: logit * read, writes: logit * write}.time(c.h)
+		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(c.H)
 	}
 	ce := pass(graph.ClassElementwise, bf16, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4) +
 		pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4)
 	ceB := pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassElementwise, 4, bf16)
 	ceLaunches, ceBLaunches := 9.0, 2.0
-	if c.pl.Run.FusedLoss {
+	if c.Plan.Run.FusedLoss {
 		// Transformer Engine's fused cross-entropy (Settings.FusedLoss):
 		// the online softmax reads the BF16 logits, the loss kernel reads
 		// them again and writes their gradient in place; the backward
@@ -82,27 +84,27 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		ceLaunches, ceBLaunches = 3, 1
 	}
 	k := roofline.Collective(-1)
-	if c.pl.SequenceParallel {
+	if c.Plan.SequenceParallel {
 		k = roofline.AllGather
 	}
 	pair := func(g kernel, k roofline.Collective) phase {
 		if k < 0 {
-			return phase{busy: g.time(c.h), launches: 1}
+			return phase{Busy: g.Time(c.H), Launches: 1}
 		}
-		return c.gemmComm(g, k, act)
+		return c.GEMMComm(g, k, act)
 	}
-	small, _ := c.pod.Collective(roofline.AllReduce, c.tpG, 3*n*4) // max, sum and target logit
+	small, _ := c.Pod.Collective(roofline.AllReduce, c.TPG, 3*n*4) // max, sum and target logit
 	// Launches: the norm; ce's six passes and the three small
 	// all-reduces; the backward's two passes, the logits' two GEMMs and
 	// the norm's backward.
-	fwd = phase{busy: norm.time(c.h), launches: 1}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small, launches: ceLaunches})
+	fwd = phase{Busy: norm.Time(c.H), Launches: 1}.Plus(pair(logits, k)).Plus(phase{Busy: ce + small, TPAll: small, TPExposed: small, Launches: ceLaunches})
 	bk := roofline.Collective(-1)
-	if c.pl.SequenceParallel {
+	if c.Plan.SequenceParallel {
 		bk = roofline.ReduceScatter
-	} else if c.pl.TP > 1 {
+	} else if c.Plan.TP > 1 {
 		bk = roofline.AllReduce
 	}
-	bwd = phase{busy: ceB, launches: ceBLaunches}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h), launches: 1}).plus(phase{busy: 2 * norm.time(c.h), launches: 1})
+	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
 	return fwd, bwd
 }
 
@@ -120,31 +122,31 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 // with its own cross-entropy (of, ob). The block keeps its activations
 // (not recomputed).
 func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
-	m := c.m
-	n, h := c.tokens, float64(m.Hidden)
-	T := float64(c.pl.TP)
-	sp := c.sp()
+	m := c.M
+	n, h := c.Tokens, float64(m.Hidden)
+	T := float64(c.Plan.TP)
+	sp := c.SP()
 	act := n * h * bf16
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	cat := kernel{class: graph.ClassDataMovement, read: 2 * act * sp, writes: 2 * act * sp}
-	g := c.lgemm(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
-	b := c.back(g)
-	before, _, _, bwdBefore := c.tpKinds()
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	cat := kernel{Class: graph.ClassDataMovement, Read: 2 * act * sp, Writes: 2 * act * sp}
+	g := c.LGEMM(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
+	b := c.Back(g)
+	before, _, _, bwdBefore := c.TPKinds()
 	var gather phase
-	if c.pl.TP > 1 && !c.noComm {
-		ct, _ := c.pod.Collective(roofline.AllGather, c.tpG, act)
-		gather = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+	if c.Plan.TP > 1 && !c.NoComm {
+		ct, _ := c.Pod.Collective(roofline.AllGather, c.TPG, act)
+		gather = phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
 	}
 	keep := *c
-	keep.pl.Recompute = plan.NoRecompute
+	keep.Plan.Recompute = plan.NoRecompute
 	bf, bb := keep.block(m.MoE())
-	t := c.run
-	fwd = ef.plus(t(norm)).plus(t(norm)).plus(t(cat)).plus(c.pair(g, before, 2*act)).plus(gather).plus(bf).plus(of)
-	bwd = ob.plus(bb).plus(gather).plus(c.pair(b, bwdBefore, 2*act)).plus(c.pair(b, before, 2*act)).
-		plus(t(twice(cat))).plus(t(twice(norm))).plus(t(twice(norm))).plus(eb)
-	if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(2*n*h*sp)), bwd.plus(c.bwdCasts(2*n*h*sp))
+	t := c.Run
+	fwd = ef.Plus(t(norm)).Plus(t(norm)).Plus(t(cat)).Plus(c.Pair(g, before, 2*act)).Plus(gather).Plus(bf).Plus(of)
+	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
+		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
+	if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, 2*n*h*sp))
 	}
 	x := float64(m.MTP)
-	return scalePhase(fwd, x), scalePhase(bwd, x)
+	return cost.Scale(fwd, x), cost.Scale(bwd, x)
 }

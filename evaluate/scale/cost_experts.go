@@ -1,7 +1,8 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -13,18 +14,18 @@ import (
 // norm (layernorm: a module of its own before the experts in
 // Megatron-Core's layers) and moe's.
 func (c *coster) moeBlock() (fwd, bwd, rec phase) {
-	m := c.m
-	n, h := c.tokens, float64(m.Hidden)
-	sp := c.sp()
+	m := c.M
+	n, h := c.Tokens, float64(m.Hidden)
+	sp := c.SP()
 	act := n * h * bf16
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	t := c.run
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
+	t := c.Run
 	mf, mb, rec := c.moe()
-	fwd = t(norm).plus(mf).plus(t(resid))
-	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
-	if c.pl.Recomputes().Has(plan.RecomputeLayerNorm) {
-		rec = rec.plus(t(norm))
+	fwd = t(norm).Plus(mf).Plus(t(resid))
+	bwd = t(cost.Twice(resid)).Plus(mb).Plus(t(cost.Twice(norm)))
+	if c.Plan.Recomputes().Has(plan.RecomputeLayerNorm) {
+		rec = rec.Plus(t(norm))
 	}
 	return fwd, bwd, rec
 }
@@ -53,28 +54,28 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	w := c.expertWork()
 	experts, expertsB, rec, dispatched := w.fwd, w.bwd, w.rec, w.routed
 	recv, rows, local, nl := w.recv, w.rows, w.local, w.nl
-	mods := c.pl.Recomputes()
-	t := c.run
-	router, scores, permute, unpermute := moeGlue(c.m, nl)
+	mods := c.Plan.Recomputes()
+	t := c.Run
+	router, scores, permute, unpermute := moeGlue(c.M, nl)
 	var comm phase
-	if !c.noComm {
-		comm = c.dispatchComm(recv, rows, nl)
+	if !c.NoComm {
+		comm = dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
 	}
 	// The glue as the stack runs it: the router's top-k fused or not,
 	// the permutation fused, unfused, or (allgather, flex) over the
 	// tokens that dispatcher hands the experts (glue).
-	g := c.glue(router, scores, permute, unpermute, rows, nl)
+	g := dispatcherOf(&c.Shard).Glue(router, scores, permute, unpermute, rows, nl)
 	// Megatron-Core's alltoall dispatcher's sort by local expert and its
 	// small exchanges beside the tokens' (a2aBookkeeping).
-	bf, bb := c.a2aBookkeeping(recv, rows, local)
+	bf, bb := dispatcherOf(&c.Shard).A2ABookkeeping(recv, rows, local)
 	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.multihotF()).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
-	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.multihotB).plus(g.scoresB).
-		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
+	fwd = t(router).Plus(g.Scores).Plus(g.MultihotF()).Plus(g.Permute).Plus(experts).Plus(g.Unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: dispatcherOf(&c.Shard).DispatchSyncs()})
+	fwd.Tail = c.moeTail(g, comm, bf, dispatched)
+	bwd = g.UnpermuteB.Plus(expertsB).Plus(g.PermuteB).Plus(g.MultihotB).Plus(g.ScoresB).
+		Plus(t(router)).Plus(t(router)).Plus(comm).Plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
 	}
@@ -98,10 +99,10 @@ type moeWork struct {
 // (Megatron-Core's combined 1F1B schedule runs them as its "mlp" node:
 // epOverlap).
 func (c *coster) expertWork() moeWork {
-	m, pl := c.m, c.pl
+	m, pl := c.M, c.Plan
 	var rec phase
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.TP)  // this GPU's sequence shard
+	nl := c.Tokens / float64(pl.TP)  // this GPU's sequence shard
 	routed := nl * k                 // the token copies it dispatches
 	recv := routed * pl.LoadFactor() // those the most loaded rank receives
 	ETP := float64(pl.ETP)
@@ -113,12 +114,12 @@ func (c *coster) expertWork() moeWork {
 	if m.SwiGLU() {
 		up = 2 * cols
 	}
-	t := c.run
+	t := c.Run
 	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	// The local experts' GEMMs grouped (groupedGEMM).
-	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
+	grouped := func(g kernel, n float64) kernel { return mechanisms.GroupedGEMM(&c.Shard, g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
@@ -130,55 +131,66 @@ func (c *coster) expertWork() moeWork {
 		erows, nexp, gw = rows/local, local, 1
 		grouped = func(g kernel, _ float64) kernel { return g }
 	}
-	fc1 := grouped(c.lgemm(2*erows*h*up, erows*h*bf16+gw*h*up*bf16, erows*up*bf16), up)
+	fc1 := grouped(c.LGEMM(2*erows*h*up, erows*h*bf16+gw*h*up*bf16, erows*up*bf16), up)
 	actFn := ew(10*erows*cols, erows*cols*bf16, erows*cols*bf16)
 	if m.SwiGLU() {
 		actFn = ew(6*erows*cols, 2*erows*cols*bf16, erows*cols*bf16)
 	}
-	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
-	fc1b, fc2b := c.back(fc1), c.back(fc2)
+	fc2 := grouped(c.LGEMM(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
+	fc1b, fc2b := c.Back(fc1), c.Back(fc2)
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
 	// weight gradients, local calls (teGroupedCalls).
-	tg := func(k kernel) phase { return phase{busy: k.time(c.h), launches: 1, calls: c.teGroupedCalls(local)} }
-	experts := tg(fc1).plus(t(actFn)).plus(tg(fc2)).plus(c.casts(erows*h, erows*cols))
-	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
-	experts = experts.plus(clampF)
-	mods := c.pl.Recomputes()
+	tg := func(k kernel) phase {
+		return phase{Busy: k.Time(c.H), Launches: 1, Calls: mechanisms.TEGroupedCalls(&c.Shard, local)}
+	}
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(mechanisms.Casts(&c.Shard, erows*h, erows*cols))
+	// The families' kernels in the activation (GPT-OSS's clamp), again
+	// under moe_act.
+	var clampF, clampB phase
+	for _, p := range expertActivation {
+		f, b := p.ExpertActivation(&c.Shard, erows, cols)
+		clampF, clampB = clampF.Plus(f), clampB.Plus(b)
+	}
+	experts = experts.Plus(clampF)
+	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).plus(c.casts(erows * cols)).plus(clampF)
+		rec = t(actFn).Plus(mechanisms.Casts(&c.Shard, erows*cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
-	expertsB := tg(fc1b).plus(tg(fc1w)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2w)).
-		plus(c.bwdCasts(erows*h, erows*cols)).plus(clampB)
-	experts.calls += c.splitCastCalls(local)
-	expertsB.calls += c.splitCastCalls(local)
+	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
+		Plus(mechanisms.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+	experts.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
+	expertsB.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
-		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
-		expertsB = scalePhase(expertsB, nexp)
-		rec = scalePhase(rec, nexp)
+		experts = cost.Scale(experts, nexp).Plus(t(mechanisms.ExpertLoopCat(rows, h)))
+		expertsB = cost.Scale(expertsB, nexp)
+		rec = cost.Scale(rec, nexp)
 	}
-	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
-	padF, padB := c.quantPadding(rows, nl)    // FP8's padding to the GEMM's alignment (cost_qwen3.go)
-	experts, expertsB = experts.plus(biasF).plus(padF), expertsB.plus(biasB).plus(padB)
+	// The families' and mechanisms' kernels at the experts' output (the
+	// FC2 biases, FP8's padding to the GEMM's alignment).
+	for _, p := range expertOutput {
+		f, b := p.ExpertOutput(&c.Shard, rows, local, nl)
+		experts, expertsB = experts.Plus(f), expertsB.Plus(b)
+	}
 	dispatched := experts // the routed experts alone, before the shared ones join them
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {
 			sup = 2 * sh
 		}
-		s1 := c.lgemm(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
+		s1 := c.LGEMM(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
-		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
-		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		s2 := c.LGEMM(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
+		experts = experts.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		if mods.Has(plan.RecomputeSharedExperts) {
-			rec = rec.plus(t(s1)).plus(t(sa)).plus(t(s2))
+			rec = rec.Plus(t(s1)).Plus(t(sa)).Plus(t(s2))
 		}
-		s1b, s2b := c.back(s1), c.back(s2)
-		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
+		s1b, s2b := c.Back(s1), c.Back(s2)
+		expertsB = expertsB.Plus(t(s1b)).Plus(t(s1b)).Plus(t(sa)).Plus(t(sa)).Plus(t(s2b)).Plus(t(s2b))
 	}
 	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
 }
@@ -201,13 +213,13 @@ func (c *coster) expertWork() moeWork {
 // roofline's max): at 512 rows, 4,096 x 3,072 weights take 100 MB of
 // FP32 traffic against 12.9 GFLOP. Off Megatron's layers g as it is.
 func (c *coster) expertWgrad(g kernel, in, out, w float64) kernel {
-	if !c.megatronLayers() || in+w <= 0 {
+	if !c.MegatronLayers() || in+w <= 0 {
 		return g
 	}
-	gb := c.pl.GradBytes()
-	s := g.read / ((in + w) * bf16) // lgemm's bytes per BF16 byte: 1, 1/2 in FP8, 1/4 in NVFP4
-	g.read = (in+out)*bf16*s + w*gb
-	g.writes = w * gb
+	gb := c.Plan.GradBytes()
+	s := g.Read / ((in + w) * bf16) // lgemm's bytes per BF16 byte: 1, 1/2 in FP8, 1/4 in NVFP4
+	g.Read = (in+out)*bf16*s + w*gb
+	g.Writes = w * gb
 	return g
 }
 
@@ -222,11 +234,11 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	routed := nl * k
 	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
-	router = kernel{class: graph.ClassMatMul, flops: 2 * nl * h * E, read: nl*h*bf16 + h*E*bf16, writes: nl * E * 4}
+	router = kernel{Class: graph.ClassMatMul, FLOPs: 2 * nl * h * E, Read: nl*h*bf16 + h*E*bf16, Writes: nl * E * 4}
 	scores = ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
-	permute = kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
+	permute = kernel{Class: graph.ClassDataMovement, Read: nl * h * bf16, Writes: routed * h * bf16}
 	unpermute = ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
 	return router, scores, permute, unpermute
 }
@@ -256,7 +268,7 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // whose layers' parts are unknown (no experts' work: a hybrid model's)
 // pairs its whole forward with its whole backward instead.
 func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
-	fe, be := st.fwd.epExposed, st.bwd.epExposed
+	fe, be := st.fwd.EPExposed, st.bwd.EPExposed
 	if fe+be <= 0 || pl.NumMicro <= 1 {
 		return
 	}
@@ -285,10 +297,10 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	}
 	cut := save * max(0, M-alone) / M
 	ff := fe / (fe + be)
-	st.fwd.busy -= cut * ff
-	st.fwd.epExposed -= cut * ff
-	st.bwd.busy -= cut * (1 - ff)
-	st.bwd.epExposed -= cut * (1 - ff)
+	st.fwd.Busy -= cut * ff
+	st.fwd.EPExposed -= cut * ff
+	st.bwd.Busy -= cut * (1 - ff)
+	st.bwd.EPExposed -= cut * (1 - ff)
 }
 
 // smShare is the SM-bound share of window w's computation (what is
@@ -330,61 +342,6 @@ func (e epParts) pairSaving(p *plan.Pod, g plan.Group, sms int, sf, sb float64) 
 	return e.commF + e.commB - exposed
 }
 
-// groupedGEMM is g, a grouped GEMM over local experts of rows rows in
-// all by n, at the grouped GEMM's efficiency against a dense GEMM of its
-// FLOPs (Kernels.GroupedEff, its forward shape's for the backward too);
-// Transformer Engine's (a Megatron stack's, teGroupedCalls) runs one GEMM
-// an expert over four streams (Kernels.GroupedLoopEff).
-func (c *coster) groupedGEMM(g kernel, local, rows, n float64) kernel {
-	if c.teGroupedCalls(local) > 0 {
-		g.flops /= c.pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
-		return g
-	}
-	g.flops /= c.pod.Kernels.GroupedEff(local, rows/local, n)
-	return g
-}
-
-// teGroupedCalls is the GEMMs Transformer Engine's grouped GEMM launches
-// from its own loop for one grouped GEMM over local experts: one each
-// (Megatron-Core core_v0.16.0 experts.py TEGroupedMLP, whose linear_fc1
-// and linear_fc2 are TE's GroupedLinear with m_splits the tokens per
-// expert; Transformer Engine v2.8 general_grouped_gemm ->
-// nvte_multi_tensor_gemm, which without NVTE_USE_CUTLASS_GROUPED_GEMM
-// runs multi_stream_cublas_gemm: a cuBLAS GEMM per expert over four
-// compute streams), on a Megatron stack with grouped-gemm on. 0
-// elsewhere: torch._grouped_mm (torchtitan) is one launch, and
-// SequentialMLP's loop (grouped-gemm=off) counts each expert's GEMMs as
-// launches of their own.
-func (c *coster) teGroupedCalls(local float64) float64 {
-	if c.pl.Software.Framework() != plan.FrameworkMegatron || c.pl.Run.ExpertLoop {
-		return 0
-	}
-	return local
-}
-
-// splitCastCalls is the calls Transformer Engine's grouped GEMM adds to
-// the FP8 casts of its two inputs in one direction (casts' launches, one
-// or two each: the forward's FC1 and FC2 inputs, the backward's two
-// output gradients): GroupedLinear quantizes each expert's rows apart
-// (v2.8 module/grouped_linear.py tex.split_quantize; csrc/extensions/
-// cast.cpp multi_tensor_quantize_impl: one fused kernel for every split
-// only under delayed scaling, else each quantizer's quantize in a loop;
-// the same in v2.18, whose grouped quantize and cuBLASLt grouped GEMM
-// run only with NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1, and whose
-// split_quantize fuses NVFP4's), so local - 1 more per input. 0 in BF16,
-// under delayed scaling and NVFP4, and off Transformer Engine's grouped
-// GEMM (teGroupedCalls).
-func (c *coster) splitCastCalls(local float64) float64 {
-	if c.fp8 == 0 || c.pl.FP8 == plan.FP8Delayed || c.pl.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
-		return 0
-	}
-	per := 1.0
-	if amaxFirst(c.pl.FP8) {
-		per = 2
-	}
-	return 2 * (local - 1) * per
-}
-
 // moeTail is what the host issues after the dispatcher's
 // synchronization in one MoE layer's forward, in Megatron-Core
 // core_v0.16.0's order (moe_layer.py MoELayer.forward: the shared
@@ -414,34 +371,34 @@ func (c *coster) splitCastCalls(local float64) float64 {
 // routing) or without a host (noHost). The unfused permutation's own
 // synchronizations (dispatchSyncs) are charged as before: one issue
 // each, no tail of their own.
-func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
-	h := &c.pod.Kernels.Host
-	if c.noHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
+func (c *coster) moeTail(g mechanisms.GluePhases, comm, bf, routed phase) syncTail {
+	h := &c.Pod.Kernels.Host
+	if c.NoHost || dispatcherOf(&c.Shard).DispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
 		return syncTail{}
 	}
-	half, bhalf := scalePhase(comm, 0.5), bf
-	if counts := c.a2aCounts(); counts.launches > 0 && bf.launches >= counts.launches {
-		bhalf.launches -= counts.launches
-		bhalf.busy -= counts.busy
-		bhalf.epExposed -= counts.epExposed
+	half, bhalf := cost.Scale(comm, 0.5), bf
+	if counts := dispatcherOf(&c.Shard).A2ACounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
+		bhalf.Launches -= counts.Launches
+		bhalf.Busy -= counts.Busy
+		bhalf.EPExposed -= counts.EPExposed
 	}
-	bhalf = scalePhase(bhalf, 0.5)
-	switch c.pl.Run.Dispatcher {
+	bhalf = cost.Scale(bhalf, 0.5)
+	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
-		return drain(h, 0, g.permute, routed, g.unpermute, half)
+		return drain(h, 0, g.Permute, routed, g.Unpermute, half)
 	case plan.DispatcherFlex:
-		if !c.unfusedMultihot() {
-			return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+		if !dispatcherOf(&c.Shard).UnfusedMultihot() {
+			return drain(h, 0, half, g.Permute, routed, g.Unpermute, half)
 		}
 		// The dispatch and the conversion's first run follow the
 		// received count's wait; each later run follows a
 		// synchronization of its own, from an empty queue, the last one
 		// on to the combine.
-		tl := drain(h, 0, half, g.multihot[0])
-		for _, r := range g.multihot[1:multihotSyncs] {
-			tl = tl.plus(drain(h, 0, r))
+		tl := drain(h, 0, half, g.Multihot[0])
+		for _, r := range g.Multihot[1:mechanisms.MultihotSyncs] {
+			tl = tl.Plus(drain(h, 0, r))
 		}
-		return tl.plus(drain(h, 0, g.multihot[multihotSyncs], g.permute, routed, g.unpermute, half))
+		return tl.Plus(drain(h, 0, g.Multihot[mechanisms.MultihotSyncs], g.Permute, routed, g.Unpermute, half))
 	}
-	return drain(h, g.permute.busy, half, bhalf, routed, bhalf, half, g.unpermute)
+	return drain(h, g.Permute.Busy, half, bhalf, routed, bhalf, half, g.Unpermute)
 }

@@ -1,8 +1,8 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -12,31 +12,8 @@ import (
 // evaluate/scale/memory's loraMemory); packing is the attention's
 // causal keys (Plan.PackedKeys, read by coreAttention).
 //
-// LoRA, per block of a dense model, on one GPU of its tensor group:
-//   - the base's weight-gradient GEMMs are not run (a frozen weight
-//     has no gradient; the data gradient still flows through it): one
-//     of each linear layer's two backward GEMMs, a third of its three,
-//     and with sequence parallelism the column-parallel layers' input
-//     gathered again for them (attnBlock's and mlpBlock's second pair);
-//     the output layer's weight gradient likewise;
-//   - each targeted linear layer of per-GPU width in x out gets its
-//     adapter: A (in x r) then B (r x out), two GEMMs and the add of B's
-//     output to the layer's, forward; the backward runs both GEMMs'
-//     data and weight gradients (twice each GEMM) and the add's
-//     gradient. Under tensor parallelism a column-parallel layer's
-//     (qkv, fc1) A is whole on every GPU and its B split like the
-//     layer's output; a row-parallel layer's (proj, fc2) A is split like
-//     its input and its B whole (Megatron-Bridge's ParallelLinearAdapter,
-//     src/megatron/bridge/peft/utils.py, v0.2 to v0.5). The adapters run
-//     in BF16 under every fp8= recipe.
-//
-// Left out, assumptions: the r-wide all-reduce of a row-parallel
-// adapter's A output and the gathers of a column-parallel one (n x r
-// elements, under 1/100 of the layer's own collectives at r <= 64); the
-// embedding's weight gradient (a scatter-add, memory-bound, left in);
-// the inputs a frozen, untargeted linear layer need not save (kept:
-// every linear layer is a target by default); LoRA's dropout (Bridge's
-// default 0.0 in its recipes' LoRA).
+// LoRA's kernels are mechanisms.LoRA's (its frozen base's weight
+// gradients, its adapters): the registered cost.FineTune.
 
 // loraLayers are a stack's layer costs with LoRA: the stack's, less the
 // base's weight gradients, plus the adapters.
@@ -49,11 +26,11 @@ func (l loraLayers) Name() string { return l.stack.Name() }
 // (their forward again in the backward under full recomputation).
 func (l loraLayers) Dense(c coster) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Dense(c)
-	af, ab := c.loraAdapters()
-	fwd = fwd.plus(af)
-	bwd = minus(bwd, c.frozenWeightGrads()).plus(ab)
-	if c.pl.Recompute == plan.FullRecompute {
-		bwd = bwd.plus(af)
+	af, ab := fineTune.Adapters(&c.Shard)
+	fwd = fwd.Plus(af)
+	bwd = minus(bwd, fineTune.FrozenWeightGrads(&c.Shard)).Plus(ab)
+	if c.Plan.Recompute == plan.FullRecompute {
+		bwd = bwd.Plus(af)
 	}
 	return fwd, bwd
 }
@@ -67,72 +44,11 @@ func (l loraLayers) Embedding(c coster) (fwd, bwd phase) { return l.stack.Embedd
 // Output is the stack's output layer less its weight-gradient GEMM.
 func (l loraLayers) Output(c coster) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Output(c)
-	return fwd, minus(bwd, c.run(c.outputWeightGrad()))
+	return fwd, minus(bwd, c.Run(fineTune.OutputWeightGrad(&c.Shard)))
 }
 
 // minus is phase a less b (b's kernels taken out of a).
-func minus(a, b phase) phase { return a.plus(scalePhase(b, -1)) }
-
-// loraWidths are the per-GPU input and output widths of a dense
-// block's four linear layers at c's tensor-parallel degree, in
-// plan.LoRATargets' order, and whether each is column-parallel.
-func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
-	return plan.LoRAWidths(&c.m, float64(c.pl.TP))
-}
-
-// frozenWeightGrads is the weight-gradient GEMMs of a dense block's
-// four linear layers as attnBlock and mlpBlock cost them, for one
-// micro-batch on one GPU: the column-parallel layers' with their
-// input's gather under sequence parallelism, the row-parallel layers'
-// alone.
-func (c *coster) frozenWeightGrads() phase {
-	n := c.tokens
-	act := n * float64(c.m.Hidden) * bf16
-	in, out, column := c.loraWidths()
-	before, _, _, _ := c.tpKinds()
-	var p phase
-	for i := range in {
-		g := c.back(c.lgemm(2*n*in[i]*out[i], n*in[i]*bf16+in[i]*out[i]*bf16, n*out[i]*bf16))
-		if column[i] {
-			p = p.plus(c.pair(g, before, act))
-		} else {
-			p = p.plus(c.run(g))
-		}
-	}
-	return p
-}
-
-// outputWeightGrad is the output layer's weight-gradient GEMM
-// (fusedOutput's logits GEMM, as many FLOPs and bytes).
-func (c *coster) outputWeightGrad() kernel {
-	T := float64(c.pl.TP)
-	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
-	return c.gemm(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
-}
-
-// loraAdapters is the adapters of a dense block's targeted linear
-// layers for one micro-batch on one GPU, forward and backward (their
-// layout under tensor parallelism above).
-func (c *coster) loraAdapters() (fwd, bwd phase) {
-	n, r := c.tokens, float64(c.pl.LoRARank)
-	// A's input and B's output are the layer's own per-GPU widths
-	// (loraWidths): a column-parallel layer's whole input and output
-	// shard, a row-parallel layer's input shard and whole output.
-	in, out, _ := c.loraWidths()
-	for i := range in {
-		if !c.pl.Targets().Has(plan.LoRATargets(1) << i) {
-			continue
-		}
-		a := c.gemm(2*n*in[i]*r, n*in[i]*bf16+in[i]*r*bf16, n*r*bf16)
-		b := c.gemm(2*n*r*out[i], n*r*bf16+r*out[i]*bf16, n*out[i]*bf16)
-		add := kernel{class: graph.ClassElementwise, flops: n * out[i], read: 2 * n * out[i] * bf16, writes: n * out[i] * bf16}
-		fwd = fwd.plus(c.run(a)).plus(c.run(b)).plus(c.run(add))
-		// Each GEMM's data and weight gradient; the add's gradient is
-		// the output's, passed on (no kernel).
-		bwd = bwd.plus(c.run(a)).plus(c.run(a)).plus(c.run(b)).plus(c.run(b))
-	}
-	return fwd, bwd
-}
+func minus(a, b phase) phase { return a.Plus(cost.Scale(b, -1)) }
 
 // trained is the parameters of stage st that get gradients and
 // optimizer state on one GPU: its adapters' under LoRA, else all.

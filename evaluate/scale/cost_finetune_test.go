@@ -42,8 +42,8 @@ func TestLoRALayerFLOPs(t *testing.T) {
 	const n, h, s, r = 512.0, 1024.0, 512.0, 16.0
 	base := fineTuneCoster(t, m, "mbs=1")
 	bf, bb := base.layer()
-	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(bf.busy, want) {
-		t.Fatalf("full training forward %g s, want %g", bf.busy, want)
+	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(bf.Busy, want) {
+		t.Fatalf("full training forward %g s, want %g", bf.Busy, want)
 	}
 	for _, c := range []struct {
 		targets  string
@@ -58,13 +58,13 @@ func TestLoRALayerFLOPs(t *testing.T) {
 		lc := fineTuneCoster(t, m, "mbs=1,peft=lora,lora-rank=16,lora-targets="+c.targets)
 		f, b := lc.layer()
 		adapterF := 2*n*r*c.inOut + n*c.outs
-		if want := bf.busy + adapterF/1e12; !near(f.busy, want) {
-			t.Errorf("%s: forward %g s, want %g (adapters %g FLOPs)", c.targets, f.busy, want, adapterF)
+		if want := bf.Busy + adapterF/1e12; !near(f.Busy, want) {
+			t.Errorf("%s: forward %g s, want %g (adapters %g FLOPs)", c.targets, f.Busy, want, adapterF)
 		}
-		if want := bb.busy + (-24*n*h*h+4*n*r*c.inOut)/1e12; !near(b.busy, want) {
-			t.Errorf("%s: backward %g s, want %g", c.targets, b.busy, want)
+		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut)/1e12; !near(b.Busy, want) {
+			t.Errorf("%s: backward %g s, want %g", c.targets, b.Busy, want)
 		}
-		if got := lc.pl.FineTune.AdapterParams(&m, 1); got != c.adapters {
+		if got := lc.Plan.FineTune.AdapterParams(&m, 1); got != c.adapters {
 			t.Errorf("%s: %g adapter parameters a block, want %g", c.targets, got, c.adapters)
 		}
 	}
@@ -91,7 +91,7 @@ func TestLoRAStepFLOPs(t *testing.T) {
 		{"mbs=1,pack-len=128", 3 * tokens * (linear + scores/4)},
 	} {
 		lc := fineTuneCoster(t, m, c.text)
-		if got := stepFLOPs(&m, &lc.pl); !near(got, c.want) {
+		if got := stepFLOPs(&m, &lc.Plan); !near(got, c.want) {
 			t.Errorf("%s: %g FLOPs a step, want %g", c.text, got, c.want)
 		}
 	}
@@ -140,13 +140,13 @@ func TestPackedAttention(t *testing.T) {
 	const n, h = 4096.0, 512.0
 	whole := fineTuneCoster(t, m, "mbs=1")
 	packed := fineTuneCoster(t, m, "mbs=1,pack=on,pack-len=512:2048")
-	if got := packed.pl.PackedKeys(m); !near(got, 870.4) {
+	if got := packed.Plan.PackedKeys(m); !near(got, 870.4) {
 		t.Errorf("packed keys %g, want 870.4", got)
 	}
 	wf, _ := whole.layer()
 	pf, _ := packed.layer()
-	if want := 4 * n * (2048 - 870.4) * h / 1e12; !near(wf.busy-pf.busy, want) {
-		t.Errorf("packing saves %g s of the forward, want %g", wf.busy-pf.busy, want)
+	if want := 4 * n * (2048 - 870.4) * h / 1e12; !near(wf.Busy-pf.Busy, want) {
+		t.Errorf("packing saves %g s of the forward, want %g", wf.Busy-pf.Busy, want)
 	}
 }
 
@@ -201,8 +201,8 @@ func TestLoRATensorParallel(t *testing.T) {
 			t.Fatal(err)
 		}
 		lc := newCoster(m, pl, &p, 8, 512)
-		if _, bwd := lc.layer(); !near(bwd.tpAll, c.want) {
-			t.Errorf("%s: backward's tensor-parallel communication %g s, want %g", c.text, bwd.tpAll, c.want)
+		if _, bwd := lc.layer(); !near(bwd.TPAll, c.want) {
+			t.Errorf("%s: backward's tensor-parallel communication %g s, want %g", c.text, bwd.TPAll, c.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -108,21 +109,21 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 	groups := fsdp2Groups(pl, s)
 	_, again, _ := fsdp2Gathers(pl, st, s)
 	copyOut := func(n, lin float64) float64 {
-		b := gatheredBytes(pl, p, n, lin)
-		return kernel{class: graph.ClassElementwise, read: b, writes: b}.time(&p.Hardware)
+		b := mechanisms.GatheredBytes(pl, p, n, lin)
+		return kernel{Class: graph.ClassElementwise, Read: b, Writes: b}.Time(&p.Hardware)
 	}
 	out := copyOut(u, st.Layers)
-	in := kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(&p.Hardware)
-	fwd := phase{busy: out, launches: groups}
-	bwd := phase{busy: in, launches: groups}
+	in := kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(&p.Hardware)
+	fwd := phase{Busy: out, Launches: groups}
+	bwd := phase{Busy: in, Launches: groups}
 	if again > 0 {
 		// The blocks but the last gathered again: a group each.
-		bwd = phase{busy: copyOut(again, again) + in, launches: groups + float64(pl.Stages[s]-1)}
+		bwd = phase{Busy: copyOut(again, again) + in, Launches: groups + float64(pl.Stages[s]-1)}
 	}
 	if pl.PP > 1 && pl.NumMicro > 1 {
 		fwd, bwd = fsdp2PipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
 	}
-	st.fwd, st.bwd = st.fwd.plus(fwd), st.bwd.plus(bwd)
+	st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
 }
 
 // fsdp2PipelineCopies is a micro-batch's share of FSDP2's copies on the
@@ -141,12 +142,12 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 func fsdp2PipelineCopies(out, u, wb, gb, groups, m float64, h *roofline.Hardware) (fwd, bwd phase) {
 	var first, n float64
 	if gb != wb {
-		first, n = kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(h), 1
+		first, n = kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(h), 1
 	}
-	acc := kernel{class: graph.ClassElementwise, read: (gb + wb) * u, writes: gb * u}.time(h)
-	cat := kernel{class: graph.ClassElementwise, read: gb * u, writes: gb * u}.time(h)
-	fwd = phase{busy: out / m, launches: groups / m}
-	bwd = phase{busy: (first + (m-1)*acc + cat) / m, launches: groups * (n + m) / m}
+	acc := kernel{Class: graph.ClassElementwise, Read: (gb + wb) * u, Writes: gb * u}.Time(h)
+	cat := kernel{Class: graph.ClassElementwise, Read: gb * u, Writes: gb * u}.Time(h)
+	fwd = phase{Busy: out / m, Launches: groups / m}
+	bwd = phase{Busy: (first + (m-1)*acc + cat) / m, Launches: groups * (n + m) / m}
 	return fwd, bwd
 }
 
@@ -168,13 +169,13 @@ func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard, lin, linears float64) (g
 	if !pl.FP8Gather {
 		lin, linears = 0, 0
 	}
-	r, w, launches := fp8GatherCopyIn(lin, linears)
-	in := kernel{class: graph.ClassElementwise, read: (master+wb)*(shard-lin) + r, writes: 2*wb*(shard-lin) + w}
-	gather = plan.CopyComm(in.time(&p.Hardware)+launches*kernel{class: graph.ClassElementwise}.time(&p.Hardware), in.read+in.writes)
+	r, w, launches := mechanisms.FP8GatherCopyIn(lin, linears)
+	in := kernel{Class: graph.ClassElementwise, Read: (master+wb)*(shard-lin) + r, Writes: 2*wb*(shard-lin) + w}
+	gather = plan.CopyComm(in.Time(&p.Hardware)+launches*kernel{Class: graph.ClassElementwise}.Time(&p.Hardware), in.Read+in.Writes)
 	if m := float64(pl.NumMicro); m > 1 && pl.PP == 1 {
-		acc := kernel{class: graph.ClassElementwise, read: 2 * gb * shard, writes: gb * shard}
+		acc := kernel{Class: graph.ClassElementwise, Read: 2 * gb * shard, Writes: gb * shard}
 		k := (m - 1) / m
-		reduce = plan.CopyComm(k*acc.time(&p.Hardware), k*(acc.read+acc.writes))
+		reduce = plan.CopyComm(k*acc.Time(&p.Hardware), k*(acc.Read+acc.Writes))
 	}
 	return gather, reduce
 }

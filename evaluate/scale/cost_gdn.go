@@ -1,7 +1,8 @@
 package scale
 
 import (
-	"github.com/placer/placer/graph"
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 )
 
 // A model whose layers' token mixers differ (transformer.Spec.Mixers:
@@ -17,78 +18,22 @@ import (
 // one GPU, forward, backward and what selective recomputation runs
 // again (the attention layers' core attention).
 func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
-	ng, na := c.m.MixerKinds()
-	l := float64(c.m.Layers)
+	ng, na := c.M.MixerKinds()
+	l := float64(c.M.Layers)
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		fwd, bwd, rec = fwd.plus(scalePhase(f, w)), bwd.plus(scalePhase(b, w)), rec.plus(scalePhase(r, w))
+		fwd, bwd, rec = fwd.Plus(cost.Scale(f, w)), bwd.Plus(cost.Scale(b, w)), rec.Plus(cost.Scale(r, w))
 	}
 	if na > 0 {
 		plain := *c
-		plain.m.Mixers = ""
+		plain.M.Mixers = ""
 		f, b, r := plain.attnBlock()
-		gf, gb := c.attnGate()
-		add(f.plus(gf), b.plus(gb), r, na)
+		gf, gb := families.GatedDeltaNet{}.AttnGate(&c.Shard)
+		add(f.Plus(gf), b.Plus(gb), r, na)
 	}
 	if ng > 0 {
-		f, b, r := c.gdnBlock()
+		f, b, r := families.GatedDeltaNet{}.Block(&c.Shard)
 		add(f, b, r, ng)
 	}
-	return fwd, bwd, rec
-}
-
-// attnGate is Qwen3-Next's output gate of a gated attention layer
-// (transformers v5.24's Qwen3NextAttention: q_proj's second half, the
-// attention's output times its sigmoid before o_proj; Megatron-Core's
-// attention_output_gate widens linear_qkv likewise): a GEMM of heads x
-// head_dim more columns on the QKV GEMM's input (its gathered input
-// shared: no collective of its own) and the elementwise gate, forward
-// and backward (its two gradients, twice the elementwise traffic).
-func (c *coster) attnGate() (fwd, bwd phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
-	qd := float64(m.Heads) * float64(m.HeadDim()) / T
-	g := c.lgemm(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
-	gate := kernel{class: graph.ClassElementwise, flops: 5 * n * qd, read: 2 * n * qd * bf16, writes: n * qd * bf16}
-	fwd = c.run(g).plus(c.run(gate))
-	b := c.back(g)
-	bwd = c.run(b).plus(c.run(b)).plus(c.run(twice(gate)))
-	return fwd, bwd
-}
-
-// gdnBlock is one Gated DeltaNet block's mixer half for one micro-batch
-// on one GPU (arXiv 2412.06464; transformers v5.24's
-// Qwen3NextGatedDeltaNet, Megatron-Core's GatedDeltaNet, its heads split
-// over the tensor group): the norm; the input projections to queries,
-// keys, values, the gate z, beta and the decay, column-parallel; the
-// causal depthwise convolution of the queries, keys and values with its
-// SiLU; the chunkwise gated delta rule (transformer.Spec.GDNKernelFLOPs)
-// at the pod's GEMM rate and bytes; the gated RMS norm of its output by
-// SiLU(z); out_proj, row-parallel; the residual; the tensor-parallel
-// collectives beside the two GEMMs as attention's beside QKV and its
-// projection. Modelled, not measured: nothing here timed
-// flash-linear-attention's chunk_gated_delta_rule. Backward: each GEMM's
-// two gradients, the kernel's twice its FLOPs and the chunk states
-// recomputed (2 KDim VDim a value head a token), the elementwise kernels
-// twice. No selective recomputation of it.
-func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
-	g := m.GDN
-	sp := c.sp()
-	act := n * h * bf16
-	in := float64(g.InProj()) / T
-	conv := float64(g.ConvChannels()) / T
-	vd := float64(g.VHeads*g.VDim) / T
-	vh := float64(g.VHeads) / T
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	cv := kernel{class: graph.ClassElementwise, flops: (2*float64(g.Conv) + 4) * n * conv, read: n * conv * bf16, writes: n * conv * bf16}
-	kf := n * m.GDNKernelFLOPs() / T
-	k := kernel{class: graph.ClassMatMul, flops: kf, read: n * (conv + 2*vh) * bf16, writes: n * vd * bf16}
-	states := 2 * float64(g.KDim*g.VDim) * vh * n
-	kB := kernel{class: graph.ClassMatMul, flops: 2*kf + states, read: n * (2*conv + 2*vh + 2*vd) * bf16, writes: n * (conv + 2*vh) * bf16}
-	gated := kernel{class: graph.ClassReduction, flops: 10 * n * vd, read: 2 * n * vd * bf16, writes: n * vd * bf16}
-	fwd, bwd = c.recurrentBlock(n, h, in, vd, sp, act, recurrentKernels{norm, cv, k, kB, gated, resid})
 	return fwd, bwd, rec
 }

@@ -18,11 +18,11 @@ func expose(h *kernels.Host, ph phase, bwd bool) phase {
 	if rate <= 0 && h.Sync <= 0 {
 		return ph
 	}
-	tl := ph.tail
-	before := (ph.launches-tl.launches)*rate + (ph.calls-tl.calls)*h.Launch + ph.replays*h.Replay
-	wait := max(0, before-(ph.busy-tl.busy)) + ph.syncs*(h.Sync+rate) + tl.stall
-	ph.busy += wait
-	ph.hostExposed += wait
+	tl := ph.Tail
+	before := (ph.Launches-tl.Launches)*rate + (ph.Calls-tl.Calls)*h.Launch + ph.Replays*h.Replay
+	wait := max(0, before-(ph.Busy-tl.Busy)) + ph.Syncs*(h.Sync+rate) + tl.Stall
+	ph.Busy += wait
+	ph.HostExposed += wait
 	return ph
 }
 
@@ -40,16 +40,16 @@ func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
 	var tl syncTail
 	host, gpu, idle := 0.0, ahead, 0.0
 	for _, st := range steps {
-		tl.launches += st.launches
-		tl.calls += st.calls
-		tl.busy += st.busy
-		n := st.launches + st.calls
+		tl.Launches += st.Launches
+		tl.Calls += st.Calls
+		tl.Busy += st.Busy
+		n := st.Launches + st.Calls
 		if n <= 0 {
-			gpu += st.busy
+			gpu += st.Busy
 			continue
 		}
-		issue := (st.launches*h.Issue + st.calls*h.Launch) / n
-		run := st.busy / n
+		issue := (st.Launches*h.Issue + st.Calls*h.Launch) / n
+		run := st.Busy / n
 		for i := 0.0; i < n; i++ {
 			part := min(1, n-i) // a half launch: half a split collective
 			host += issue * part
@@ -60,7 +60,7 @@ func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
 			gpu += run * part
 		}
 	}
-	tl.stall = max(0, idle-h.Issue)
+	tl.Stall = max(0, idle-h.Issue)
 	return tl
 }
 
@@ -85,13 +85,13 @@ type StageHost struct {
 func stageHosts(stages []stageCost, h *kernels.Host) []StageHost {
 	out := make([]StageHost, len(stages))
 	for s, st := range stages {
-		gpu := st.fwd.busy - st.fwd.hostExposed + st.bwd.busy - st.bwd.hostExposed
-		loops := (st.fwd.replays+st.bwd.replays)*h.Replay + (st.fwd.calls+st.bwd.calls)*h.Launch
-		issue := st.fwd.launches*h.Issue + st.bwd.launches*h.IssueBwd + loops +
-			st.fwd.syncs*(h.Sync+h.Issue) + st.bwd.syncs*(h.Sync+h.IssueBwd)
-		out[s] = StageHost{Stage: s, GPU: gpu, Issue: issue, Exposed: st.fwd.hostExposed + st.bwd.hostExposed,
-			Launches: st.fwd.launches + st.bwd.launches + st.fwd.calls + st.bwd.calls, Syncs: st.fwd.syncs + st.bwd.syncs,
-			Bound: st.fwd.launches*h.Issue+st.bwd.launches*h.IssueBwd+loops > gpu}
+		gpu := st.fwd.Busy - st.fwd.HostExposed + st.bwd.Busy - st.bwd.HostExposed
+		loops := (st.fwd.Replays+st.bwd.Replays)*h.Replay + (st.fwd.Calls+st.bwd.Calls)*h.Launch
+		issue := st.fwd.Launches*h.Issue + st.bwd.Launches*h.IssueBwd + loops +
+			st.fwd.Syncs*(h.Sync+h.Issue) + st.bwd.Syncs*(h.Sync+h.IssueBwd)
+		out[s] = StageHost{Stage: s, GPU: gpu, Issue: issue, Exposed: st.fwd.HostExposed + st.bwd.HostExposed,
+			Launches: st.fwd.Launches + st.bwd.Launches + st.fwd.Calls + st.bwd.Calls, Syncs: st.fwd.Syncs + st.bwd.Syncs,
+			Bound: st.fwd.Launches*h.Issue+st.bwd.Launches*h.IssueBwd+loops > gpu}
 	}
 	return out
 }

@@ -1,7 +1,8 @@
 package scale
 
 import (
-	"github.com/placer/placer/graph"
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 )
 
 // A hybrid model (transformer.Spec.Pattern: Nemotron-H) is a stack of
@@ -14,21 +15,21 @@ import (
 // (a pipeline cut beside its attention layers) is costed at the mean,
 // left out. Attention and MLP blocks are attnBlock's and mlpBlock's
 // alone (each with its own norm and residual); the Mamba-2 block is
-// mambaBlock's.
+// families.Mamba's.
 
 // hybridLayer is one layer of a hybrid model for one micro-batch on one
 // GPU, forward and backward, recomputation included: the mean over its
 // pattern of Mamba-2, attention and MLP blocks.
 func (c *coster) hybridLayer() (fwd, bwd phase) {
-	nm, na, nf := c.m.Kinds()
-	l := float64(c.m.Layers)
+	nm, na, nf := c.M.Kinds()
+	l := float64(c.M.Layers)
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		p.fwd, p.bwd, p.rec = p.fwd.plus(scalePhase(f, w)), p.bwd.plus(scalePhase(b, w)), p.rec.plus(scalePhase(r, w))
+		p.fwd, p.bwd, p.rec = p.fwd.Plus(cost.Scale(f, w)), p.bwd.Plus(cost.Scale(b, w)), p.rec.Plus(cost.Scale(r, w))
 	}
 	if nm > 0 {
-		f, b, r := c.mambaBlock()
+		f, b, r := families.Mamba{}.Block(&c.Shard)
 		add(f, b, r, nm)
 	}
 	if na > 0 {
@@ -40,73 +41,4 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		add(f, b, r, nf)
 	}
 	return c.join(p, part{}, false)
-}
-
-// mambaBlock is one Mamba-2 block for one micro-batch on one GPU (arXiv
-// 2405.21060; Megatron-Core's MambaMixer, megatron/core/ssm/
-// mamba_mixer.py, its heads and groups split over the tensor group):
-// the norm; in_proj, column-parallel, to z, x, B, C and dt; the causal
-// depthwise convolution of x, B and C with its SiLU; the SSD chunked
-// scan (transformer.Spec.SSDFLOPs) with dt's softplus and the skip D x;
-// the gated RMS norm of its output by SiLU(z); out_proj, row-parallel;
-// the residual; the tensor-parallel collectives beside the two GEMMs as
-// attention's beside QKV and its projection. Modelled, not measured:
-// nothing here timed the SSD kernels (mamba_ssm's Triton
-// mamba_chunk_scan_combined), so their FLOPs run at the pod's GEMM
-// rate and bytes, and the convolution and the gated norm at memory
-// bandwidth. Backward: each GEMM's two gradients; the scan's gradients
-// of its four matmul families (twice its FLOPs) and the chunk states
-// recomputed (the chunk-scan backward recomputes them, saving none:
-// 2 State HeadDim Heads a token); the elementwise kernels twice. No
-// selective recomputation of it (rec zero: Megatron-Core's recompute
-// modules name none of the mixer).
-func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h := c.tokens, float64(m.Hidden)
-	s := m.SSM
-	sp := c.sp()
-	act := n * h * bf16
-	in := float64(s.InProj()) / T
-	di := float64(s.Inner()) / T
-	xbc := di + 2*float64(s.Groups*s.State)/T // x, B and C: the convolution's channels
-	heads := float64(s.Heads) / T
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	conv := kernel{class: graph.ClassElementwise, flops: (2*float64(s.Conv) + 4) * n * xbc, read: n * xbc * bf16, writes: n * xbc * bf16}
-	ssdFlops := n * m.SSDFLOPs() / T
-	ssd := kernel{class: graph.ClassMatMul, flops: ssdFlops, read: n * (xbc + heads) * bf16, writes: n * di * bf16}
-	states := 2 * float64(s.State*s.HeadDim) * heads * n
-	ssdB := kernel{class: graph.ClassMatMul, flops: 2*ssdFlops + states, read: n * (2*xbc + heads + 2*di) * bf16, writes: n * (xbc + heads) * bf16}
-	gated := kernel{class: graph.ClassReduction, flops: 10 * n * di, read: 2 * n * di * bf16, writes: n * di * bf16}
-	fwd, bwd = c.recurrentBlock(n, h, in, di, sp, act, recurrentKernels{norm, conv, ssd, ssdB, gated, resid})
-	return fwd, bwd, rec
-}
-
-// recurrentKernels are the kernels of a recurrent mixer's block (Mamba-2's
-// or Gated DeltaNet's) between its two projections: the norm, the causal
-// convolution, the scan forward and backward, the gated norm and the
-// residual add.
-type recurrentKernels struct{ norm, conv, scan, scanB, gated, resid kernel }
-
-// recurrentBlock is a recurrent mixer's block for n tokens of hidden h:
-// the norm, the input projection to in features (its tensor-parallel
-// collective before it), the convolution, the scan, the gated norm, the
-// output projection from inner features (its collective after), the
-// residual; the backward in reverse, each elementwise kernel twice, the
-// input projection's collective both ways; FP8's casts where the plan
-// runs FP8. act is the bytes of the block's input activation; sp the
-// sequence-parallel share of the tokens.
-func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKernels) (fwd, bwd phase) {
-	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
-	gOut := c.lgemm(2*n*inner*h, n*inner*bf16+inner*h*bf16, act)
-	bIn, bOut := c.back(gIn), c.back(gOut)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(k.norm).plus(c.pair(gIn, before, act)).plus(t(k.conv)).plus(t(k.scan)).plus(t(k.gated)).plus(c.pair(gOut, after, act)).plus(t(k.resid))
-	bwd = t(twice(k.resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(k.gated))).plus(t(k.scanB)).plus(t(twice(k.conv))).
-		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(k.norm)))
-	if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*inner)), bwd.plus(c.bwdCasts(n*h*sp, n*inner))
-	}
-	return fwd, bwd
 }

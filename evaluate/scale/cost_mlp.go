@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -13,43 +15,43 @@ import (
 // mlp module (Megatron-Core's checkpointed MLP, its norm fused into FC1
 // by Transformer Engine) all of it but the residual.
 func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
-	sp := c.sp()
+	m, T := c.M, float64(c.Plan.TP)
+	n, h, f := c.Tokens, float64(m.Hidden), float64(m.FFN)
+	sp := c.SP()
 	act := n * h * bf16
 	fcols := f / T
 	if m.SwiGLU() {
 		fcols = 2 * f / T
 	}
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
-	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
+	resid := kernel{Class: graph.ClassElementwise, FLOPs: 3 * n * h * sp, Read: 2 * act * sp, Writes: 1.5 * act * sp}
 	var actFn kernel
 	if m.SwiGLU() {
-		actFn = kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
+		actFn = kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / T, Read: 2 * n * f / T * bf16, Writes: n * f / T * bf16}
 	} else {
-		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
+		actFn = kernel{Class: graph.ClassElementwise, FLOPs: 10 * n * f / T, Read: n * f / T * bf16, Writes: n * f / T * bf16}
 	}
-	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
-	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
-	bFC1, bFC2 := c.back(gFC1), c.back(gFC2)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bFC2, bwdAfter, act)).plus(t(bFC2)).plus(t(twice(actFn))).
-		plus(c.pair(bFC1, bwdBefore, act)).plus(c.pair(bFC1, before, act)).plus(t(twice(norm)))
+	gFC1 := c.LGEMM(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.LGEMM(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	bFC1, bFC2 := c.Back(gFC1), c.Back(gFC2)
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
+	t := c.Run
+	fwd = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(t(resid))
+	bwd = t(cost.Twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(cost.Twice(actFn))).
+		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(cost.Twice(norm)))
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the MLP's output before the residual.
-		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
-	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		// w1 and w3's input and w2's; their outputs' gradients
-		// (rowwise.go).
-		fwd, bwd = fwd.plus(c.casts(n*h, n*f/T)), bwd.plus(c.rowwiseBwd([]float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
-	} else if c.fp8 > 0 {
-		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*f/T)), bwd.plus(c.bwdCasts(n*h*sp, n*f/T))
+		// (mechanisms/rowwise.go).
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*f/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
+	} else if c.FP8Fwd > 0 {
+		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*f/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*f/T))
 	}
-	if c.pl.Recomputes().Has(plan.RecomputeMLP) {
-		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*c.rowwiseInput(), n*f/T))
+	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {
+		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(mechanisms.Casts(&c.Shard, n*h*mechanisms.RowwiseInput(&c.Shard), n*f/T))
 	}
 	return fwd, bwd, rec
 }

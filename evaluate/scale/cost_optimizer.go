@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -47,7 +48,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 	if pl.Titan() {
 		zeroed = 0 // set to None, not zeroed (titanClip)
 	}
-	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + zeroed}.time(&p.Hardware)
+	t := kernel{Class: graph.ClassElementwise, Read: optRead * opt, Writes: optWrite*opt + zeroed}.Time(&p.Hardware)
 	if pl.Titan() {
 		t += titanClip(pl, p, opt)
 	}
@@ -58,8 +59,8 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 			t = mt
 		}
 	}
-	if torchao(pl) {
-		// torchao casts them every micro-batch (cost_torchao.go).
+	if mechanisms.TorchaoOn(pl) {
+		// torchao casts them every micro-batch (mechanisms/torchao.go).
 		return t + torchaoSteps(m, pl, p, stages)
 	}
 	if pl.FP8 != "" {
@@ -69,14 +70,14 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		// take both layouts), and with current scaling read once more
 		// for their amax; with torchao's rowwise scaling the same (one
 		// cast along the weight's rows, one along its columns after
-		// their amax pass: rowwise.go).
+		// their amax pass: mechanisms/rowwise.go).
 		var lw float64
 		for _, st := range stages {
 			lw = max(lw, st.Layers)
 		}
-		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
+		t += kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: 2 * lw}.Time(&p.Hardware)
 		if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
-			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
+			t += kernel{Class: graph.ClassReduction, FLOPs: lw, Read: 2 * lw}.Time(&p.Hardware)
 		}
 	}
 	return t
@@ -100,8 +101,8 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 // buffer is zeroed (optimizerStep charges Megatron's otherwise).
 func titanClip(pl *plan.Plan, p *plan.Pod, opt float64) float64 {
 	const grad = 4 // FP32 gradients of the FP32 sharded parameters
-	t := kernel{class: graph.ClassReduction, flops: 2 * opt, read: grad * opt}.time(&p.Hardware)
-	t += kernel{class: graph.ClassElementwise, flops: opt, read: grad * opt, writes: grad * opt}.time(&p.Hardware)
+	t := kernel{Class: graph.ClassReduction, FLOPs: 2 * opt, Read: grad * opt}.Time(&p.Hardware)
+	t += kernel{Class: graph.ClassElementwise, FLOPs: opt, Read: grad * opt, Writes: grad * opt}.Time(&p.Hardware)
 	tpG, dpG := pl.Groups(*p, 0)
 	for _, g := range []plan.Group{dpG, tpG} {
 		c, _ := p.Collective(roofline.AllReduce, g, 4)
@@ -117,10 +118,10 @@ func titanClip(pl *plan.Plan, p *plan.Pod, opt float64) float64 {
 func torchaoSteps(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
 	var t float64
 	for s, st := range stages {
-		c := torchaoWeightCasts(pl, &p.Hardware, st.Layers)
+		c := mechanisms.TorchaoWeightCasts(pl, &p.Hardware, st.Layers)
 		if pl.FP8Gather && !m.MoE() {
 			_, dpG := pl.Groups(*p, s)
-			c += fp8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s]))
+			c += mechanisms.FP8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s]))
 		}
 		t = max(t, c)
 	}

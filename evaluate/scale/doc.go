@@ -15,7 +15,13 @@
 // attention's rate, the SMs an overlapped collective takes, NCCL's bus
 // bandwidths), the collectives by the pod's two-level network; each
 // stack's layers by the layer costs registered under its name
-// (LayerCoster). A plan's memory (what each stage holds, the most
+// (LayerCoster). What a model family's trait or a mechanism changes of a
+// layer is a plug-in of evaluate/scale/families or
+// evaluate/scale/mechanisms, registered by name behind an extension point
+// of evaluate/scale/cost (whose Kernel, Phase and Shard are the
+// vocabulary every cost is written in); the coster composes them, asking
+// every registered plug-in at each point, and PricedByOf names those
+// that priced a step (eval --json's priced_by). A plan's memory (what each stage holds, the most
 // loaded GPU's peak and its verdict, the caching allocator's reserve)
 // is evaluate/scale/memory's, which reads the plan and no time. The
 // search over such plans for a model and a pod is

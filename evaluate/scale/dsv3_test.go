@@ -3,6 +3,7 @@ package scale
 import (
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -44,13 +45,13 @@ func TestMLALayer(t *testing.T) {
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n}}
 	fwd, bwd := c.layer()
-	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (2*(proj+elem+mlp+mlpElem) + 2.5*attn) / 1e12; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (2*(proj+elem+mlp+mlpElem) + 2.5*attn) / 1e12; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
 	// Parameters: the query's down, norm, up; the keys' and values'
 	// down (with the rotary key), norm, up; the output projection; two
@@ -73,14 +74,14 @@ func TestMLALayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: &p2, tokens: n, noComm: true}
-	c2.tpG = plan.Group{PerNode: 2, Nodes: 1}
+	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true}}
+	c2.TPG = plan.Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := c2.mlaBlock()
 	f1, _, _ := c.mlaBlock()
 	// Everything halves but the rotary key's share of the rope (n r on
 	// every rank): about half.
-	if ratio := f2.busy / f1.busy; ratio < 0.49 || ratio > 0.52 {
-		t.Errorf("tp=2's latent attention %g s, tp=1's %g: ratio %.3f, want about 0.5", f2.busy, f1.busy, ratio)
+	if ratio := f2.Busy / f1.Busy; ratio < 0.49 || ratio > 0.52 {
+		t.Errorf("tp=2's latent attention %g s, tp=1's %g: ratio %.3f, want about 0.5", f2.Busy, f1.Busy, ratio)
 	}
 }
 

@@ -5,9 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -38,15 +37,15 @@ import (
 // With noMLP (an MoE layer) the list is the attention half's
 // (eager.Shape.NoMLP); the experts are eagerMoE's.
 func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phase) {
-	m := c.m
-	ops := eager.LayerOps(m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.CP),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
+	m := c.M
+	ops := eager.LayerOps(m, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: m.Seq / max(1, c.Plan.CP),
+		FP32Weights: c.Plan.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
-	act := c.tokens * float64(m.Hidden) * bf16
-	T := float64(c.pl.TP)
-	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.TP))
+	act := c.Tokens * float64(m.Hidden) * bf16
+	T := float64(c.Plan.TP)
+	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.Plan.TP))
 	// share is what of each forward GEMM the per-op policy runs again,
 	// in order (CodeBase.Recomputed): layers.py's QKV (wk's share),
 	// output projection, gate-up (w3's half), down; a layer of separate
@@ -64,28 +63,28 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 		case o.Attn:
 			p = fa
 		case o.Class == graph.ClassMatMul:
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			g := c.LGEMM(o.FLOPs, o.Read, o.Written)
 			if o.Backward {
-				g = c.back(g)
+				g = c.Back(g)
 			} else {
 				sh := share(gemms)
 				gemms++
 				if sh > 0 {
 					rg := g
-					rg.flops *= sh
-					r = c.run(rg)
+					rg.FLOPs *= sh
+					r = c.Run(rg)
 				}
 			}
-			p = c.pair(g, kinds[o.TP], act)
+			p = c.Pair(g, kinds[o.TP], act)
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
-			bwd = bwd.plus(p)
+			bwd = bwd.Plus(p)
 		} else {
-			fwd, rec = fwd.plus(p), rec.plus(r)
+			fwd, rec = fwd.Plus(p), rec.Plus(r)
 		}
 	}
 	return fwd, bwd, rec
@@ -174,14 +173,14 @@ var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMo
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
 func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
-	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.CP),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	ops := eager.OutputOps(c.M, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: c.M.Seq / max(1, c.Plan.CP),
+		FP32Weights: c.Plan.Run.FP32Weights, Layer: code})
+	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
-	if c.pl.TP <= 1 {
+	if c.Plan.TP <= 1 {
 		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
 	}
-	act := c.tokens * float64(c.m.Hidden) * bf16
+	act := c.Tokens * float64(c.M.Hidden) * bf16
 	for _, o := range ops {
 		if o.Launches == 0 {
 			continue
@@ -189,26 +188,26 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 		var p phase
 		switch {
 		case o.Comm:
-			if c.noComm {
+			if c.NoComm {
 				continue
 			}
-			ct, _ := c.pod.Collective(o.Coll, c.tpG, o.Read)
-			p = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+			ct, _ := c.Pod.Collective(o.Coll, c.TPG, o.Read)
+			p = phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
 		case o.Class == graph.ClassMatMul:
-			g := c.gemm(o.FLOPs, o.Read, o.Written)
+			g := c.GEMM(o.FLOPs, o.Read, o.Written)
 			if k := kinds[o.TP]; k >= 0 {
-				p = c.pair(g, k, act)
+				p = c.Pair(g, k, act)
 			} else {
-				p = c.run(g)
+				p = c.Run(g)
 			}
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
 		}
 		if o.Backward {
-			bwd = bwd.plus(p)
+			bwd = bwd.Plus(p)
 		} else {
-			fwd = fwd.plus(p)
+			fwd = fwd.Plus(p)
 		}
 	}
 	return fwd, bwd
@@ -230,9 +229,9 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 // the router's mm continues: every second mm recomputed, _grouped_mm
 // not in torchtitan's save list and so recomputed).
 func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
-	m, pl := c.m, c.pl
+	m, pl := c.M, c.Plan
 	k := float64(m.TopK)
-	nl := c.tokens / float64(pl.TP)
+	nl := c.Tokens / float64(pl.TP)
 	recv := nl * k * pl.LoadFactor()
 	rows := recv * float64(pl.ETP)
 	local := max(1, m.Experts/max(1, pl.EP))
@@ -247,14 +246,14 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 		}
 		var p, r phase
 		if o.Class == graph.ClassMatMul {
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			g := c.LGEMM(o.FLOPs, o.Read, o.Written)
 			if o.Type == "_grouped_mm" {
-				g.flops /= c.pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
+				g.FLOPs /= c.Pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
 			}
 			if o.Backward {
-				g = c.back(g)
+				g = c.Back(g)
 			}
-			p = c.run(g)
+			p = c.Run(g)
 			if !o.Backward {
 				if o.Type != "mm" || gemms%2 == 1 {
 					r = p
@@ -265,21 +264,21 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 			}
 		} else {
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
-			bwd = bwd.plus(p)
+			bwd = bwd.Plus(p)
 		} else {
-			fwd, rec = fwd.plus(p), rec.plus(r)
+			fwd, rec = fwd.Plus(p), rec.Plus(r)
 		}
 	}
 	syncs := eager.MoESyncs(impl, local, pl.EP, loop)
-	fwd.syncs += syncs
-	rec.syncs += syncs
-	if pl.EP > 1 && !c.noComm {
-		comm := c.dispatchComm(recv, rows, nl)
-		fwd, bwd = fwd.plus(comm), bwd.plus(comm)
+	fwd.Syncs += syncs
+	rec.Syncs += syncs
+	if pl.EP > 1 && !c.NoComm {
+		comm := dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
+		fwd, bwd = fwd.Plus(comm), bwd.Plus(comm)
 	}
 	return fwd, bwd, rec
 }

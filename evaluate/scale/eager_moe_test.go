@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/torchenv/torchtest"
 )

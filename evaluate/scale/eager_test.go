@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"

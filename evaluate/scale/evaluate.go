@@ -19,7 +19,7 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if p.Profile != nil {
 		mid := pl.PP / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
-		r.Sources = sources(&c.pl, &c, &p, memory.StageOf(&m, &pl, mid, float64(m.LayerParams())).Params)
+		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(m.LayerParams())).Params)
 	}
 	return r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -22,7 +23,7 @@ func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true}
+	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true}}
 	fwd, bwd = c.layer()
 	return fwd, bwd, c
 }
@@ -39,13 +40,13 @@ func TestGlobalEveryCost(t *testing.T) {
 	fFull, _, c := familyLayer(t, full)
 	fWin, _, _ := familyLayer(t, win)
 	const n, heads, d = 4096.0, 8.0, 64.0
-	_, slow := c.pod.HeldClock()
+	_, slow := c.Pod.HeldClock()
 	call := func(keys float64) kernels.AttentionCall {
 		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
 	r := &h100.Attention[0].Fwd
 	want := r.Time(call((5*252+2048)/6.0)) - r.Time(call(2048))
-	if got := fWin.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
+	if got := fWin.Busy - fFull.Busy; math.Abs(got-want) > 1e-12 {
 		t.Errorf("global_every=6 changes the forward by %g s, want %g", got, want)
 	}
 }
@@ -61,13 +62,13 @@ func TestChunkCost(t *testing.T) {
 	fFull, _, c := familyLayer(t, full)
 	fChunk, _, _ := familyLayer(t, chunked)
 	const n, heads, d = 16384.0, 8.0, 64.0
-	_, slow := c.pod.HeldClock()
+	_, slow := c.Pod.HeldClock()
 	call := func(keys float64) kernels.AttentionCall {
 		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
 	r := &h100.Attention[0].Fwd
 	want := r.Time(call(5120.375)) - r.Time(call(8192))
-	if got := fChunk.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
+	if got := fChunk.Busy - fFull.Busy; math.Abs(got-want) > 1e-12 {
 		t.Errorf("chunk=8192,global_every=4 changes the forward by %g s, want %g", got, want)
 	}
 }
@@ -85,12 +86,12 @@ func TestPostNormsCost(t *testing.T) {
 	f2, b2, c := familyLayer(t, two)
 	f4, b4, _ := familyLayer(t, four)
 	const n, h = 4096.0, 512.0
-	k := kernel{class: graph.ClassReduction, flops: 8 * n * h, read: n * h * 2, writes: n * h * 2}
-	norm, back := c.run(k).busy, c.run(twice(k)).busy
-	if got := f4.busy - f2.busy; math.Abs(got-2*norm) > 1e-15 {
+	k := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2}
+	norm, back := c.Run(k).Busy, c.Run(cost.Twice(k)).Busy
+	if got := f4.Busy - f2.Busy; math.Abs(got-2*norm) > 1e-15 {
 		t.Errorf("forward: %g s more, want two norms' %g", got, 2*norm)
 	}
-	if got := b4.busy - b2.busy; math.Abs(got-2*back) > 1e-15 {
+	if got := b4.Busy - b2.Busy; math.Abs(got-2*back) > 1e-15 {
 		t.Errorf("backward: %g s more, want two norms' backward %g", got, 2*back)
 	}
 }

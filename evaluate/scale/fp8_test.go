@@ -227,8 +227,8 @@ func TestFP8GEMMByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, n)
-		g := co.lgemm(flops, read, write)
-		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
+		g := co.LGEMM(flops, read, write)
+		fwd, bwd := g.Time(co.H), co.Back(g).Time(co.H)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%q: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}
@@ -246,7 +246,7 @@ func TestFP8TPGatherBytes(t *testing.T) {
 	}
 	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=1")
 	const act = 4096 * 8192 * 2.0
-	g := kernel{class: graph.ClassMatMul, flops: 1e12, read: act, writes: act}
+	g := kernel{Class: graph.ClassMatMul, FLOPs: 1e12, Read: act, Writes: act}
 	for _, c := range []struct {
 		recipe string
 		k      roofline.Collective
@@ -263,11 +263,11 @@ func TestFP8TPGatherBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
-		got, want := co.pair(g, c.k, act), co.gemmComm(g, c.k, c.bytes)
+		got, want := co.Pair(g, c.k, act), co.GEMMComm(g, c.k, c.bytes)
 		if got != want {
 			t.Errorf("fp8=%q %v: %+v, want the collective of %g bytes: %+v", c.recipe, c.k, got, c.bytes, want)
 		}
-		if c.bytes != act && got == co.gemmComm(g, c.k, act) {
+		if c.bytes != act && got == co.GEMMComm(g, c.k, act) {
 			t.Errorf("fp8=%q %v: the same as BF16's gather", c.recipe, c.k)
 		}
 	}

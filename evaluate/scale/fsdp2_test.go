@@ -53,9 +53,9 @@ func TestFSDP2CopiesByHand(t *testing.T) {
 		var st stageCost
 		st.Params, st.Layers = 1e9, 0.8e9
 		fsdp2Copies(&st, &pl, &p, 0)
-		if !close5(st.fwd.busy, c.fwd) || !close5(st.bwd.busy, c.bwd) || st.fwd.launches != c.fwdLaun || st.bwd.launches != c.bwdLaun {
+		if !close5(st.fwd.Busy, c.fwd) || !close5(st.bwd.Busy, c.bwd) || st.fwd.Launches != c.fwdLaun || st.bwd.Launches != c.bwdLaun {
 			t.Errorf("%s: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand %.7g (%g), %.7g (%g)",
-				c.name, st.fwd.busy, st.fwd.launches, st.bwd.busy, st.bwd.launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
+				c.name, st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
 		}
 	}
 }

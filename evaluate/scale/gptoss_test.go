@@ -3,6 +3,7 @@ package scale
 import (
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/graph"
 )
 
@@ -20,7 +21,7 @@ const (
 func kernelsTime(c coster, ks [][4]float64) (float64, float64) {
 	var s float64
 	for _, k := range ks {
-		s += kernel{class: graph.Class(k[0]), flops: k[1], read: k[2], writes: k[3]}.time(c.h)
+		s += kernel{Class: graph.Class(k[0]), FLOPs: k[1], Read: k[2], Writes: k[3]}.Time(c.H)
 	}
 	return s, float64(len(ks))
 }
@@ -51,12 +52,12 @@ func TestGLUClamp(t *testing.T) {
 		{"no clamp", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.gluClamp(16384, 2880)
+		f, b := families.SwiGLUClamp{}.ExpertActivation(&c.Shard, 16384, 2880)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -93,12 +94,12 @@ func TestExpertBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.expertBias(16384, 16)
+		f, b := families.LinearBias{}.ExpertOutput(&c.Shard, 16384, 16, 0)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -141,12 +142,12 @@ func TestYarnRope(t *testing.T) {
 		{"no yarn", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.yarnRope()
+		f, b := families.YaRNRope{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -167,12 +168,12 @@ func TestProjBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := c.projBias()
+		f, b := families.LinearBias{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }

@@ -16,20 +16,20 @@ import (
 // ahead (its zero value) changes nothing, to the bit.
 func TestHostExpose(t *testing.T) {
 	h := kernels.Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6}
-	ph := phase{busy: 1e-3, tpAll: 2e-4, launches: 100, syncs: 1}
+	ph := phase{Busy: 1e-3, TPAll: 2e-4, Launches: 100, Syncs: 1}
 	for _, c := range []struct {
 		bwd  bool
 		wait float64
 	}{{false, 0.4e-3 + 200e-6}, {true, 0.8e-3 + 204e-6}} {
 		got := expose(&h, ph, c.bwd)
-		if !near(got.hostExposed, c.wait) || !near(got.busy, 1e-3+c.wait) || got.tpAll != ph.tpAll {
-			t.Errorf("bwd=%v: busy %g, waited %g; want %g, %g", c.bwd, got.busy, got.hostExposed, 1e-3+c.wait, c.wait)
+		if !near(got.HostExposed, c.wait) || !near(got.Busy, 1e-3+c.wait) || got.TPAll != ph.TPAll {
+			t.Errorf("bwd=%v: busy %g, waited %g; want %g, %g", c.bwd, got.Busy, got.HostExposed, 1e-3+c.wait, c.wait)
 		}
 	}
 	// Kernels longer than their issue: only the synchronization waits.
-	long := phase{busy: 5e-3, launches: 100, syncs: 2}
-	if got := expose(&h, long, false); !near(got.hostExposed, 2*200e-6) {
-		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.hostExposed)
+	long := phase{Busy: 5e-3, Launches: 100, Syncs: 2}
+	if got := expose(&h, long, false); !near(got.HostExposed, 2*200e-6) {
+		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.HostExposed)
 	}
 	var none kernels.Host
 	if got := expose(&none, ph, true); got != ph {

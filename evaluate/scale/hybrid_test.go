@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -33,7 +35,7 @@ func hybridCoster(t *testing.T, m transformer.Spec) coster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true, noHost: true}
+	return coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, NoHost: true}}
 }
 
 // TestMambaBlockCost: one Mamba-2 block's forward and backward kernels
@@ -48,35 +50,35 @@ func TestMambaBlockCost(t *testing.T) {
 	c := hybridCoster(t, hybridShape(t, "M"))
 	const n, h, in, di, xbc, heads = 4096.0, 512.0, 2320.0, 1024.0, 1280.0, 16.0
 	ks := []kernel{
-		{graph.ClassReduction, 8 * n * h, n * h * 2, n * h * 2},             // norm
-		{graph.ClassMatMul, 2 * n * h * in, n*h*2 + h*in*2, n * in * 2},     // in_proj
-		{graph.ClassElementwise, 12 * n * xbc, n * xbc * 2, n * xbc * 2},    // conv1d and SiLU
-		{graph.ClassMatMul, n * 557_056, n * (xbc + heads) * 2, n * di * 2}, // SSD
-		{graph.ClassReduction, 10 * n * di, 2 * n * di * 2, n * di * 2},     // gated norm
-		{graph.ClassMatMul, 2 * n * di * h, n*di*2 + di*h*2, n * h * 2},     // out_proj
-		{graph.ClassElementwise, 3 * n * h, 2 * n * h * 2, 1.5 * n * h * 2}, // residual
+		{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2},             // norm
+		{Class: graph.ClassMatMul, FLOPs: 2 * n * h * in, Read: n*h*2 + h*in*2, Writes: n * in * 2},     // in_proj
+		{Class: graph.ClassElementwise, FLOPs: 12 * n * xbc, Read: n * xbc * 2, Writes: n * xbc * 2},    // conv1d and SiLU
+		{Class: graph.ClassMatMul, FLOPs: n * 557_056, Read: n * (xbc + heads) * 2, Writes: n * di * 2}, // SSD
+		{Class: graph.ClassReduction, FLOPs: 10 * n * di, Read: 2 * n * di * 2, Writes: n * di * 2},     // gated norm
+		{Class: graph.ClassMatMul, FLOPs: 2 * n * di * h, Read: n*di*2 + di*h*2, Writes: n * h * 2},     // out_proj
+		{Class: graph.ClassElementwise, FLOPs: 3 * n * h, Read: 2 * n * h * 2, Writes: 1.5 * n * h * 2}, // residual
 	}
 	var fwd, bwd float64
 	for i, k := range ks {
-		fwd += c.run(k).busy
+		fwd += c.Run(k).Busy
 		switch i {
 		case 1, 5: // a GEMM's two gradients
-			bwd += 2 * c.run(k).busy
+			bwd += 2 * c.Run(k).Busy
 		case 3:
-			bwd += c.run(kernel{graph.ClassMatMul, 2*n*557_056 + n*131_072, n * (2*xbc + heads + 2*di) * 2, n * (xbc + heads) * 2}).busy
+			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*557_056 + n*131_072, Read: n * (2*xbc + heads + 2*di) * 2, Writes: n * (xbc + heads) * 2}).Busy
 		default:
-			bwd += c.run(twice(k)).busy
+			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	f, b, rec := c.mambaBlock()
-	if math.Abs(f.busy/fwd-1) > 1e-12 || math.Abs(b.busy/bwd-1) > 1e-12 {
-		t.Errorf("Mamba-2 block: forward %g s, backward %g s; want %g, %g", f.busy, b.busy, fwd, bwd)
+	f, b, rec := families.Mamba{}.Block(&c.Shard)
+	if math.Abs(f.Busy/fwd-1) > 1e-12 || math.Abs(b.Busy/bwd-1) > 1e-12 {
+		t.Errorf("Mamba-2 block: forward %g s, backward %g s; want %g, %g", f.Busy, b.Busy, fwd, bwd)
 	}
-	if rec.busy != 0 {
-		t.Errorf("selective recomputation of the mixer: %g s, want none", rec.busy)
+	if rec.Busy != 0 {
+		t.Errorf("selective recomputation of the mixer: %g s, want none", rec.Busy)
 	}
-	if f.launches != 7 || b.launches != 9 {
-		t.Errorf("launches %g forward, %g backward; want 7 and 9", f.launches, b.launches)
+	if f.Launches != 7 || b.Launches != 9 {
+		t.Errorf("launches %g forward, %g backward; want 7 and 9", f.Launches, b.Launches)
 	}
 }
 
@@ -86,15 +88,15 @@ func TestMambaBlockCost(t *testing.T) {
 // evaluate/scale/memory's TestHybridLayerMemory).
 func TestHybridLayerMean(t *testing.T) {
 	c := hybridCoster(t, hybridShape(t, "M*-"))
-	mf, mb, _ := c.mambaBlock()
+	mf, mb, _ := families.Mamba{}.Block(&c.Shard)
 	af, ab, _ := c.attnBlock()
 	ff, fb, _ := c.mlpBlock()
 	f, b := c.layer()
-	if want := (mf.busy + af.busy + ff.busy) / 3; math.Abs(f.busy/want-1) > 1e-12 {
-		t.Errorf("forward %g s, want the mean %g", f.busy, want)
+	if want := (mf.Busy + af.Busy + ff.Busy) / 3; math.Abs(f.Busy/want-1) > 1e-12 {
+		t.Errorf("forward %g s, want the mean %g", f.Busy, want)
 	}
-	if want := (mb.busy + ab.busy + fb.busy) / 3; math.Abs(b.busy/want-1) > 1e-12 {
-		t.Errorf("backward %g s, want the mean %g", b.busy, want)
+	if want := (mb.Busy + ab.Busy + fb.Busy) / 3; math.Abs(b.Busy/want-1) > 1e-12 {
+		t.Errorf("backward %g s, want the mean %g", b.Busy, want)
 	}
 }
 
@@ -162,43 +164,43 @@ func TestGDNBlockCost(t *testing.T) {
 	c := hybridCoster(t, m)
 	const n, h, in, conv, vd, vh = 4096.0, 512.0, 1552.0, 1024.0, 512.0, 8.0
 	ks := []kernel{
-		{graph.ClassReduction, 8 * n * h, n * h * 2, n * h * 2},
-		{graph.ClassMatMul, 2 * n * h * in, n*h*2 + h*in*2, n * in * 2},
-		{graph.ClassElementwise, 12 * n * conv, n * conv * 2, n * conv * 2},
-		{graph.ClassMatMul, n * 524_288, n * (conv + 2*vh) * 2, n * vd * 2},
-		{graph.ClassReduction, 10 * n * vd, 2 * n * vd * 2, n * vd * 2},
-		{graph.ClassMatMul, 2 * n * vd * h, n*vd*2 + vd*h*2, n * h * 2},
-		{graph.ClassElementwise, 3 * n * h, 2 * n * h * 2, 1.5 * n * h * 2},
+		{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2},
+		{Class: graph.ClassMatMul, FLOPs: 2 * n * h * in, Read: n*h*2 + h*in*2, Writes: n * in * 2},
+		{Class: graph.ClassElementwise, FLOPs: 12 * n * conv, Read: n * conv * 2, Writes: n * conv * 2},
+		{Class: graph.ClassMatMul, FLOPs: n * 524_288, Read: n * (conv + 2*vh) * 2, Writes: n * vd * 2},
+		{Class: graph.ClassReduction, FLOPs: 10 * n * vd, Read: 2 * n * vd * 2, Writes: n * vd * 2},
+		{Class: graph.ClassMatMul, FLOPs: 2 * n * vd * h, Read: n*vd*2 + vd*h*2, Writes: n * h * 2},
+		{Class: graph.ClassElementwise, FLOPs: 3 * n * h, Read: 2 * n * h * 2, Writes: 1.5 * n * h * 2},
 	}
 	var fwd, bwd float64
 	for i, k := range ks {
-		fwd += c.run(k).busy
+		fwd += c.Run(k).Busy
 		switch i {
 		case 1, 5:
-			bwd += 2 * c.run(k).busy
+			bwd += 2 * c.Run(k).Busy
 		case 3:
-			bwd += c.run(kernel{graph.ClassMatMul, 2*n*524_288 + n*65_536, n * (2*conv + 2*vh + 2*vd) * 2, n * (conv + 2*vh) * 2}).busy
+			bwd += c.Run(kernel{Class: graph.ClassMatMul, FLOPs: 2*n*524_288 + n*65_536, Read: n * (2*conv + 2*vh + 2*vd) * 2, Writes: n * (conv + 2*vh) * 2}).Busy
 		default:
-			bwd += c.run(twice(k)).busy
+			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	gf, gb, _ := c.gdnBlock()
-	if math.Abs(gf.busy/fwd-1) > 1e-12 || math.Abs(gb.busy/bwd-1) > 1e-12 {
-		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.busy, gb.busy, fwd, bwd)
+	gf, gb, _ := families.GatedDeltaNet{}.Block(&c.Shard)
+	if math.Abs(gf.Busy/fwd-1) > 1e-12 || math.Abs(gb.Busy/bwd-1) > 1e-12 {
+		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.Busy, gb.Busy, fwd, bwd)
 	}
 	plain := c
-	plain.m.Mixers = ""
+	plain.M.Mixers = ""
 	af, ab, _ := plain.attnBlock()
-	gate := kernel{graph.ClassMatMul, 2 * n * h * h, n*h*2 + h*h*2, n * h * 2}
-	mul := kernel{graph.ClassElementwise, 5 * n * h, 2 * n * h * 2, n * h * 2}
-	af.busy += c.run(gate).busy + c.run(mul).busy
-	ab.busy += 2*c.run(gate).busy + c.run(twice(mul)).busy
+	gate := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * h * h, Read: n*h*2 + h*h*2, Writes: n * h * 2}
+	mul := kernel{Class: graph.ClassElementwise, FLOPs: 5 * n * h, Read: 2 * n * h * 2, Writes: n * h * 2}
+	af.Busy += c.Run(gate).Busy + c.Run(mul).Busy
+	ab.Busy += 2*c.Run(gate).Busy + c.Run(cost.Twice(mul)).Busy
 	f, b, _ := c.attnBlock()
-	if want := (3*gf.busy + af.busy) / 4; math.Abs(f.busy/want-1) > 1e-12 {
-		t.Errorf("mixers' forward %g s, want the mean %g", f.busy, want)
+	if want := (3*gf.Busy + af.Busy) / 4; math.Abs(f.Busy/want-1) > 1e-12 {
+		t.Errorf("mixers' forward %g s, want the mean %g", f.Busy, want)
 	}
-	if want := (3*gb.busy + ab.busy) / 4; math.Abs(b.busy/want-1) > 1e-12 {
-		t.Errorf("mixers' backward %g s, want the mean %g", b.busy, want)
+	if want := (3*gb.Busy + ab.Busy) / 4; math.Abs(b.Busy/want-1) > 1e-12 {
+		t.Errorf("mixers' backward %g s, want the mean %g", b.Busy, want)
 	}
 }
 

@@ -83,42 +83,42 @@ type PhaseCache map[costKey]*kitPhases
 // phases is the phases of c's kit (stageKit's): cache's for c's
 // costKey, else costed here and kept in cache (nil: none).
 func (c *coster) phases(cache PhaseCache) *kitPhases {
-	pl := &c.pl
+	pl := &c.Plan
 	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.TP, C: pl.CP, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
 		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
-		slowdown: math.Float64bits(c.h.ComputeSlowdown)}
+		slowdown: math.Float64bits(c.H.ComputeSlowdown)}
 	if ph := cache[key]; ph != nil {
 		return ph
 	}
 	ph := &kitPhases{}
 	ph.layerFwd, ph.layerBwd = c.layer()
-	if c.m.MoE() && !c.m.Hybrid() {
+	if c.M.MoE() && !c.M.Hybrid() {
 		w := c.expertWork()
-		ph.mlp = [2]float64{w.fwd.busy, w.bwd.busy}
+		ph.mlp = [2]float64{w.fwd.Busy, w.bwd.Busy}
 	}
 	ph.layerBwdKeep = ph.layerBwd // a layer's backward when it keeps its activations (block recomputation's other layers)
 	if block {
 		keep := *c
-		keep.pl.Recompute = plan.NoRecompute
+		keep.Plan.Recompute = plan.NoRecompute
 		_, ph.layerBwdKeep = keep.layer()
 	}
-	h := &c.pod.Kernels.Host
+	h := &c.Pod.Kernels.Host
 	lc := c.layerCosts()
 	ph.embedFwd, ph.embedBwd = lc.Embedding(*c)
 	ph.outputFwd, ph.outputBwd = lc.Output(*c)
 	ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd = expose(h, ph.embedFwd, false), expose(h, ph.embedBwd, true), expose(h, ph.outputFwd, false), expose(h, ph.outputBwd, true)
-	if c.m.MoE() && c.m.DenseLayers > 0 {
+	if c.M.MoE() && c.M.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
 		ph.denseFwd, ph.denseBwd = lc.Dense(*c)
 		ph.denseBwdKeep = ph.denseBwd
 		if block {
 			keep := *c
-			keep.pl.Recompute = plan.NoRecompute
+			keep.Plan.Recompute = plan.NoRecompute
 			_, ph.denseBwdKeep = lc.Dense(keep)
 		}
 	}
-	if c.m.MTP > 0 {
+	if c.M.MTP > 0 {
 		ph.mtpFwd, ph.mtpBwd = c.mtp(ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd)
 	}
 	if cache != nil {
@@ -135,9 +135,9 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 func (k *stageKit) blockAlone() (fwd, bwd float64) {
 	if !k.hasAlone {
 		alone := k.c
-		alone.noComm, alone.noHost = true, true
+		alone.NoComm, alone.NoHost = true, true
 		f, b := alone.layer()
-		k.alone, k.hasAlone = [2]float64{f.busy, b.busy}, true
+		k.alone, k.hasAlone = [2]float64{f.Busy, b.Busy}, true
 	}
 	return k.alone[0], k.alone[1]
 }
@@ -146,7 +146,7 @@ func (k *stageKit) blockAlone() (fwd, bwd float64) {
 // (-1: none), the kits looked at in place (a stageKit is large to copy).
 func kitIndex(kits []stageKit, T int) int {
 	for i := range kits {
-		if kits[i].c.pl.TP == T {
+		if kits[i].c.Plan.TP == T {
 			return i
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -181,7 +180,7 @@ type part struct{ fwd, bwd, rec phase }
 func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 	af, ab, ar := a.fwd, a.bwd, a.rec
 	mf, mb, mr := f.fwd, f.bwd, f.rec
-	if g := c.pl.Run.Graphs; g == plan.GraphsDense || g == plan.GraphsFull {
+	if g := c.Plan.Run.Graphs; g == plan.GraphsDense || g == plan.GraphsFull {
 		// The attention and a dense layer's MLP are replayed from their
 		// graphs; an MoE layer stays eager unless the whole layer is
 		// graphed (capacity routing: resolveSoftware).
@@ -190,17 +189,17 @@ func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
 		}
 	}
-	fwd, bwd = af.plus(mf), mb.plus(ab)
-	switch c.pl.Recompute {
+	fwd, bwd = af.Plus(mf), mb.Plus(ab)
+	switch c.Plan.Recompute {
 	case plan.SelectiveRecompute:
-		bwd = bwd.plus(ar.plus(mr))
+		bwd = bwd.Plus(ar.Plus(mr))
 	case plan.FullRecompute:
-		bwd = bwd.plus(fwd)
+		bwd = bwd.Plus(fwd)
 	}
-	if c.noHost {
+	if c.NoHost {
 		return fwd, bwd
 	}
-	h := &c.pod.Kernels.Host
+	h := &c.Pod.Kernels.Host
 	return expose(h, fwd, false), expose(h, bwd, true)
 }
 
@@ -224,17 +223,17 @@ func (c *coster) layerCosts() LayerCoster {
 	if c.layers != nil {
 		return c.layers
 	}
-	return layersOf(&c.pl.Run, c.pod)
+	return layersOf(&c.Plan.Run, c.Pod)
 }
 
 // layer is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included: in
 // a model with experts an MoE block.
 func (c *coster) layer() (fwd, bwd phase) {
-	if c.m.Hybrid() {
+	if c.M.Hybrid() {
 		return c.hybridLayer() // cost_mamba.go
 	}
-	if c.m.MoE() {
+	if c.M.MoE() {
 		return c.layerCosts().MoE(*c)
 	}
 	return c.layerCosts().Dense(*c)
@@ -243,10 +242,10 @@ func (c *coster) layer() (fwd, bwd phase) {
 // block is a transformer block as the plan's stack costs it (no
 // profile): with moe an MoE block, else a dense one.
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	if c.m.Hybrid() {
+	if c.M.Hybrid() {
 		return c.hybridLayer()
 	}
-	st := layerCoster(&c.pl.Run)
+	st := layerCoster(&c.Plan.Run)
 	if moe {
 		return st.MoE(*c)
 	}
@@ -255,4 +254,4 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 
 // output is the output layer and its loss as the plan's stack costs it
 // (no profile).
-func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.pl.Run).Output(*c) }
+func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.Plan.Run).Output(*c) }

@@ -18,7 +18,7 @@ var _ eagerStack = hfLayers{}
 func (hfLayers) Name() string { return plan.LayersHF }
 
 func (l hfLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.pl.Run)
+	impl, loop := l.experts(c.Plan.Run)
 	return l.moe(c, impl, loop)
 }
 

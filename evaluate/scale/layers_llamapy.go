@@ -18,7 +18,7 @@ var _ eagerStack = llamaPyLayers{}
 func (llamaPyLayers) Name() string { return plan.LayersLlamaPy }
 
 func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.pl.Run)
+	impl, loop := l.experts(c.Plan.Run)
 	return l.moe(c, impl, loop)
 }
 

@@ -30,9 +30,9 @@ func (p profiledLayers) Name() string { return p.stack.Name() }
 // measured kernels is the stack's dense block's: a dense layer has no
 // token dispatch, whose all-to-alls and host sync an MoE block adds.
 func (p profiledLayers) Dense(c coster) (fwd, bwd phase) {
-	pr := c.pod.Profile
+	pr := c.Pod.Profile
 	at, inPlace := pr.Layer, pr.LayerInPlace
-	if c.m.MoE() {
+	if c.M.MoE() {
 		at, inPlace = pr.DenseLayer, pr.DenseLayerInPlace
 	}
 	if f, b, ok := c.profiled(at, inPlace, p.stack.Dense); ok {
@@ -45,7 +45,7 @@ func (p profiledLayers) Dense(c coster) (fwd, bwd phase) {
 // experts as the profile ran them (layerAsProfiled).
 func (p profiledLayers) MoE(c coster) (fwd, bwd phase) {
 	if c.layerAsProfiled() {
-		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, p.stack.MoE); ok {
+		if f, b, ok := c.profiled(c.Pod.Profile.Layer, c.Pod.Profile.LayerInPlace, p.stack.MoE); ok {
 			return f, b
 		}
 	}
@@ -55,7 +55,7 @@ func (p profiledLayers) MoE(c coster) (fwd, bwd phase) {
 // Embedding is the embedding from the profile's (EmbeddingAt), else the
 // stack's.
 func (p profiledLayers) Embedding(c coster) (fwd, bwd phase) {
-	if f, b, ok := c.profiled(c.pod.Profile.EmbeddingAt, c.pod.Profile.EmbeddingInPlace, p.stack.Embedding); ok {
+	if f, b, ok := c.profiled(c.Pod.Profile.EmbeddingAt, c.Pod.Profile.EmbeddingInPlace, p.stack.Embedding); ok {
 		return f, b
 	}
 	return p.stack.Embedding(c)
@@ -64,7 +64,7 @@ func (p profiledLayers) Embedding(c coster) (fwd, bwd phase) {
 // Output is the output layer and loss from the profile's (LossAt), else
 // the stack's.
 func (p profiledLayers) Output(c coster) (fwd, bwd phase) {
-	if f, b, ok := c.profiled(c.pod.Profile.LossAt, c.pod.Profile.LossInPlace, p.stack.Output); ok {
+	if f, b, ok := c.profiled(c.Pod.Profile.LossAt, c.Pod.Profile.LossInPlace, p.stack.Output); ok {
 		return f, b
 	}
 	return p.stack.Output(c)
@@ -72,10 +72,10 @@ func (p profiledLayers) Output(c coster) (fwd, bwd phase) {
 
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
-	s := profile.Shape{TP: c.pl.TP, SP: c.pl.SequenceParallel && c.pl.TP > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.CP),
-		Recompute: c.pl.Recompute == plan.FullRecompute, Selective: c.pl.Recompute == plan.SelectiveRecompute, FP8: c.pl.FP8}
-	if c.m.MoE() {
-		s.ETP = c.pl.ETP // a dense plan's ETP is its T: no experts to split
+	s := profile.Shape{TP: c.Plan.TP, SP: c.Plan.SequenceParallel && c.Plan.TP > 1, EP: c.Plan.EP, MBS: c.Plan.MBS, Seq: c.M.Seq / max(1, c.Plan.CP),
+		Recompute: c.Plan.Recompute == plan.FullRecompute, Selective: c.Plan.Recompute == plan.SelectiveRecompute, FP8: c.Plan.FP8}
+	if c.M.MoE() {
+		s.ETP = c.Plan.ETP // a dense plan's ETP is its T: no experts to split
 	}
 	return s
 }
@@ -100,11 +100,11 @@ func (c *coster) layerShape() profile.Shape {
 // way. ok false: nothing measured, the
 // roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(coster) (phase, phase)) (fwd, bwd phase, ok bool) {
-	pr := c.pod.Profile
+	pr := c.Pod.Profile
 	// Selective recomputation is the profile's where it recomputes the
 	// attention core alone (the profile's "selective"); other modules
 	// (recompute-modules) are the roofline's.
-	if pr == nil || c.pl.Recompute == plan.SelectiveRecompute && c.pl.Recomputes() != plan.RecomputeCoreAttn || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != plan.GraphsOff {
+	if pr == nil || c.Plan.Recompute == plan.SelectiveRecompute && c.Plan.Recomputes() != plan.RecomputeCoreAttn || c.Plan.Run.Graphs != "" && c.Plan.Run.Graphs != plan.GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())
@@ -112,25 +112,25 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 		return phase{}, phase{}, false
 	}
 	comm, alone := *c, *c
-	comm.noHost = true
-	alone.noComm, alone.noHost = true, true
+	comm.NoHost = true
+	alone.NoComm, alone.NoHost = true, true
 	f1, b1 := part(comm)
 	f0, b0 := part(alone)
 	fwd, bwd = f1, b1
-	fwd.busy += mf - f0.busy
-	bwd.busy += mb - b0.busy
+	fwd.Busy += mf - f0.Busy
+	bwd.Busy += mb - b0.Busy
 	if pf, pb, psrc := c.inPlace(inPlace); psrc != profile.Modelled {
 		// The costed communication of other kinds stays; the tensor-
 		// or expert-parallel part is what the in-place timing added.
-		fwd.busy += pf - mf - f1.tpExposed - f1.epExposed
-		bwd.busy += pb - mb - b1.tpExposed - b1.epExposed
+		fwd.Busy += pf - mf - f1.TPExposed - f1.EPExposed
+		bwd.Busy += pb - mb - b1.TPExposed - b1.EPExposed
 		fc, bc := max(0, pf-mf), max(0, pb-mb)
-		ft, fe := inPlaceShares(fc, f1.tpExposed, f1.epExposed, c.pl.TP > 1)
-		bt, be := inPlaceShares(bc, b1.tpExposed, b1.epExposed, c.pl.TP > 1)
-		fwd.tpExposed, fwd.tpAll, bwd.tpExposed, bwd.tpAll = ft, ft, bt, bt
-		fwd.epExposed, bwd.epExposed = fe, be
+		ft, fe := inPlaceShares(fc, f1.TPExposed, f1.EPExposed, c.Plan.TP > 1)
+		bt, be := inPlaceShares(bc, b1.TPExposed, b1.EPExposed, c.Plan.TP > 1)
+		fwd.TPExposed, fwd.TPAll, bwd.TPExposed, bwd.TPAll = ft, ft, bt, bt
+		fwd.EPExposed, bwd.EPExposed = fe, be
 	}
-	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
+	fwd.Launches, bwd.Launches, fwd.Replays, bwd.Replays, fwd.HostExposed, bwd.HostExposed = 0, 0, 0, 0, 0, 0
 	return fwd, bwd, true
 }
 
@@ -155,7 +155,7 @@ func inPlaceShares(x, tp, ep float64, hasTP bool) (tpPart, epPart float64) {
 // expert-tensor and expert-parallel degrees are the lookup's to match
 // (layerShape: a profile without them answers modelled).
 func (c *coster) layerAsProfiled() bool {
-	return !c.m.MoE() || c.pl.Imbalance <= 1 && !c.pl.EPOverlap
+	return !c.M.MoE() || c.Plan.Imbalance <= 1 && !c.Plan.EPOverlap
 }
 
 // inPlace is lookup f's answer at c's shape where an in-place timing
@@ -164,11 +164,11 @@ func (c *coster) layerAsProfiled() bool {
 // one node) or, with experts, every group of the layer so (expertsInPlace).
 // Else Modelled.
 func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source)) (fwd, bwd float64, src profile.Source) {
-	if f == nil || c.noComm {
+	if f == nil || c.NoComm {
 		return 0, 0, profile.Modelled
 	}
-	tp := c.pl.TP > 1 && !c.pl.TPOverlap && c.tpG.Nodes <= 1
-	if c.m.MoE() && !c.expertsInPlace(tp) || !c.m.MoE() && !tp {
+	tp := c.Plan.TP > 1 && !c.Plan.TPOverlap && c.TPG.Nodes <= 1
+	if c.M.MoE() && !c.expertsInPlace(tp) || !c.M.MoE() && !tp {
 		return 0, 0, profile.Modelled
 	}
 	return f(c.layerShape())
@@ -180,9 +180,9 @@ func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source
 // group as inPlace asks (tp), the expert-parallel group in one node (the
 // expert-tensor group always is: resolveExperts).
 func (c *coster) expertsInPlace(tp bool) bool {
-	_, epG, _ := c.pl.ExpertGroups(*c.pod)
-	some := c.pl.TP > 1 || c.pl.ETP > 1 || c.pl.EP > 1
-	return some && (c.pl.TP == 1 || tp) && (c.pl.EP == 1 || epG.Nodes <= 1)
+	_, epG, _ := c.Plan.ExpertGroups(*c.Pod)
+	some := c.Plan.TP > 1 || c.Plan.ETP > 1 || c.Plan.EP > 1
+	return some && (c.Plan.TP == 1 || tp) && (c.Plan.EP == 1 || epG.Nodes <= 1)
 }
 
 // blockOf is the plan's block's forward and backward as the roofline
@@ -190,7 +190,7 @@ func (c *coster) expertsInPlace(tp bool) bool {
 // profile's layer is one: its communication, the dispatcher's
 // collectives, is what the roofline adds beside the measured kernels
 // where no in-place timing stands for it), else a dense one.
-func blockOf(c coster) (phase, phase) { return c.block(c.m.MoE()) }
+func blockOf(c coster) (phase, phase) { return c.block(c.M.MoE()) }
 
 // Sources says where each of a plan's figures came from: measured on
 // this machine (a profile), composed from measured neighbours, or
@@ -230,22 +230,22 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 		s.Layers = ok(pr.Layer)
 	}
 	s.DenseLayers = denseSource(c)
-	act := c.tokens * float64(c.m.Hidden) * bf16
+	act := c.Tokens * float64(c.M.Hidden) * bf16
 	if m.TP > 1 {
 		k := roofline.AllReduce
 		if m.SequenceParallel {
 			k = roofline.ReduceScatter
 		}
-		_, s.TP = p.ProfiledCollective(k, "", c.tpG, act)
+		_, s.TP = p.ProfiledCollective(k, "", c.TPG, act)
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.TP = src
 			}
 		}
 	}
-	if c.m.MoE() && (m.EP > 1 || m.ETP > 1) {
+	if c.M.MoE() && (m.EP > 1 || m.ETP > 1) {
 		_, epG, _ := m.ExpertGroups(*p)
-		_, s.EP = p.ProfiledAllToAll(epG, c.tokens*float64(c.m.Hidden)*bf16*float64(c.m.TopK))
+		_, s.EP = p.ProfiledAllToAll(epG, c.Tokens*float64(c.M.Hidden)*bf16*float64(c.M.TopK))
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.EP = src
@@ -279,12 +279,12 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 // (nil in a model without them): the profile's dense layers at c's
 // shape where they answer, else the roofline (modelled).
 func denseSource(c *coster) *profile.Source {
-	if !c.m.MoE() || c.m.DenseLayers == 0 || c.pod.Profile == nil {
+	if !c.M.MoE() || c.M.DenseLayers == 0 || c.Pod.Profile == nil {
 		return nil
 	}
 	src := profile.Modelled
-	if _, _, ok := c.profiled(c.pod.Profile.DenseLayer, nil, blockOf); ok {
-		_, _, src = c.pod.Profile.DenseLayer(c.layerShape())
+	if _, _, ok := c.profiled(c.Pod.Profile.DenseLayer, nil, blockOf); ok {
+		_, _, src = c.Pod.Profile.DenseLayer(c.layerShape())
 	}
 	return &src
 }

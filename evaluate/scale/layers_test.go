@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/graph"
-
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
-
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
 // namedLayers is layer costs under another name: fused's under name.
@@ -63,7 +62,7 @@ func TestLayerRegistry(t *testing.T) {
 func TestTitanCompiledOutput(t *testing.T) {
 	for _, strategy := range []string{"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on", "tp=4,dp=2,sp=on,stack=torchtitan-0.2,compile=on"} {
 		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
-		lc := layerCoster(&c.pl.Run)
+		lc := layerCoster(&c.Plan.Run)
 		if _, ok := lc.(titanCompiled); !ok {
 			t.Fatalf("%s: layer costs %T, want titanCompiled", strategy, lc)
 		}
@@ -76,17 +75,17 @@ func TestTitanCompiledOutput(t *testing.T) {
 		dF, dB := lc.Dense(c)
 		fF, fB := fusedLayers{}.Dense(c)
 		rf, rb, _ := c.titanRotary()
-		fF, fB = fF.plus(c.runAll(rf...)), fB.plus(c.runAll(rb...))
+		fF, fB = fF.Plus(c.RunAll(rf...)), fB.Plus(c.RunAll(rb...))
 		tf, tb, nf, nb := c.titanResidualNorms()
-		fF = fF.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(nf...), -1))
-		fB = fB.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(nb...), -1))
+		fF = fF.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(nf...), -1))
+		fB = fB.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(nb...), -1))
 		for _, pr := range c.titanProjections() {
-			fF = fF.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
-			fB = fB.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+			fF = fF.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
+			fB = fB.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
 		}
 		ua, uf := c.titanUnfusedBwd()
-		fB = fB.plus(ua).plus(uf)
-		if math.Abs(dF.busy-fF.busy) > 1e-12 || math.Abs(dB.busy-fB.busy) > 1e-12 || dF.launches != fF.launches || dB.launches != fB.launches {
+		fB = fB.Plus(ua).Plus(uf)
+		if math.Abs(dF.Busy-fF.Busy) > 1e-12 || math.Abs(dB.Busy-fB.Busy) > 1e-12 || dF.Launches != fF.Launches || dB.Launches != fB.Launches {
 			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' and the rotary's %+v, %+v", strategy, dF, dB, fF, fB)
 		}
 	}
@@ -118,33 +117,33 @@ func TestTitanSACCompiled(t *testing.T) {
 		none := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy, "grand-teton:1,attention=flash")
 		sp := 1 / c.T
 		act := n * h * 2
-		norm := sel.run(kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp})
-		attn := norm.plus(sel.run(sel.gemm(2*n*h*kw/c.T, act+h*kw/c.T*2, n*kw/c.T*2)))
+		norm := sel.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp})
+		attn := norm.Plus(sel.Run(sel.GEMM(2*n*h*kw/c.T, act+h*kw/c.T*2, n*kw/c.T*2)))
 		if c.wo {
-			attn = attn.plus(sel.pair(sel.gemm(2*n*h*h, n*h*2+h*h*2, act), roofline.AllReduce, act))
+			attn = attn.Plus(sel.Pair(sel.GEMM(2*n*h*h, n*h*2+h*h*2, act), roofline.AllReduce, act))
 		}
-		mlp := norm.plus(sel.run(sel.gemm(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
-			plus(sel.run(kernel{class: graph.ClassElementwise, flops: 6 * n * f / c.T, read: 2 * n * f / c.T * 2, writes: n * f / c.T * 2}))
+		mlp := norm.Plus(sel.Run(sel.GEMM(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
+			Plus(sel.Run(kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / c.T, Read: 2 * n * f / c.T * 2, Writes: n * f / c.T * 2}))
 		gotA, gotM := sel.titanSAC()
-		if math.Abs(gotA.busy-attn.busy) > 1e-12 || math.Abs(gotM.busy-mlp.busy) > 1e-12 || gotA.launches != attn.launches || gotM.launches != mlp.launches {
+		if math.Abs(gotA.Busy-attn.Busy) > 1e-12 || math.Abs(gotM.Busy-mlp.Busy) > 1e-12 || gotA.Launches != attn.Launches || gotM.Launches != mlp.Launches {
 			t.Errorf("%s: recomputed %+v, %+v; want %+v, %+v", c.strategy, gotA, gotM, attn, mlp)
 		}
-		_, bSel := layerCoster(&sel.pl.Run).Dense(sel)
-		_, bNone := layerCoster(&none.pl.Run).Dense(none)
+		_, bSel := layerCoster(&sel.Plan.Run).Dense(sel)
+		_, bNone := layerCoster(&none.Plan.Run).Dense(none)
 		_, _, rr := sel.titanRotary()
-		attn = attn.plus(sel.runAll(rr...))
+		attn = attn.Plus(sel.RunAll(rr...))
 		gathers := 0.0
 		if c.T > 1 {
 			ua, uf := none.titanUnfusedBwd() // the gathers none does not run, negative
-			gathers = -(ua.busy + uf.busy)
+			gathers = -(ua.Busy + uf.Busy)
 		}
-		if want := bNone.busy + attn.busy + mlp.busy + gathers; math.Abs(bSel.busy-want) > 1e-9 {
-			t.Errorf("%s: backward %g, want %g (recompute=none's %g and the recomputed ops)", c.strategy, bSel.busy, want, bNone.busy)
+		if want := bNone.Busy + attn.Busy + mlp.Busy + gathers; math.Abs(bSel.Busy-want) > 1e-9 {
+			t.Errorf("%s: backward %g, want %g (recompute=none's %g and the recomputed ops)", c.strategy, bSel.Busy, want, bNone.Busy)
 		}
 	}
 	// Megatron-Core's stack recomputes the core attention.
 	meg := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,recompute=selective", "grand-teton:1,attention=flash")
-	if _, _, rec := meg.attnBlock(); rec.busy == 0 {
+	if _, _, rec := meg.attnBlock(); rec.Busy == 0 {
 		t.Error("the default stack's selective recomputation is empty; want the core attention")
 	}
 }
@@ -157,7 +156,7 @@ func TestTitanSACCompiled(t *testing.T) {
 func TestTitanRotaryByHand(t *testing.T) {
 	const fr = 4194304.0
 	ew, red := graph.ClassElementwise, graph.ClassReduction
-	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{class: cl, flops: x, read: r, writes: w} }
+	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{Class: cl, FLOPs: x, Read: r, Writes: w} }
 	for _, c := range []struct {
 		strategy string
 		q, kv    float64
@@ -188,16 +187,16 @@ func TestTitanRotaryByHand(t *testing.T) {
 		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients);
 		// with titanProjections' separate GEMMs forward 3 - 1 and 2 - 1
 		// more, backward 6 - 2 and 4 - 2 (TestTitanProjectionsByHand).
-		fc, bc := layerCoster(&cs.pl.Run).Dense(cs)
+		fc, bc := layerCoster(&cs.Plan.Run).Dense(cs)
 		a, m := half(cs.attnBlock()), half(cs.mlpBlock())
 		fw, bw := cs.join(a, m, false)
-		if d, w := fc.launches-fw.launches, 6.0+3; d != w {
+		if d, w := fc.Launches-fw.Launches, 6.0+3; d != w {
 			t.Errorf("%s: forward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
 		// With tp=2 (no recomputation) the two gradients' sums add a
 		// launch each half and the all-gathers for the weight gradients,
 		// which go, take one each (TestTitanUnfusedBwdByHand).
-		if d, w := bc.launches-bw.launches, 10.0+6; d != w {
+		if d, w := bc.Launches-bw.Launches, 10.0+6; d != w {
 			t.Errorf("%s: backward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
 	}
@@ -211,7 +210,7 @@ func TestTitanRotaryByHand(t *testing.T) {
 // 8,448) has one weight-gradient kernel a norm, not two.
 func TestTitanResidualNormsByHand(t *testing.T) {
 	rd, ew := graph.ClassReduction, graph.ClassElementwise
-	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{class: cl, flops: x, read: r, writes: w} }
+	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{Class: cl, FLOPs: x, Read: r, Writes: w} }
 	for _, c := range []struct {
 		workload, strategy string
 		nh, a              float64 // tokens x hidden on the GPU, one activation's bytes
@@ -230,7 +229,7 @@ func TestTitanResidualNormsByHand(t *testing.T) {
 		}
 		wantTB := append(append(append([]kernel{dx}, dw...), dx), dw...)
 		wantFF := []kernel{norm, resid, norm, resid}
-		wantFB := []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+		wantFB := []kernel{cost.Twice(resid), cost.Twice(norm), cost.Twice(resid), cost.Twice(norm)}
 		cluster := "grand-teton:1,attention=flash"
 		if !c.split {
 			cluster = "grand-teton:2,attention=flash"

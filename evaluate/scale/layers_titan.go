@@ -2,7 +2,9 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -21,7 +23,7 @@ var _ eagerStack = titanLayers{}
 func (titanLayers) Name() string { return plan.LayersTitan }
 
 func (l titanLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.pl.Run)
+	impl, loop := l.experts(c.Plan.Run)
 	return l.moe(c, impl, loop)
 }
 
@@ -52,12 +54,12 @@ func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(ea
 func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a, f := half(c.attnBlock()), half(c.mlpBlock())
 	rf, rb, rr := c.titanRotary()
-	a.fwd, a.bwd = a.fwd.plus(c.runAll(rf...)), a.bwd.plus(c.runAll(rb...))
+	a.fwd, a.bwd = a.fwd.Plus(c.RunAll(rf...)), a.bwd.Plus(c.RunAll(rb...))
 	// The residual adds and norms as Inductor fuses them, in place of the
 	// fused blocks' (each a run of kernels: launches and busy time only).
 	tf, tb, ff, fb := c.titanResidualNorms()
-	a.fwd = a.fwd.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(ff...), -1))
-	a.bwd = a.bwd.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(fb...), -1))
+	a.fwd = a.fwd.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(ff...), -1))
+	a.bwd = a.bwd.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(fb...), -1))
 	// wq, wk, wv and w1, w3 as the separate GEMMs torchtitan's block runs,
 	// in place of the fused blocks' QKV and gate-up GEMMs.
 	for i, pr := range c.titanProjections() {
@@ -65,16 +67,16 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 		if i == 1 {
 			p = &f
 		}
-		p.fwd = p.fwd.plus(c.runAll(pr.titanF...)).plus(scalePhase(c.runAll(pr.fusedF...), -1))
-		p.bwd = p.bwd.plus(c.runAll(pr.titanB...)).plus(pr.inNorm).plus(scalePhase(c.runAll(pr.fusedB...), -1))
+		p.fwd = p.fwd.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
+		p.bwd = p.bwd.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
 	}
 	ua, uf := c.titanUnfusedBwd()
-	a.bwd, f.bwd = a.bwd.plus(ua), f.bwd.plus(uf)
+	a.bwd, f.bwd = a.bwd.Plus(ua), f.bwd.Plus(uf)
 	raf, rab, rmf, rmb := c.titanRowwiseUnfused()
-	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.plus(raf), a.bwd.plus(rab), f.fwd.plus(rmf), f.bwd.plus(rmb)
-	if c.pl.Recompute == plan.SelectiveRecompute {
+	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.Plus(raf), a.bwd.Plus(rab), f.fwd.Plus(rmf), f.bwd.Plus(rmb)
+	if c.Plan.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
-		a.rec = a.rec.plus(c.runAll(rr...))
+		a.rec = a.rec.Plus(c.RunAll(rr...))
 	}
 	return c.join(a, f, false)
 }
@@ -104,13 +106,13 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 // resolved once: ATen's clone of the table; the joint graph's CSE
 // shares it between Q and K) and cast back.
 func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
-	m, T := c.m, float64(c.pl.TP)
+	m, T := c.M, float64(c.Plan.TP)
 	d := float64(m.HeadDim())
-	eq := c.tokens * float64(m.Heads) / T * d // Q's elements
-	ek := c.tokens * float64(m.KVHeads) / T * d
-	freqs := float64(m.Seq) / float64(max(1, c.pl.CP)) * d / 2 * 8 // complex64 freqs_cis
+	eq := c.Tokens * float64(m.Heads) / T * d // Q's elements
+	ek := c.Tokens * float64(m.KVHeads) / T * d
+	freqs := float64(m.Seq) / float64(max(1, c.Plan.CP)) * d / 2 * 8 // complex64 freqs_cis
 	ew := func(cl graph.Class, x, read, write float64) kernel {
-		return kernel{class: cl, flops: x, read: read, writes: write}
+		return kernel{Class: cl, FLOPs: x, Read: read, Writes: write}
 	}
 	el := graph.ClassElementwise
 	up := func(e float64) kernel { return ew(el, e, e*bf16, e*4) }
@@ -149,24 +151,24 @@ func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
 // max). The rotary embeddings and repeat_kv recomputed are
 // titanRotary's. Without SwiGLU no third mm of the MLP is recomputed.
 func (c *coster) titanSAC() (attn, mlp phase) {
-	m, T := c.m, float64(c.pl.TP)
-	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	m, T := c.M, float64(c.Plan.TP)
+	n, h, f := c.Tokens, float64(m.Hidden), float64(m.FFN)
 	kw := float64(m.KVHeads) * float64(m.HeadDim()) / T
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
-	sp := c.sp()
+	sp := c.SP()
 	act := n * h * bf16
-	norm := c.run(kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}).plus(c.casts(n * h * sp))
-	attn = norm.plus(c.run(c.lgemm(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
-	if !c.pl.SequenceParallel || c.pl.TP <= 1 {
-		_, after, _, _ := c.tpKinds()
-		wo := c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
-		attn = attn.plus(c.casts(n * qd)).plus(c.pair(wo, after, act))
+	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(mechanisms.Casts(&c.Shard, n*h*sp))
+	attn = norm.Plus(c.Run(c.LGEMM(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
+	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 {
+		_, after, _, _ := c.TPKinds()
+		wo := c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
+		attn = attn.Plus(mechanisms.Casts(&c.Shard, n*qd)).Plus(c.Pair(wo, after, act))
 	}
 	mlp = norm
 	if m.SwiGLU() {
-		w3 := c.lgemm(2*n*h*f/T, act+h*f/T*bf16, n*f/T*bf16)
-		swi := kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
-		mlp = mlp.plus(c.run(w3)).plus(c.run(swi))
+		w3 := c.LGEMM(2*n*h*f/T, act+h*f/T*bf16, n*f/T*bf16)
+		swi := kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / T, Read: 2 * n * f / T * bf16, Writes: n * f / T * bf16}
+		mlp = mlp.Plus(c.Run(w3)).Plus(c.Run(swi))
 	}
 	return attn, mlp
 }
@@ -197,24 +199,24 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 // negligible beside the activations (both read the gradient and the
 // input).
 func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) {
-	m := c.m
+	m := c.M
 	if m.Mixed() || m.MLA() || m.NormsPerBlock() > 2 {
 		return nil, nil, nil, nil
 	}
-	n, h, sp := c.tokens, float64(m.Hidden), c.sp()
+	n, h, sp := c.Tokens, float64(m.Hidden), c.SP()
 	act := n * h * bf16 * sp
 	rd, el := graph.ClassReduction, graph.ClassElementwise
-	norm := kernel{class: rd, flops: 8 * n * h * sp, read: act, writes: act}
-	resid := kernel{class: el, flops: 3 * n * h * sp, read: 2 * act, writes: 1.5 * act}
+	norm := kernel{Class: rd, FLOPs: 8 * n * h * sp, Read: act, Writes: act}
+	resid := kernel{Class: el, FLOPs: 3 * n * h * sp, Read: 2 * act, Writes: 1.5 * act}
 	fusedF = []kernel{norm, resid, norm, resid}
-	fusedB = []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
-	add := kernel{class: el, flops: n * h * sp, read: 2 * act, writes: act}
-	addNorm := kernel{class: rd, flops: 9 * n * h * sp, read: 2 * act, writes: 2 * act}
+	fusedB = []kernel{cost.Twice(resid), cost.Twice(norm), cost.Twice(resid), cost.Twice(norm)}
+	add := kernel{Class: el, FLOPs: n * h * sp, Read: 2 * act, Writes: act}
+	addNorm := kernel{Class: rd, FLOPs: 9 * n * h * sp, Read: 2 * act, Writes: 2 * act}
 	titanF = []kernel{norm, addNorm, add}
-	dx := kernel{class: rd, flops: 10 * n * h * sp, read: 3 * act, writes: act}
-	dw := []kernel{{class: rd, flops: 2 * n * h * sp, read: 2 * act}}
+	dx := kernel{Class: rd, FLOPs: 10 * n * h * sp, Read: 3 * act, Writes: act}
+	dw := []kernel{{Class: rd, FLOPs: 2 * n * h * sp, Read: 2 * act}}
 	if h < h100SMs*64 {
-		dw = append(dw, kernel{class: rd, flops: 0})
+		dw = append(dw, kernel{Class: rd, FLOPs: 0})
 	}
 	for range 2 {
 		titanB = append(append(titanB, dx), dw...)
@@ -259,11 +261,11 @@ type projSwap struct {
 // reads the other gradients too (no launch). The fused blocks charge
 // each backward GEMM the forward's bytes (back), as here swapped out.
 func (c *coster) titanProjections() []projSwap {
-	m, T := c.m, float64(c.pl.TP)
+	m, T := c.M, float64(c.Plan.TP)
 	if m.Mixed() || m.MLA() {
 		return nil
 	}
-	n, h := c.tokens, float64(m.Hidden)
+	n, h := c.Tokens, float64(m.Hidden)
 	d := float64(m.HeadDim())
 	act := n * h * bf16
 	swap := func(cols []float64) projSwap {
@@ -271,21 +273,21 @@ func (c *coster) titanProjections() []projSwap {
 		total := 0.0
 		for _, o := range cols {
 			total += o
-			s.titanF = append(s.titanF, c.lgemm(2*n*h*o, act+h*o*bf16, n*o*bf16))
-			dgrad := c.back(c.lgemm(2*n*h*o, n*o*bf16+h*o*bf16, act))
-			wgrad := c.back(c.lgemm(2*n*h*o, act+n*o*bf16, h*o*bf16))
+			s.titanF = append(s.titanF, c.LGEMM(2*n*h*o, act+h*o*bf16, n*o*bf16))
+			dgrad := c.Back(c.LGEMM(2*n*h*o, n*o*bf16+h*o*bf16, act))
+			wgrad := c.Back(c.LGEMM(2*n*h*o, act+n*o*bf16, h*o*bf16))
 			s.titanB = append(s.titanB, dgrad, wgrad)
 		}
 		k := float64(len(cols))
 		if T > 1 {
-			s.titanB = append(s.titanB, kernel{class: graph.ClassElementwise, flops: (k - 1) * n * h, read: k * act, writes: act})
+			s.titanB = append(s.titanB, kernel{Class: graph.ClassElementwise, FLOPs: (k - 1) * n * h, Read: k * act, Writes: act})
 		} else {
-			s.inNorm = c.run(kernel{class: graph.ClassReduction, flops: (k - 1) * n * h, read: (k - 1) * act})
-			s.inNorm.busy -= c.h.Launch
-			s.inNorm.launches = 0
+			s.inNorm = c.Run(kernel{Class: graph.ClassReduction, FLOPs: (k - 1) * n * h, Read: (k - 1) * act})
+			s.inNorm.Busy -= c.H.Launch
+			s.inNorm.Launches = 0
 		}
-		g := c.lgemm(2*n*h*total, act+h*total*bf16, n*total*bf16)
-		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.back(g), c.back(g)}
+		g := c.LGEMM(2*n*h*total, act+h*total*bf16, n*total*bf16)
+		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.Back(g), c.Back(g)}
 		return s
 	}
 	kv := float64(m.KVHeads) * d / T
@@ -337,25 +339,25 @@ func (c *coster) titanProjections() []projSwap {
 //
 // These run after their GEMM (gemmComm without overlap).
 func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
-	m, T := c.m, float64(c.pl.TP)
-	if !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+	m, T := c.M, float64(c.Plan.TP)
+	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 || m.Mixed() || m.MLA() {
 		return phase{}, phase{}
 	}
-	n, h := c.tokens, float64(m.Hidden)
+	n, h := c.Tokens, float64(m.Hidden)
 	act := n * h * bf16
 	plain := *c
-	plain.pl.TPOverlap = false
+	plain.Plan.TPOverlap = false
 	half := func(cols float64) phase {
-		b := c.back(c.lgemm(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
+		b := c.Back(c.LGEMM(2*n*h*cols, act+h*cols*bf16, n*cols*bf16))
 		var p phase
-		if c.pl.TPOverlap {
-			p = plain.pair(b, roofline.ReduceScatter, act).plus(scalePhase(c.pair(b, roofline.ReduceScatter, act), -1))
+		if c.Plan.TPOverlap {
+			p = plain.Pair(b, roofline.ReduceScatter, act).Plus(cost.Scale(c.Pair(b, roofline.ReduceScatter, act), -1))
 		}
 		switch {
-		case c.pl.Recompute != plan.SelectiveRecompute:
-			p = p.plus(c.run(b)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
-		case c.pl.TPOverlap:
-			p = p.plus(plain.pair(b, roofline.AllGather, act)).plus(scalePhase(c.pair(b, roofline.AllGather, act), -1))
+		case c.Plan.Recompute != plan.SelectiveRecompute:
+			p = p.Plus(c.Run(b)).Plus(cost.Scale(c.Pair(b, roofline.AllGather, act), -1))
+		case c.Plan.TPOverlap:
+			p = p.Plus(plain.Pair(b, roofline.AllGather, act)).Plus(cost.Scale(c.Pair(b, roofline.AllGather, act), -1))
 		}
 		return p
 	}
@@ -372,7 +374,7 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 // rowwise_with_gw_hp): the all-gathers, forward and backward, whose
 // output is cast before its GEMM. torchtitan runs those recipes under
 // plain ColwiseParallel and RowwiseParallel (the tensorwise recipe's
-// Float8ColwiseParallel gathers float8: rowwise.go), so the gathered
+// Float8ColwiseParallel gathers float8: mechanisms/rowwise.go), so the gathered
 // BF16 tensor goes to Float8Linear's row cast (abs, amax, scale, to) and
 // only its output to torch._scaled_mm; the micro-pipeline pass fuses an
 // all-gather only with the matmuls that take its own output as their
@@ -384,16 +386,16 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 // half then MLP half, forward then backward. The reduce-scatters after
 // wo and w2 (produced by _scaled_mm) stay fused. Elsewhere nothing.
 func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
-	m, T := c.m, float64(c.pl.TP)
-	if !plan.Rowwise(c.pl.FP8) || !c.pl.TPOverlap || !c.pl.SequenceParallel || c.pl.TP <= 1 || m.Mixed() || m.MLA() {
+	m, T := c.M, float64(c.Plan.TP)
+	if !plan.Rowwise(c.Plan.FP8) || !c.Plan.TPOverlap || !c.Plan.SequenceParallel || c.Plan.TP <= 1 || m.Mixed() || m.MLA() {
 		return
 	}
-	n, h := c.tokens, float64(m.Hidden)
+	n, h := c.Tokens, float64(m.Hidden)
 	act := n * h * bf16
 	plain := *c
-	plain.pl.TPOverlap = false
+	plain.Plan.TPOverlap = false
 	ag := func(g kernel) phase {
-		return plain.pair(g, roofline.AllGather, act).plus(scalePhase(c.pair(g, roofline.AllGather, act), -1))
+		return plain.Pair(g, roofline.AllGather, act).Plus(cost.Scale(c.Pair(g, roofline.AllGather, act), -1))
 	}
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	qkv := (float64(m.Heads) + 2*float64(m.KVHeads)) * float64(m.HeadDim()) / T
@@ -402,9 +404,9 @@ func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
 	if m.SwiGLU() {
 		fcols = 2 * f
 	}
-	attnF = ag(c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
-	attnB = ag(c.back(c.lgemm(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
-	mlpF = ag(c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
-	mlpB = ag(c.back(c.lgemm(2*n*f*h, n*f*bf16+f*h*bf16, act)))
+	attnF = ag(c.LGEMM(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16))
+	attnB = ag(c.Back(c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)))
+	mlpF = ag(c.LGEMM(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
+	mlpB = ag(c.Back(c.LGEMM(2*n*f*h, n*f*bf16+f*h*bf16, act)))
 	return attnF, attnB, mlpF, mlpB
 }

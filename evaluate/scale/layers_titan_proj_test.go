@@ -39,11 +39,11 @@ import (
 func TestTitanProjectionsByHand(t *testing.T) {
 	const ms = 1e-3
 	total := func(ks []kernel, c coster) (busy, launches float64) {
-		p := c.runAll(ks...)
-		return p.busy, p.launches
+		p := c.RunAll(ks...)
+		return p.Busy, p.Launches
 	}
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:8,attention=flash")
-	L := c.h.Launch
+	L := c.H.Launch
 	sw := c.titanProjections()
 	if len(sw) != 2 {
 		t.Fatalf("%d halves, want attention and MLP", len(sw))
@@ -76,21 +76,21 @@ func TestTitanProjectionsByHand(t *testing.T) {
 	tf, _, ff, _ := c.titanResidualNorms()
 	tfwd, _ := titanCompiled{}.Dense(c)
 	ffwd, _ := fusedLayers{}.Dense(c)
-	if got, want := tfwd.launches-ffwd.launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
+	if got, want := tfwd.Launches-ffwd.Launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
 		t.Errorf("compiled block: %v forward launches beside the fused block's, want %v", got, want)
 	}
-	if sw[0].inNorm.busy != 0 {
-		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].inNorm.busy)
+	if sw[0].inNorm.Busy != 0 {
+		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].inNorm.Busy)
 	}
 	one := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
 	s1 := one.titanProjections()
-	if got := s1[0].inNorm.busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].inNorm.launches != 0 {
-		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].inNorm.launches)
+	if got := s1[0].inNorm.Busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].inNorm.Launches != 0 {
+		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].inNorm.Launches)
 	}
 	for i, s := range s1 {
 		tb, tl := total(s.titanF, one)
 		fb, fl := total(s.fusedF, one)
-		if got := (tb - fb - (tl-fl)*one.h.Launch) / ms; math.Abs(got) > 2e-4 {
+		if got := (tb - fb - (tl-fl)*one.H.Launch) / ms; math.Abs(got) > 2e-4 {
 			t.Errorf("TP 1, half %d: the separate forward GEMMs %.5f ms beside the fused, by hand 0 (compute-bound)", i, got)
 		}
 	}
@@ -129,17 +129,17 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 	} {
 		c := stackCoster(t, "llama3-8b:seq=8192,batch=96", k.strategy, "grand-teton:8,attention=flash")
 		a, m := c.titanUnfusedBwd()
-		if math.Abs(a.busy/ms-k.attn) > 1e-4 || math.Abs(m.busy/ms-k.mlp) > 1e-4 {
-			t.Errorf("%s: %.5f and %.5f ms exposed, by hand %.5f and %.5f", k.strategy, a.busy/ms, m.busy/ms, k.attn, k.mlp)
+		if math.Abs(a.Busy/ms-k.attn) > 1e-4 || math.Abs(m.Busy/ms-k.mlp) > 1e-4 {
+			t.Errorf("%s: %.5f and %.5f ms exposed, by hand %.5f and %.5f", k.strategy, a.Busy/ms, m.Busy/ms, k.attn, k.mlp)
 		}
-		if math.Abs(a.tpExposed-a.busy) > 1e-12 || a.launches != k.launches || m.launches != k.launches {
+		if math.Abs(a.TPExposed-a.Busy) > 1e-12 || a.Launches != k.launches || m.Launches != k.launches {
 			t.Errorf("%s: %+v, %+v; want all of it exposed TP time, %v launches a half", k.strategy, a, m, k.launches)
 		}
 		// The compiled block's backward carries it: its exposed TP time is
 		// the fused block's plus these (the other swaps run no collective).
 		_, tb := titanCompiled{}.Dense(c)
 		_, fb := fusedLayers{}.Dense(c)
-		if got, want := tb.tpExposed-fb.tpExposed, a.tpExposed+m.tpExposed; math.Abs(got-want) > 1e-12 {
+		if got, want := tb.TPExposed-fb.TPExposed, a.TPExposed+m.TPExposed; math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", k.strategy, got, want)
 		}
 	}
@@ -171,13 +171,13 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 	for _, k := range []struct {
 		name      string
 		got, want float64
-	}{{"QKV forward", af.busy, 0.47985}, {"gate-up forward", mf.busy, 1.38241}, {"w2 input gradient", mb.busy, 1.16670}} {
+	}{{"QKV forward", af.Busy, 0.47985}, {"gate-up forward", mf.Busy, 1.38241}, {"w2 input gradient", mb.Busy, 1.16670}} {
 		if math.Abs(k.got/ms-k.want) > 1e-4 {
 			t.Errorf("%s: %.5f ms exposed, by hand %.5f", k.name, k.got/ms, k.want)
 		}
 	}
-	if ab.busy <= 0 || ab.busy >= 1.98853*ms || af.launches != -7 {
-		t.Errorf("wo input gradient %.5f ms exposed, want between 0 and 1.98853; %v launches, want -7", ab.busy/ms, af.launches)
+	if ab.Busy <= 0 || ab.Busy >= 1.98853*ms || af.Launches != -7 {
+		t.Errorf("wo input gradient %.5f ms exposed, want between 0 and 1.98853; %v launches, want -7", ab.Busy/ms, af.Launches)
 	}
 	for _, s := range []string{
 		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on",
@@ -192,10 +192,10 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 	tf, tb := titanCompiled{}.Dense(c)
 	ff, fb := fusedLayers{}.Dense(c)
 	ua, uf := c.titanUnfusedBwd()
-	if got, want := tf.tpExposed-ff.tpExposed, af.tpExposed+mf.tpExposed; math.Abs(got-want) > 1e-12 {
+	if got, want := tf.TPExposed-ff.TPExposed, af.TPExposed+mf.TPExposed; math.Abs(got-want) > 1e-12 {
 		t.Errorf("compiled forward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
 	}
-	if got, want := tb.tpExposed-fb.tpExposed, ab.tpExposed+mb.tpExposed+ua.tpExposed+uf.tpExposed; math.Abs(got-want) > 1e-12 {
+	if got, want := tb.TPExposed-fb.TPExposed, ab.TPExposed+mb.TPExposed+ua.TPExposed+uf.TPExposed; math.Abs(got-want) > 1e-12 {
 		t.Errorf("compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
 	}
 }
@@ -218,7 +218,7 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 func TestTitanClipByHand(t *testing.T) {
 	const ms = 1e-3
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=8", "dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
-	if got := titanClip(&c.pl, c.pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
+	if got := titanClip(&c.Plan, c.Pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
 		t.Errorf("clip %.5f ms, by hand 6.26103", got)
 	}
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=8")

@@ -31,16 +31,16 @@ func TestLossFusionTime(t *testing.T) {
 	ff, fb := fused.fusedOutput()
 	logit := 8192.0 * 128256
 	pass := func(class graph.Class, read, write float64) float64 {
-		return kernel{class: class, flops: logit, read: logit * read, writes: logit * write}.time(unfused.h)
+		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(unfused.H)
 	}
 	el, red := graph.ClassElementwise, graph.ClassReduction
 	wantF := pass(el, 2, 4) + pass(red, 4, 0) + 3*pass(el, 4, 4) + pass(red, 4, 0) - pass(red, 2, 0) - pass(el, 2, 2)
 	wantB := pass(el, 4, 4) + pass(el, 4, 2) - pass(el, 2, 2)
-	if !near(uf.busy-ff.busy, wantF) || !near(ub.busy-fb.busy, wantB) {
-		t.Errorf("fused cross-entropy saves %g s forward, %g backward; want %g, %g", uf.busy-ff.busy, ub.busy-fb.busy, wantF, wantB)
+	if !near(uf.Busy-ff.Busy, wantF) || !near(ub.Busy-fb.Busy, wantB) {
+		t.Errorf("fused cross-entropy saves %g s forward, %g backward; want %g, %g", uf.Busy-ff.Busy, ub.Busy-fb.Busy, wantF, wantB)
 	}
-	if uf.launches-ff.launches != 6 || ub.launches-fb.launches != 1 {
-		t.Errorf("launches %g -> %g forward, %g -> %g backward; want 6 and 1 fewer", uf.launches, ff.launches, ub.launches, fb.launches)
+	if uf.Launches-ff.Launches != 6 || ub.Launches-fb.Launches != 1 {
+		t.Errorf("launches %g -> %g forward, %g -> %g backward; want 6 and 1 fewer", uf.Launches, ff.Launches, ub.Launches, fb.Launches)
 	}
 }
 

@@ -104,8 +104,8 @@ func TestRecomputeNormAct(t *testing.T) {
 		t.Errorf("freed %d bytes, want 8388608", got)
 	}
 	n, h, rows, cols := 1024.0, 1024.0, 2048.0, 512.0
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h, read: n * h * 2, writes: n * h * 2}.time(&p.Hardware)
-	act := kernel{class: graph.ClassElementwise, flops: 6 * rows * cols, read: 2 * rows * cols * 2, writes: rows * cols * 2}.time(&p.Hardware)
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2}.Time(&p.Hardware)
+	act := kernel{Class: graph.ClassElementwise, FLOPs: 6 * rows * cols, Read: 2 * rows * cols * 2, Writes: rows * cols * 2}.Time(&p.Hardware)
 	if got := r.LayerBackward - base.LayerBackward; !nearRel(got, norm+act) || r.LayerForward != base.LayerForward {
 		t.Errorf("a block's backward %g s longer (forward %g, %g), want the norm's %g + the activation's %g", got, r.LayerForward, base.LayerForward, norm, act)
 	}
@@ -150,10 +150,10 @@ func TestRecomputeMLP(t *testing.T) {
 	}
 	n, h, f := 1024.0, 1024.0, 4096.0/2
 	hw := &p.Hardware
-	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h, read: n * h * 2, writes: n * h * 2}.time(hw)
-	fc1 := kernel{class: graph.ClassMatMul, flops: 2 * n * h * f, read: n*h*2 + h*f*2, writes: n * f * 2}.time(hw)
-	gelu := kernel{class: graph.ClassElementwise, flops: 10 * n * f, read: n * f * 2, writes: n * f * 2}.time(hw)
-	fc2 := kernel{class: graph.ClassMatMul, flops: 2 * n * f * h, read: n*f*2 + f*h*2, writes: n * h * 2}.time(hw)
+	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2}.Time(hw)
+	fc1 := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * h * f, Read: n*h*2 + h*f*2, Writes: n * f * 2}.Time(hw)
+	gelu := kernel{Class: graph.ClassElementwise, FLOPs: 10 * n * f, Read: n * f * 2, Writes: n * f * 2}.Time(hw)
+	fc2 := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * f * h, Read: n*f*2 + f*h*2, Writes: n * h * 2}.Time(hw)
 	if got, want := r.LayerBackward-base.LayerBackward, norm+fc1+gelu+fc2; !nearRel(got, want) {
 		t.Errorf("a block's backward %g s longer, want %g", got, want)
 	}

@@ -17,9 +17,9 @@ import (
 // host: none.
 func TestDrain(t *testing.T) {
 	h := kernels.Host{Issue: 10e-6, Launch: 5e-6}
-	a := phase{busy: 4e-6, launches: 2}
-	b := phase{busy: 40e-6, calls: 4}
-	c := phase{busy: 1e-6, launches: 1}
+	a := phase{Busy: 4e-6, Launches: 2}
+	b := phase{Busy: 40e-6, Calls: 4}
+	c := phase{Busy: 1e-6, Launches: 1}
 	for _, tc := range []struct {
 		name  string
 		h     kernels.Host
@@ -27,13 +27,13 @@ func TestDrain(t *testing.T) {
 		steps []phase
 		want  syncTail
 	}{
-		{"host-bound start", h, 3e-6, []phase{a, b, c}, syncTail{launches: 3, calls: 4, busy: 45e-6, stall: 8e-6}},
-		{"kernels ahead", h, 20e-6, []phase{{busy: 100e-6, launches: 2}, b}, syncTail{launches: 2, calls: 4, busy: 140e-6}},
-		{"no host", kernels.Host{}, 0, []phase{a, b, c}, syncTail{launches: 3, calls: 4, busy: 45e-6}},
+		{"host-bound start", h, 3e-6, []phase{a, b, c}, syncTail{Launches: 3, Calls: 4, Busy: 45e-6, Stall: 8e-6}},
+		{"kernels ahead", h, 20e-6, []phase{{Busy: 100e-6, Launches: 2}, b}, syncTail{Launches: 2, Calls: 4, Busy: 140e-6}},
+		{"no host", kernels.Host{}, 0, []phase{a, b, c}, syncTail{Launches: 3, Calls: 4, Busy: 45e-6}},
 	} {
 		got := drain(&tc.h, tc.ahead, tc.steps...)
-		if got.launches != tc.want.launches || got.calls != tc.want.calls || !near(got.busy, tc.want.busy) ||
-			(tc.want.stall == 0 && got.stall != 0) || (tc.want.stall > 0 && !near(got.stall, tc.want.stall)) {
+		if got.Launches != tc.want.Launches || got.Calls != tc.want.Calls || !near(got.Busy, tc.want.Busy) ||
+			(tc.want.Stall == 0 && got.Stall != 0) || (tc.want.Stall > 0 && !near(got.Stall, tc.want.Stall)) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
@@ -49,16 +49,16 @@ func TestDrain(t *testing.T) {
 // the kernels, 760 with the sync.
 func TestHostExposeTail(t *testing.T) {
 	h := kernels.Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6, Launch: 10e-6}
-	tl := phase{busy: 1e-3, launches: 100, calls: 16, syncs: 1, tail: syncTail{launches: 40, calls: 16, busy: 0.2e-3, stall: 0.3e-3}}
+	tl := phase{Busy: 1e-3, Launches: 100, Calls: 16, Syncs: 1, Tail: syncTail{Launches: 40, Calls: 16, Busy: 0.2e-3, Stall: 0.3e-3}}
 	bare := tl
-	bare.tail = syncTail{}
+	bare.Tail = syncTail{}
 	for _, c := range []struct {
 		name string
 		ph   phase
 		wait float64
 	}{{"tail", tl, 40e-6 + 200e-6 + 300e-6}, {"no tail", bare, 560e-6 + 200e-6}} {
-		if got := expose(&h, c.ph, false); !near(got.hostExposed, c.wait) || !near(got.busy, 1e-3+c.wait) {
-			t.Errorf("%s: waited %g, busy %g; want %g, %g", c.name, got.hostExposed, got.busy, c.wait, 1e-3+c.wait)
+		if got := expose(&h, c.ph, false); !near(got.HostExposed, c.wait) || !near(got.Busy, 1e-3+c.wait) {
+			t.Errorf("%s: waited %g, busy %g; want %g, %g", c.name, got.HostExposed, got.Busy, c.wait, 1e-3+c.wait)
 		}
 	}
 }
@@ -118,10 +118,10 @@ func TestMoEHostTail(t *testing.T) {
 		}
 		cc := stackCoster(t, stackMoE, k, "dgx-h100:1")
 		f, b, _ := cc.moe()
-		if f.tail.launches != c.launches || f.tail.calls != c.calls || f.calls != c.fCalls || b.calls != c.bCalls ||
-			f.syncs != c.syncs || b.syncs != 0 || b.tail != (syncTail{}) {
+		if f.Tail.Launches != c.launches || f.Tail.Calls != c.calls || f.Calls != c.fCalls || b.Calls != c.bCalls ||
+			f.Syncs != c.syncs || b.Syncs != 0 || b.Tail != (syncTail{}) {
 			t.Errorf("%q: tail %+v, calls %g and %g, syncs %g and %g; want %g launches and %g calls, %g and %g, %g and 0",
-				c.keys, f.tail, f.calls, b.calls, f.syncs, b.syncs, c.launches, c.calls, c.fCalls, c.bCalls, c.syncs)
+				c.keys, f.Tail, f.Calls, b.Calls, f.Syncs, b.Syncs, c.launches, c.calls, c.fCalls, c.bCalls, c.syncs)
 		}
 	}
 }
@@ -150,23 +150,23 @@ func TestMoEHostBatches(t *testing.T) {
 	} {
 		cc := stackCoster(t, c.workload, "dp=8,ep=8,mbs=1", "dgx-h100:1")
 		if c.host != nil {
-			cc.pod.Kernels.Host = *c.host
+			cc.Pod.Kernels.Host = *c.host
 		}
 		f, _, _ := cc.moe()
-		_, _, perm, _ := moeGlue(cc.m, cc.tokens)
+		_, _, perm, _ := moeGlue(cc.M, cc.Tokens)
 		lo := c.lo
 		if lo < 0 {
-			if f.tail.busy >= 1e-3 {
-				t.Fatalf("%s: the tail's kernels take %g s, not under 1 ms", c.name, f.tail.busy)
+			if f.Tail.Busy >= 1e-3 {
+				t.Fatalf("%s: the tail's kernels take %g s, not under 1 ms", c.name, f.Tail.Busy)
 			}
-			lo = 40e-3 - f.tail.busy - perm.time(cc.h)
+			lo = 40e-3 - f.Tail.Busy - perm.Time(cc.H)
 		}
-		if f.tail.stall < lo || f.tail.stall > c.hi {
-			t.Errorf("%s: stall %g s, want within [%g, %g]", c.name, f.tail.stall, lo, c.hi)
+		if f.Tail.Stall < lo || f.Tail.Stall > c.hi {
+			t.Errorf("%s: stall %g s, want within [%g, %g]", c.name, f.Tail.Stall, lo, c.hi)
 		}
-		h := &cc.pod.Kernels.Host
-		if e := expose(h, f, false); !(e.hostExposed >= f.tail.stall+f.syncs*(h.Sync+h.Issue)) {
-			t.Errorf("%s: exposed %g, below the stall %g and the sync's", c.name, e.hostExposed, f.tail.stall)
+		h := &cc.Pod.Kernels.Host
+		if e := expose(h, f, false); !(e.HostExposed >= f.Tail.Stall+f.Syncs*(h.Sync+h.Issue)) {
+			t.Errorf("%s: exposed %g, below the stall %g and the sync's", c.name, e.HostExposed, f.Tail.Stall)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package scale
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/mechanisms"
+)
 
 // TestMultihotTail: the host after DeepEP's dispatch where its received
 // indices are made into the multihot map unfused (stack=model-zoo-moe-dev:
@@ -27,28 +31,28 @@ func TestMultihotTail(t *testing.T) {
 	fused := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex,router-fusion=off", "dgx-h100:1")
 	f, _, _ := zoo.moe()
 	f0, _, _ := fused.moe()
-	h := &zoo.pod.Kernels.Host
+	h := &zoo.Pod.Kernels.Host
 	w := zoo.expertWork()
-	recv, _ := zoo.deepEPReceived(w.nl)
-	runs, _ := zoo.multihot(recv, 8, 16)
-	r := runs[0].busy / 4
+	recv, _ := dispatcherOf(&zoo.Shard).DeepEPReceived(w.nl)
+	runs, _ := dispatcherOf(&zoo.Shard).Multihot(recv, 8, 16)
+	r := runs[0].Busy / 4
 	if !(r > 0 && r < h.Issue) {
 		t.Fatalf("a conversion kernel takes %g s, not under an issue's %g", r, h.Issue)
 	}
-	for i, n := range multihotRuns {
-		if runs[i].launches != float64(n) || !near(runs[i].busy, float64(n)*r) {
-			t.Errorf("run %d: %g launches, %g s; want %d, %g", i, runs[i].launches, runs[i].busy, n, float64(n)*r)
+	for i, n := range mechanisms.MultihotRuns {
+		if runs[i].Launches != float64(n) || !near(runs[i].Busy, float64(n)*r) {
+			t.Errorf("run %d: %g launches, %g s; want %d, %g", i, runs[i].Launches, runs[i].Busy, n, float64(n)*r)
 		}
 	}
-	if want := 10 * (h.Issue - r); f.tail.launches != 23 || f.tail.calls != 32 || !near(f.tail.stall, want) {
-		t.Errorf("tail %+v; want 23 launches, 32 calls, stall %g", f.tail, want)
+	if want := 10 * (h.Issue - r); f.Tail.Launches != 23 || f.Tail.Calls != 32 || !near(f.Tail.Stall, want) {
+		t.Errorf("tail %+v; want 23 launches, 32 calls, stall %g", f.Tail, want)
 	}
-	if f0.tail.stall != 0 || f.syncs-f0.syncs != 3 {
-		t.Errorf("fused: stall %g, syncs %g and %g; want 0 and 3 more", f0.tail.stall, f0.syncs, f.syncs)
+	if f0.Tail.Stall != 0 || f.Syncs-f0.Syncs != 3 {
+		t.Errorf("fused: stall %g, syncs %g and %g; want 0 and 3 more", f0.Tail.Stall, f0.Syncs, f.Syncs)
 	}
 	e, e0 := expose(h, f, false), expose(h, f0, false)
-	if want := 3*(h.Sync+h.Issue) + 10*(h.Issue-r); !near(e.hostExposed-e0.hostExposed, want) {
-		t.Errorf("exposed host %g more than fused, want %g", e.hostExposed-e0.hostExposed, want)
+	if want := 3*(h.Sync+h.Issue) + 10*(h.Issue-r); !near(e.HostExposed-e0.HostExposed, want) {
+		t.Errorf("exposed host %g more than fused, want %g", e.HostExposed-e0.HostExposed, want)
 	}
 }
 
@@ -74,7 +78,7 @@ func TestMultihotStacks(t *testing.T) {
 		{"dispatcher=hybridep,permute-fusion=off", false},
 	} {
 		cc := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,"+c.keys, "dgx-h100:1")
-		if got := cc.unfusedMultihot(); got != c.want {
+		if got := dispatcherOf(&cc.Shard).UnfusedMultihot(); got != c.want {
 			t.Errorf("%s: unfused multihot %v, want %v", c.keys, got, c.want)
 		}
 	}
@@ -82,8 +86,8 @@ func TestMultihotStacks(t *testing.T) {
 	def := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=hybridep,router-fusion=off", "dgx-h100:1")
 	f, b, _ := zoo.moe()
 	f0, b0, _ := def.moe()
-	if f.launches != f0.launches || b.launches != b0.launches || f.syncs != f0.syncs || !near(f.busy, f0.busy) {
+	if f.Launches != f0.Launches || b.Launches != b0.Launches || f.Syncs != f0.Syncs || !near(f.Busy, f0.Busy) {
 		t.Errorf("hybridep on the zoo's stack: %g/%g launches, %g syncs, %g s; default stack %g/%g, %g, %g s",
-			f.launches, b.launches, f.syncs, f.busy, f0.launches, b0.launches, f0.syncs, f0.busy)
+			f.Launches, b.Launches, f.Syncs, f.Busy, f0.Launches, b0.Launches, f0.Syncs, f0.Busy)
 	}
 }

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -40,11 +41,11 @@ func (g OneGPU) Block(m transformer.Spec, s plan.Strategy, attention string) (bl
 	if err != nil {
 		return 0, 0, err
 	}
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.TP, Nodes: 1},
-		tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.CP), noComm: true}
+	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1},
+		Tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.CP), NoComm: true}}
 	f, b := c.layer()
 	of, ob := c.output()
-	return f.busy + b.busy, of.busy + ob.busy, nil
+	return f.Busy + b.Busy, of.Busy + ob.Busy, nil
 }
 
 // onePod is p with as many nodes as plan s's GPUs take (a block's shard
@@ -89,15 +90,15 @@ func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (
 	if err != nil {
 		return StepParts{}, err
 	}
-	c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: plan.Group{PerNode: 1, Nodes: 1},
-		tokens: float64(m.Seq), noComm: true}
+	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &q.Hardware, Pod: &q, TPG: plan.Group{PerNode: 1, Nodes: 1},
+		Tokens: float64(m.Seq), NoComm: true}}
 	lf, lb := c.layer()
 	of, ob := c.output()
 	ef, eb := c.embedding()
 	L := float64(layers)
 	P := L*float64(m.LayerParams())/float64(T) + float64(m.EmbeddingParams()+m.OutputParams())/float64(T)
-	accum := kernel{class: graph.ClassElementwise, flops: P, read: 2 * P * bf16, writes: P * bf16}.time(&q.Hardware)
-	return StepParts{Block: lf.busy + lb.busy, Head: of.busy + ob.busy, Embedding: ef.busy + eb.busy, Accumulate: accum}, nil
+	accum := kernel{Class: graph.ClassElementwise, FLOPs: P, Read: 2 * P * bf16, Writes: P * bf16}.Time(&q.Hardware)
+	return StepParts{Block: lf.Busy + lb.Busy, Head: of.Busy + ob.Busy, Embedding: ef.Busy + eb.Busy, Accumulate: accum}, nil
 }
 
 // Adam is fused Adam's update of params FP32 parameters as the optimizer
@@ -106,7 +107,7 @@ func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (
 // which kernelbench does not run, left out).
 func (g OneGPU) Adam(params float64) float64 {
 	n := params
-	return kernel{class: graph.ClassElementwise, read: 16 * n, writes: 12 * n}.time(&g.Pod.Hardware)
+	return kernel{Class: graph.ClassElementwise, Read: 16 * n, Writes: 12 * n}.Time(&g.Pod.Hardware)
 }
 
 // MoEGlue costs the parts of an MoE layer of model m besides its experts
@@ -115,8 +116,8 @@ func (g OneGPU) Adam(params float64) float64 {
 // permutation of each token's copies and their unpermutation.
 func (g OneGPU) MoEGlue(m transformer.Spec, tokens int) (router, permute, unpermute float64) {
 	rk, scores, pk, uk := moeGlue(m, float64(tokens))
-	t := func(k kernel) float64 { return k.time(&g.Pod.Hardware) }
-	return t(rk) + t(scores) + 2*t(rk) + t(twice(scores)), t(pk) + t(twice(pk)), t(uk) + t(twice(uk))
+	t := func(k kernel) float64 { return k.Time(&g.Pod.Hardware) }
+	return t(rk) + t(scores) + 2*t(rk) + t(cost.Twice(scores)), t(pk) + t(cost.Twice(pk)), t(uk) + t(cost.Twice(uk))
 }
 
 // MoELayer costs one whole MoE layer of model m on one GPU holding
@@ -126,7 +127,7 @@ func (g OneGPU) MoELayer(m transformer.Spec, localExperts, tokens int) float64 {
 	ep := m.Experts / localExperts
 	pl := plan.Plan{TP: 1, PP: 1, DP: 1, VP: 1, CP: 1, MBS: 1, NumMicro: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
 	c := newCoster(m, pl, &g.Pod, 1, float64(tokens))
-	c.noComm = true
+	c.NoComm = true
 	f, b, _ := c.moe()
-	return f.busy + b.busy
+	return f.Busy + b.Busy
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -85,26 +86,26 @@ func TestHeldGEMMByHand(t *testing.T) {
 	held, _ := plan.PodOf("dgx-h100", 8)
 	burst := held.AtBurst()
 	const n, h = 4096.0, 8192.0
-	gemm := kernel{class: graph.ClassMatMul, flops: 2 * n * h * h, read: (n*h + h*h) * bf16, writes: n * h * bf16}
+	gemm := kernel{Class: graph.ClassMatMul, FLOPs: 2 * n * h * h, Read: (n*h + h*h) * bf16, Writes: n * h * bf16}
 	launch := held.Hardware.Launch
 	want := 2*n*h*h/(989.4e12*0.756)*1.144174 + launch
-	if got := gemm.time(&held.Hardware); math.Abs(got/want-1) > 1e-6 {
+	if got := gemm.Time(&held.Hardware); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held GEMM %.6g s, by hand %.6g", got, want)
 	}
-	if got, b := gemm.time(&held.Hardware)-launch, gemm.time(&burst.Hardware)-launch; math.Abs(got/b-1.144174) > 1e-6 {
+	if got, b := gemm.Time(&held.Hardware)-launch, gemm.Time(&burst.Hardware)-launch; math.Abs(got/b-1.144174) > 1e-6 {
 		t.Errorf("held over burst %.6f, want 1.144174", got/b)
 	}
-	ew := kernel{class: graph.ClassElementwise, flops: 1 << 27, read: 128 << 20, writes: 128 << 20}
-	if a, b := ew.time(&held.Hardware), ew.time(&burst.Hardware); a != b {
+	ew := kernel{Class: graph.ClassElementwise, FLOPs: 1 << 27, Read: 128 << 20, Writes: 128 << 20}
+	if a, b := ew.Time(&held.Hardware), ew.Time(&burst.Hardware); a != b {
 		t.Errorf("memory-bound kernel %g s held, %g s at burst: want the same", a, b)
 	}
 	// Attention at head dimension 128, 1 GFLOP, 1e6 query elements:
 	// forward 1e9 x 1.144174 / 663.2e12 + 0.5461e-12 x 1e6 + 11.62e-6
 	// (no causal last row).
-	a := fusedAttn{k: kernel{class: graph.ClassMatMul, flops: 1e9}, elems: 1e6, headDim: 128}
-	c := coster{pod: &held, h: &held.Hardware}
+	a := fusedAttn{K: kernel{Class: graph.ClassMatMul, FLOPs: 1e9}, Elems: 1e6, HeadDim: 128}
+	c := coster{Shard: cost.Shard{Pod: &held, H: &held.Hardware}}
 	want = 1e9*1.144174/663.2e12 + 0.5461e-12*1e6 + 11.62e-6
-	if got := c.attention(a, false); math.Abs(got/want-1) > 1e-6 {
+	if got := c.Attention(a, false); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held attention %.6g s, by hand %.6g", got, want)
 	}
 }

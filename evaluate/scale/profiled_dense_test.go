@@ -109,13 +109,13 @@ func TestProfiledDenseFirst(t *testing.T) {
 				}
 				cs := newCoster(m, pl, &pod, 1, float64(m.Seq))
 				f, b := cs.block(false)
-				if !(f.busy > 0) || !(b.busy > 0) {
-					t.Fatalf("the roofline's dense block %g + %g s", f.busy, b.busy)
+				if !(f.Busy > 0) || !(b.Busy > 0) {
+					t.Fatalf("the roofline's dense block %g + %g s", f.Busy, b.Busy)
 				}
-				if near(f.busy, 0.001) {
-					t.Fatalf("the roofline's dense block is the measured one's %g s: the test cannot tell them apart", f.busy)
+				if near(f.Busy, 0.001) {
+					t.Fatalf("the roofline's dense block is the measured one's %g s: the test cannot tell them apart", f.Busy)
 				}
-				want = 2 * (2*(f.busy+b.busy) + 4*0.009 + ends)
+				want = 2 * (2*(f.Busy+b.Busy) + 4*0.009 + ends)
 			}
 			if math.Abs(r.Compute-want) > 1e-9 {
 				t.Errorf("compute %.9g s, want %.9g", r.Compute, want)
@@ -198,8 +198,8 @@ func TestProfiledDenseOwnComm(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCoster(m, pl, &pod, 1, float64(m.Seq))
-	if mf, _ := c.block(true); !(mf.epExposed > 0) || !(mf.syncs > 0) {
-		t.Fatalf("the MoE block at ep=2: %g s expert-parallel, %g syncs: the test needs both", mf.epExposed, mf.syncs)
+	if mf, _ := c.block(true); !(mf.EPExposed > 0) || !(mf.Syncs > 0) {
+		t.Fatalf("the MoE block at ep=2: %g s expert-parallel, %g syncs: the test needs both", mf.EPExposed, mf.Syncs)
 	}
 	f, b := c.layerCosts().Dense(c)
 	for _, d := range []struct {
@@ -207,9 +207,9 @@ func TestProfiledDenseOwnComm(t *testing.T) {
 		p    phase
 		want float64
 	}{{"forward", f, 0.001}, {"backward", b, 0.002}} {
-		if !near(d.p.busy, d.want) || d.p.epExposed != 0 || d.p.tpExposed != 0 || d.p.syncs != 0 {
+		if !near(d.p.Busy, d.want) || d.p.EPExposed != 0 || d.p.TPExposed != 0 || d.p.Syncs != 0 {
 			t.Errorf("dense layer %s: %.9g s, %g s expert-parallel, %g s tensor-parallel, %g syncs; want %g s and none",
-				d.dir, d.p.busy, d.p.epExposed, d.p.tpExposed, d.p.syncs, d.want)
+				d.dir, d.p.Busy, d.p.EPExposed, d.p.TPExposed, d.p.Syncs, d.want)
 		}
 	}
 }

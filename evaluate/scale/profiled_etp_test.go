@@ -109,25 +109,25 @@ func TestProfiledExpertsTP(t *testing.T) {
 		// profile's where it timed them).
 		rf, rb := co.block(true)
 		if c.src == profile.Modelled {
-			if !near(f.busy, rf.busy) || !near(b.busy, rb.busy) {
-				t.Errorf("%s: layer %.6g + %.6g s, want the roofline's %.6g + %.6g", c.plan, f.busy, b.busy, rf.busy, rb.busy)
+			if !near(f.Busy, rf.Busy) || !near(b.Busy, rb.Busy) {
+				t.Errorf("%s: layer %.6g + %.6g s, want the roofline's %.6g + %.6g", c.plan, f.Busy, b.Busy, rf.Busy, rb.Busy)
 			}
 			continue
 		}
-		if near(f.busy, rf.busy) {
-			t.Errorf("%s: layer %.6g s, the roofline's", c.plan, f.busy)
+		if near(f.Busy, rf.Busy) {
+			t.Errorf("%s: layer %.6g s, the roofline's", c.plan, f.Busy)
 		}
-		if !near(f.busy, c.fwd) || !near(b.busy, c.bwd) || !near(f.tpExposed+f.epExposed, c.comm) {
+		if !near(f.Busy, c.fwd) || !near(b.Busy, c.bwd) || !near(f.TPExposed+f.EPExposed, c.comm) {
 			t.Errorf("%s: layer %.6g + %.6g s (forward communication %.6g + %.6g), want %.6g + %.6g (%.6g)",
-				c.plan, f.busy, b.busy, f.tpExposed, f.epExposed, c.fwd, c.bwd, c.comm)
+				c.plan, f.Busy, b.Busy, f.TPExposed, f.EPExposed, c.fwd, c.bwd, c.comm)
 		}
 		if c.inPlace && (r.Sources.TP == profile.Modelled || pl.ETP > 1 && r.Sources.EP == profile.Modelled) {
 			t.Errorf("%s: tensor-parallel %s, experts' %s; want both from the in-place timing", c.plan, r.Sources.TP, r.Sources.EP)
 		}
 		// The split between the groups follows the roofline's: at etp 1
 		// and ep 1 the experts have no communication, at etp 2 they do.
-		if pl.ETP == 1 && f.epExposed != 0 || pl.ETP > 1 && !(f.epExposed > 0 && f.tpExposed > 0) {
-			t.Errorf("%s: forward communication tensor-parallel %.6g, experts' %.6g", c.plan, f.tpExposed, f.epExposed)
+		if pl.ETP == 1 && f.EPExposed != 0 || pl.ETP > 1 && !(f.EPExposed > 0 && f.TPExposed > 0) {
+			t.Errorf("%s: forward communication tensor-parallel %.6g, experts' %.6g", c.plan, f.TPExposed, f.EPExposed)
 		}
 	}
 }
@@ -193,12 +193,12 @@ func TestProfiledExpertsAlone(t *testing.T) {
 	c := newCoster(m, pl, &pod, 2, float64(m.Seq))
 	f, b := c.layer()
 	withComm, alone := c, c
-	alone.noComm = true
+	alone.NoComm = true
 	rf1, _ := withComm.block(true)
 	rf0, _ := alone.block(true)
-	comm := rf1.busy - rf0.busy
-	if !(f.epExposed > 0) || !near(f.busy, 0.003+comm) || !(b.busy > 0.006) {
+	comm := rf1.Busy - rf0.Busy
+	if !(f.EPExposed > 0) || !near(f.Busy, 0.003+comm) || !(b.Busy > 0.006) {
 		t.Errorf("forward %.6g s (experts' communication %.6g), backward %.6g; want 0.003 + the roofline's %.6g, above 0.006",
-			f.busy, f.epExposed, b.busy, comm)
+			f.Busy, f.EPExposed, b.Busy, comm)
 	}
 }

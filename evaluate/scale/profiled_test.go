@@ -222,28 +222,28 @@ func TestProfiledInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newCoster(m, pl, &pod, 2, float64(m.Seq))
-		c.pl.TPOverlap = overlap
+		c.Plan.TPOverlap = overlap
 		f, b := c.layer()
-		return f, b, sources(&c.pl, &c, &pod, float64(m.LayerParams()))
+		return f, b, sources(&c.Plan, &c, &pod, float64(m.LayerParams()))
 	}
 	f, b, src := layer(inPlace, false)
-	if !near(f.busy, 0.005) || !near(b.busy, 0.0075) || !near(f.tpExposed, 0.003) || !near(b.tpExposed, 0.0035) {
+	if !near(f.Busy, 0.005) || !near(b.Busy, 0.0075) || !near(f.TPExposed, 0.003) || !near(b.TPExposed, 0.0035) {
 		t.Errorf("in place: forward %.6g s (tp %.6g), backward %.6g s (tp %.6g); want 0.005 (0.003), 0.0075 (0.0035)",
-			f.busy, f.tpExposed, b.busy, b.tpExposed)
+			f.Busy, f.TPExposed, b.Busy, b.TPExposed)
 	}
 	if src.TP != profile.Measured || src.Layers != profile.Measured {
 		t.Errorf("sources: layers %s, tensor-parallel %s; want measured, measured", src.Layers, src.TP)
 	}
 	f, b, src = layer(alone, false)
-	if f.tpExposed <= 0 || !near(f.busy, 0.002+f.tpExposed) || !near(b.busy, 0.004+b.tpExposed) {
-		t.Errorf("alone: forward %.6g s with %.6g s of collectives, want the kernels' 0.002 plus them", f.busy, f.tpExposed)
+	if f.TPExposed <= 0 || !near(f.Busy, 0.002+f.TPExposed) || !near(b.Busy, 0.004+b.TPExposed) {
+		t.Errorf("alone: forward %.6g s with %.6g s of collectives, want the kernels' 0.002 plus them", f.Busy, f.TPExposed)
 	}
 	if src.TP != profile.Modelled {
 		t.Errorf("alone: tensor-parallel %s, want modelled (the profile timed no all-reduce over 2)", src.TP)
 	}
 	fo, _, _ := layer(inPlace, true)
-	if near(fo.busy, 0.005) {
-		t.Errorf("tpoverlap: forward %.6g s, the in-place timing's (the plain layer runs no overlap)", fo.busy)
+	if near(fo.Busy, 0.005) {
+		t.Errorf("tpoverlap: forward %.6g s, the in-place timing's (the plain layer runs no overlap)", fo.Busy)
 	}
 }
 
@@ -293,9 +293,9 @@ func TestProfiledExperts(t *testing.T) {
 	f, b := c.layer()
 	af, ab, _ := pr.Layer(profile.Shape{TP: 1, EP: 2, MBS: 1, Seq: m.Seq})
 	pf, pb, src := pr.LayerInPlace(profile.Shape{TP: 1, EP: 2, MBS: 1, Seq: m.Seq})
-	if src != profile.Measured || !near(f.busy, pf) || !near(b.busy, pb) || !near(f.epExposed, pf-af) || !near(b.epExposed, pb-ab) {
+	if src != profile.Measured || !near(f.Busy, pf) || !near(b.Busy, pb) || !near(f.EPExposed, pf-af) || !near(b.EPExposed, pb-ab) {
 		t.Errorf("ep 2: forward %.6g s (all-to-all %.6g), backward %.6g (%.6g); want the in-place %.6g (%.6g), %.6g (%.6g)",
-			f.busy, f.epExposed, b.busy, b.epExposed, pf, pf-af, pb, pb-ab)
+			f.Busy, f.EPExposed, b.Busy, b.EPExposed, pf, pf-af, pb, pb-ab)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/families"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -45,12 +47,12 @@ func TestQKNorm(t *testing.T) {
 		{"no norms", "mixtral-8x7b:seq=4096,batch=512", "ep=8,dp=8,mbs=1", "dgx-h100:1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := c.qkNorm()
+		f, b := families.QKNorm{}.Attention(&c.Shard)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g",
-				tc.name, f.busy, f.launches, b.busy, b.launches, wf, lf, wb, lb)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, wf, lf, wb, lb)
 		}
 	}
 }
@@ -113,17 +115,17 @@ func TestAuxLoss(t *testing.T) {
 		{"gpt-oss", ossModel, ossPlan, "dgx-h100:8", 4096, nil, nil, false},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := c.auxLoss(tc.nl)
+		f, b := mechanisms.RouterAuxLoss{}.Router(&c.Shard, tc.nl)
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		var ar float64
 		if tc.reduce {
-			ar, _ = c.pod.Collective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, 1024)
+			ar, _ = c.Pod.Collective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, 1024)
 			wf, lf = wf+ar, lf+1
 		}
-		if !near(f.busy, wf) || !near(b.busy, wb) || f.launches != lf || b.launches != lb || !near(f.tpExposed, ar) {
+		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb || !near(f.TPExposed, ar) {
 			t.Errorf("%s: forward %g s in %g launches (tensor group %g), backward %g in %g; want %g in %g (%g), %g in %g",
-				tc.name, f.busy, f.launches, f.tpExposed, b.busy, b.launches, wf, lf, ar, wb, lb)
+				tc.name, f.Busy, f.Launches, f.TPExposed, b.Busy, b.Launches, wf, lf, ar, wb, lb)
 		}
 	}
 }
@@ -156,11 +158,11 @@ func TestQuantPadding(t *testing.T) {
 		{"capacity 1.01 on one rank", "dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,routing=capacity:1.01", pads},
 	} {
 		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
-		f, b := c.quantPadding(32768, 4096)
+		f, b := mechanisms.FP8Padding{}.ExpertOutput(&c.Shard, 32768, 0, 4096)
 		w, l := kernelsTime(c, tc.fwd)
-		if !near(f.busy, w) || !near(b.busy, w) || f.launches != l || b.launches != l {
+		if !near(f.Busy, w) || !near(b.Busy, w) || f.Launches != l || b.Launches != l {
 			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g each way",
-				tc.name, f.busy, f.launches, b.busy, b.launches, w, l)
+				tc.name, f.Busy, f.Launches, b.Busy, b.Launches, w, l)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -68,8 +69,8 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, n)
-		g := co.lgemm(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
-		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
+		g := co.LGEMM(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
+		fwd, bwd := g.Time(co.H), co.Back(g).Time(co.H)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%s: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}
@@ -121,10 +122,10 @@ func TestRowwiseCastsByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
-		f, b := co.casts(e), co.bwdCasts(e)
-		if math.Abs(f.busy/c.fwd-1) > 1e-4 || math.Abs(b.busy/c.bwd-1) > 1e-4 || f.launches != c.fwdLaun || b.launches != c.bwdLaun {
+		f, b := mechanisms.Casts(&co.Shard, e), mechanisms.BwdCasts(&co.Shard, e)
+		if math.Abs(f.Busy/c.fwd-1) > 1e-4 || math.Abs(b.Busy/c.bwd-1) > 1e-4 || f.Launches != c.fwdLaun || b.Launches != c.bwdLaun {
 			t.Errorf("fp8=%s: casts %.6g s (%g launches) forward, %.6g s (%g) backward; by hand %.6g (%g), %.6g (%g)",
-				c.recipe, f.busy, f.launches, b.busy, b.launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
+				c.recipe, f.Busy, f.Launches, b.Busy, b.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
 		}
 	}
 }
@@ -162,9 +163,9 @@ func TestRowwiseBwdByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 1, 4096)
-		b := co.rowwiseBwd([]float64{e}, []float64{e / 8})
-		if math.Abs(b.busy/c.bwd-1) > 1e-4 || b.launches != c.laun {
-			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.busy, b.launches, c.bwd, c.laun)
+		b := mechanisms.RowwiseBwd(&co.Shard, []float64{e}, []float64{e / 8})
+		if math.Abs(b.Busy/c.bwd-1) > 1e-4 || b.Launches != c.laun {
+			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.Busy, b.Launches, c.bwd, c.laun)
 		}
 	}
 	for _, c := range []struct {
@@ -176,7 +177,7 @@ func TestRowwiseBwdByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
-		if got := co.rowwiseInput(); got != c.want {
+		if got := mechanisms.RowwiseInput(&co.Shard); got != c.want {
 			t.Errorf("fp8=%s, tp=8, sp=on: the first GEMMs cast %g of the input; want %g", c.recipe, got, c.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -81,20 +82,20 @@ func TestLayerFLOPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
-	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (48*n*h*h + 5*n*s*h + 124*n*h) / 1e12; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (48*n*h*h + 5*n*s*h + 124*n*h) / 1e12; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
 	// Full recomputation runs the forward again in the backward.
-	c.pl.Recompute = plan.FullRecompute
+	c.Plan.Recompute = plan.FullRecompute
 	_, bwdFull := c.layer()
-	if !near(bwdFull.busy, bwd.busy+fwd.busy) {
-		t.Errorf("full recomputation: backward %g s, want %g", bwdFull.busy, bwd.busy+fwd.busy)
+	if !near(bwdFull.Busy, bwd.Busy+fwd.Busy) {
+		t.Errorf("full recomputation: backward %g s, want %g", bwdFull.Busy, bwd.Busy+fwd.Busy)
 	}
 }
 
@@ -116,27 +117,27 @@ func TestTensorParallelComm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: g, tokens: 512}
+		c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 512}}
 		fwd, bwd := c.layer()
 		wantF, wantB := 2*ag+2*rs, 4*ag+2*rs
 		if !sp {
 			wantF, wantB = 2*ar, 2*ar
 		}
-		if !near(fwd.tpAll, wantF) || !near(bwd.tpAll, wantB) {
-			t.Errorf("sp=%v: tensor-parallel communication %g s forward, %g backward; want %g, %g", sp, fwd.tpAll, bwd.tpAll, wantF, wantB)
+		if !near(fwd.TPAll, wantF) || !near(bwd.TPAll, wantB) {
+			t.Errorf("sp=%v: tensor-parallel communication %g s forward, %g backward; want %g, %g", sp, fwd.TPAll, bwd.TPAll, wantF, wantB)
 		}
-		if !near(fwd.tpExposed, fwd.tpAll) || !near(bwd.tpExposed, bwd.tpAll) {
-			t.Errorf("sp=%v without tpoverlap: collectives are not overlapped, exposed %g of %g", sp, fwd.tpExposed, fwd.tpAll)
+		if !near(fwd.TPExposed, fwd.TPAll) || !near(bwd.TPExposed, bwd.TPAll) {
+			t.Errorf("sp=%v without tpoverlap: collectives are not overlapped, exposed %g of %g", sp, fwd.TPExposed, fwd.TPAll)
 		}
 		if !sp {
 			continue
 		}
 		// Overlapped in T chunks: a collective shorter than its GEMM
 		// shows an eighth of itself.
-		c.pl.TPOverlap = true
+		c.Plan.TPOverlap = true
 		fwdO, _ := c.layer()
-		if !(fwdO.tpExposed < fwd.tpExposed) || !near(fwdO.busy+fwd.tpAll-fwdO.tpExposed, fwd.busy) {
-			t.Errorf("tpoverlap=on: exposed %g of %g, busy %g (without: %g)", fwdO.tpExposed, fwd.tpAll, fwdO.busy, fwd.busy)
+		if !(fwdO.TPExposed < fwd.TPExposed) || !near(fwdO.Busy+fwd.TPAll-fwdO.TPExposed, fwd.Busy) {
+			t.Errorf("tpoverlap=on: exposed %g of %g, busy %g (without: %g)", fwdO.TPExposed, fwd.TPAll, fwdO.Busy, fwd.Busy)
 		}
 	}
 }
@@ -368,15 +369,15 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
 	// The query elements: n tokens x 4 heads x (16 + 16).
-	if want := (24*n*h*h+2*n*s*h*3+62*n*h)/1e12 + n*4*32*1e-12 + 1e-6; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (24*n*h*h+2*n*s*h*3+62*n*h)/1e12 + n*4*32*1e-12 + 1e-6; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (48*n*h*h+5*n*s*h/0.25+124*n*h)/1e12 + 2e-6; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (48*n*h*h+5*n*s*h/0.25+124*n*h)/1e12 + 2e-6; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
 
 	// Overlapped tensor-parallel communication: the GEMM takes 132/116 of
@@ -389,14 +390,14 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c8 := &coster{m: big, pl: pl8, h: &p8.Hardware, pod: &p8, tpG: plan.Group{PerNode: 8, Nodes: 1}, tokens: 512}
-	g := c8.gemm(2*512*1024*384, 512*1024*2, 512*384*2)
-	gt := g.time(&p8.Hardware)
+	c8 := &coster{Shard: cost.Shard{M: big, Plan: pl8, H: &p8.Hardware, Pod: &p8, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512}}
+	g := c8.GEMM(2*512*1024*384, 512*1024*2, 512*384*2)
+	gt := g.Time(&p8.Hardware)
 	ct, _ := p8.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, 512*1024*2)
 	og := gt * 132 / 116
-	got := c8.gemmComm(g, roofline.AllGather, 512*1024*2)
-	if want := max(og, ct) + min(og, ct)/8; !near(got.busy, want) || !near(got.tpExposed, want-gt) {
-		t.Errorf("overlapped GEMM: busy %g, exposed %g; want %g, %g", got.busy, got.tpExposed, want, want-gt)
+	got := c8.GEMMComm(g, roofline.AllGather, 512*1024*2)
+	if want := max(og, ct) + min(og, ct)/8; !near(got.Busy, want) || !near(got.TPExposed, want-gt) {
+		t.Errorf("overlapped GEMM: busy %g, exposed %g; want %g, %g", got.Busy, got.TPExposed, want, want-gt)
 	}
 
 	// Beside a data-parallel collective.
@@ -428,16 +429,16 @@ func TestOutputPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 32}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 32}}
 	fwd, bwd := c.output()
 	n, h, V := 32.0, 64.0, 1000.0
 	act := n * h * 2
 	gemm := act + h*V*2 + n*V*2
-	if want := (2*act + gemm + 38*n*V) / 1e12; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (2*act + gemm + 38*n*V) / 1e12; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (14*n*V + 2*gemm + 4*act) / 1e12; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (14*n*V + 2*gemm + 4*act) / 1e12; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
 }
 
@@ -592,13 +593,13 @@ func TestContextParallel(t *testing.T) {
 		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.CP, pl.DP, pl.NumMicro)
 	}
 	n, h, sq := 32.0, 64.0, 32.0
-	alone := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n, noComm: true}
+	alone := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, NoComm: true}}
 	fwd, bwd := alone.layer()
-	if want := (24*n*h*h + 2*n*sq*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (24*n*h*h + 2*n*sq*h + 62*n*h) / 1e12; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (48*n*h*h + 5*n*sq*h + 124*n*h) / 1e12; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (48*n*h*h + 5*n*sq*h + 124*n*h) / 1e12; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
 	// Half the whole micro-batch's causal attention: 2 x (2 x 2 s^2 h / 2).
 	if whole := 2 * (2 * 2 * sq * sq * h / 2); !near(2*n*sq*h, whole/2) {
@@ -613,25 +614,25 @@ func TestContextParallel(t *testing.T) {
 	bw, lat := p.Intra()
 	x := n*2*h*bf16/bw + lat
 	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n}}
 	fwdR, bwdR := c.layer()
-	if want := max(a, x) - a; !near(fwdR.cpExposed, want) || !near(fwdR.busy, fwd.busy+want) {
-		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.cpExposed, fwdR.busy, want)
+	if want := max(a, x) - a; !near(fwdR.CPExposed, want) || !near(fwdR.Busy, fwd.Busy+want) {
+		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.CPExposed, fwdR.Busy, want)
 	}
-	if want := 2*max(b, x) + x - 2*b; !near(bwdR.cpExposed, want) || !near(bwdR.busy, bwd.busy+want) {
-		t.Errorf("backward exchange exposed %g s (busy %g), want %g", bwdR.cpExposed, bwdR.busy, want)
+	if want := 2*max(b, x) + x - 2*b; !near(bwdR.CPExposed, want) || !near(bwdR.Busy, bwd.Busy+want) {
+		t.Errorf("backward exchange exposed %g s (busy %g), want %g", bwdR.CPExposed, bwdR.Busy, want)
 	}
 	// Four ranks (the coster's plan at C = 4, n = 16 tokens a GPU): the
 	// two middle backward steps carry K and V on and a gradient back.
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
 	p8.Hardware, p8.Kernels = flopHardware(), kernels.Node{}
-	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: &p8, tokens: n / 2}
-	c4.pl.CP = 4
+	c4 := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p8.Hardware, Pod: &p8, Tokens: n / 2}}
+	c4.Plan.CP = 4
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
 	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
 	b4 := 2.5 * a4
-	if f4, b4R := c4.layer(); !near(f4.cpExposed, 3*(max(a4, x4)-a4)) || !near(b4R.cpExposed, 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4) {
-		t.Errorf("cp=4: exposed %g forward, %g backward; want %g, %g", f4.cpExposed, b4R.cpExposed, 3*(max(a4, x4)-a4), 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4)
+	if f4, b4R := c4.layer(); !near(f4.CPExposed, 3*(max(a4, x4)-a4)) || !near(b4R.CPExposed, 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4) {
+		t.Errorf("cp=4: exposed %g forward, %g backward; want %g, %g", f4.CPExposed, b4R.CPExposed, 3*(max(a4, x4)-a4), 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4)
 	}
 	// Memory, TestMemory's GPT on one GPU against cp=2 on two.
 	m4 := transformer.GPT(4, 64, 4, 32, 128, 8)
@@ -693,19 +694,19 @@ func TestUnfusedAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}}
 	fwd, bwd := c.layer()
 	n, h, s, a := 64.0, 64.0, 32.0, 4.0
 	e := n * a * s
-	if want := (24*n*h*h + 4*n*s*h + 6*e + 62*n*h) / 1e12; !near(fwd.busy, want) {
-		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	if want := (24*n*h*h + 4*n*s*h + 6*e + 62*n*h) / 1e12; !near(fwd.Busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.Busy, want)
 	}
-	if want := (48*n*h*h + 8*n*s*h + 4*e + 124*n*h) / 1e12; !near(bwd.busy, want) {
-		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	if want := (48*n*h*h + 8*n*s*h + 4*e + 124*n*h) / 1e12; !near(bwd.Busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.Busy, want)
 	}
-	c.pl.Recompute = plan.SelectiveRecompute
-	if _, sel := c.layer(); !near(sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12) {
-		t.Errorf("selective recomputation: backward %g s, want %g", sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12)
+	c.Plan.Recompute = plan.SelectiveRecompute
+	if _, sel := c.layer(); !near(sel.Busy, bwd.Busy+(4*n*s*h+6*e)/1e12) {
+		t.Errorf("selective recomputation: backward %g s, want %g", sel.Busy, bwd.Busy+(4*n*s*h+6*e)/1e12)
 	}
 
 	// Memory: 5 bytes a score in each of the 2 layers, one micro-batch
@@ -755,11 +756,11 @@ func TestKorthikantiTable4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.TP, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
+		k := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1}, Tokens: float64(pl.MBS * m.Seq)}}
 		f, b := k.layer()
-		got, want := (f.busy+b.busy)*1e3, c.fwd+c.bwd
+		got, want := (f.Busy+b.Busy)*1e3, c.fwd+c.bwd
 		t.Logf("%-38s forward %.2f ms (published %.1f), backward %.2f ms (%.1f), combined %+.1f%%",
-			c.strategy, f.busy*1e3, c.fwd, b.busy*1e3, c.bwd, 100*(got/want-1))
+			c.strategy, f.Busy*1e3, c.fwd, b.Busy*1e3, c.bwd, 100*(got/want-1))
 		if math.Abs(got/want-1) > 0.10 {
 			t.Errorf("%s: one block %.2f ms, published %.1f ms: more than 10%% off", c.strategy, got, want)
 		}
@@ -791,12 +792,12 @@ func TestUnevenStages(t *testing.T) {
 		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
 	}
 	pl, _ := plan.Resolve(m, s, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 1024}}
 	lf, lb := c.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
-	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
-	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
+	first := 5*(lf.Busy+lb.Busy) + ef.Busy + eb.Busy
+	last := 3*(lf.Busy+lb.Busy) + of.Busy + ob.Busy
 	if want := 16 * max(first, last); !near(uneven.Compute, want) {
 		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
 	}
@@ -840,15 +841,15 @@ func TestBlockRecompute(t *testing.T) {
 		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
 	}
 	pl, _ := plan.Resolve(m, block, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2048}}
 	lf, lbFull := c.layer()
 	keep := *c
-	keep.pl.Recompute = plan.NoRecompute
+	keep.Plan.Recompute = plan.NoRecompute
 	_, lbKeep := keep.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
-	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
-	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
+	first := 4*lf.Busy + lbFull.Busy + 3*lbKeep.Busy + ef.Busy + eb.Busy
+	last := 4*lf.Busy + lbFull.Busy + 3*lbKeep.Busy + of.Busy + ob.Busy
 	if want := 16 * max(first, last); !near(rOne.Compute, want) {
 		t.Errorf("compute %g s, want %g", rOne.Compute, want)
 	}
@@ -886,12 +887,12 @@ func TestA100FlashAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &one.Hardware, pod: &one, tokens: 2 * 4096}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &one.Hardware, Pod: &one, Tokens: 2 * 4096}}
 	fa, fb := c.coreAttention()
 	for _, x := range []struct {
 		dir       string
 		got, want float64
-	}{{"forward", fa.busy, 1.508594062521953e-3}, {"backward", fb.busy, 4.370133593813594e-3}} {
+	}{{"forward", fa.Busy, 1.508594062521953e-3}, {"backward", fb.Busy, 4.370133593813594e-3}} {
 		if math.Abs(x.got/x.want-1) > 1e-9 {
 			t.Errorf("flash %s %g s, want %g", x.dir, x.got, x.want)
 		}
@@ -902,10 +903,10 @@ func TestA100FlashAttention(t *testing.T) {
 		t.Fatal("dgx-a100: want the unfused attention of Megatron-LM's 2022 runs")
 	}
 	unf, _ := plan.PodOf("dgx-a100", 1)
-	pc := &coster{m: m, pl: pl, h: &unf.Hardware, pod: &unf, tokens: 2 * 4096}
-	uf, ub := pc.unfusedAttention()
-	if fa, fb := pc.coreAttention(); fa.busy != uf || fb.busy != ub {
-		t.Errorf("dgx-a100: core attention %g/%g s, want the unfused %g/%g", fa.busy, fb.busy, uf, ub)
+	pc := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &unf.Hardware, Pod: &unf, Tokens: 2 * 4096}}
+	uf, ub := pc.UnfusedAttention()
+	if fa, fb := pc.coreAttention(); fa.Busy != uf || fb.Busy != ub {
+		t.Errorf("dgx-a100: core attention %g/%g s, want the unfused %g/%g", fa.Busy, fb.Busy, uf, ub)
 	}
 	bare := plain
 	bare.Kernels.Attention = nil

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/eager"
-	"github.com/placer/placer/graph"
-
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
 // This file is docs/stacks.md's worked example of adding a stack: a new
@@ -91,7 +90,7 @@ var _ eagerStack = splitMLPLayers{}
 func (splitMLPLayers) Name() string { return "llama.py-split-mlp" }
 
 func (l splitMLPLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.pl.Run)
+	impl, loop := l.experts(c.Plan.Run)
 	return l.moe(c, impl, loop)
 }
 

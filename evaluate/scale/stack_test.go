@@ -87,9 +87,9 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 		}
 		cc := stackCoster(t, stackMoE, k, "dgx-h100:1")
 		f, b, _ := cc.moe()
-		if f.launches-f0.launches != c.dFwd || b.launches-b0.launches != c.dBwd || f.syncs != c.syncsFwd || b.syncs != 0 {
+		if f.Launches-f0.Launches != c.dFwd || b.Launches-b0.Launches != c.dBwd || f.Syncs != c.syncsFwd || b.Syncs != 0 {
 			t.Errorf("%s: launches %+g forward, %+g backward, syncs %g, %g; want %+g, %+g, %g, 0", c.keys,
-				f.launches-f0.launches, b.launches-b0.launches, f.syncs, b.syncs, c.dFwd, c.dBwd, c.syncsFwd)
+				f.Launches-f0.Launches, b.Launches-b0.Launches, f.Syncs, b.Syncs, c.dFwd, c.dBwd, c.syncsFwd)
 		}
 	}
 }
@@ -103,14 +103,14 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 func TestStackAllGatherVolume(t *testing.T) {
 	for _, imb := range []string{"", ",imbalance=2"} {
 		c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather"+imb, "dgx-h100:1")
-		got := c.dispatchComm(0, 0, 4096)
+		got := dispatcherOf(&c.Shard).DispatchComm(0, 0, 4096)
 		grp := plan.Group{PerNode: 8, Nodes: 1}
 		G := 8.0 * 4096
-		ag, _ := c.pod.Collective(roofline.AllGather, grp, G*2048*2)
-		mp, _ := c.pod.Collective(roofline.AllGather, grp, G*128*3)
-		rs, _ := c.pod.Collective(roofline.ReduceScatter, grp, G*2048*2)
-		if !near(got.busy, ag+mp+rs) || got.launches != 4 {
-			t.Errorf("imbalance %q: %g s in %g launches, want %g in 4", imb, got.busy, got.launches, ag+mp+rs)
+		ag, _ := c.Pod.Collective(roofline.AllGather, grp, G*2048*2)
+		mp, _ := c.Pod.Collective(roofline.AllGather, grp, G*128*3)
+		rs, _ := c.Pod.Collective(roofline.ReduceScatter, grp, G*2048*2)
+		if !near(got.Busy, ag+mp+rs) || got.Launches != 4 {
+			t.Errorf("imbalance %q: %g s in %g launches, want %g in 4", imb, got.Busy, got.Launches, ag+mp+rs)
 		}
 	}
 }
@@ -128,12 +128,12 @@ func TestStackDeepEPReceived(t *testing.T) {
 		return p
 	}
 	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex", "dgx-h100:1")
-	recv, rdma := c.deepEPReceived(1000)
+	recv, rdma := dispatcherOf(&c.Shard).DeepEPReceived(1000)
 	if want := 1000 * 8 * (1 - miss(128, 16, 8)); !near(recv, want) || rdma != 0 {
 		t.Errorf("EP 8: received %g, RDMA %g; want %g, 0", recv, rdma, want)
 	}
 	c = stackCoster(t, "qwen3-235b-a22b:seq=4096,batch=2048", "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,dispatcher=flex,embedding-layer=on,loss-layer=on", "dgx-h100:32")
-	recv, rdma = c.deepEPReceived(1000)
+	recv, rdma = dispatcherOf(&c.Shard).DeepEPReceived(1000)
 	if want := 1000 * 32 * (1 - miss(128, 4, 8)); !near(recv, want) {
 		t.Errorf("EP 32: received %g, want %g", recv, want)
 	}
@@ -212,8 +212,8 @@ func TestStackGraphs(t *testing.T) {
 	}
 	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,cuda-graphs=dense", "dgx-h100:1")
 	f, _ := c.layer()
-	if f.syncs != 1 || f.replays != 1 {
-		t.Errorf("dense graphs on an MoE layer: %g syncs, %g replays; want 1 and 1 (the attention's)", f.syncs, f.replays)
+	if f.Syncs != 1 || f.Replays != 1 {
+		t.Errorf("dense graphs on an MoE layer: %g syncs, %g replays; want 1 and 1 (the attention's)", f.Syncs, f.Replays)
 	}
 }
 
@@ -323,9 +323,9 @@ func TestEagerStacks(t *testing.T) {
 	for _, plan := range []string{"dp=8,mbs=2,stack=torchtitan-0.2", "dp=8,mbs=2,stack=torch-eager", "dp=8,mbs=2,stack=hf-eager-bf16"} {
 		c := stackCoster(t, w, plan, pod)
 		ef, eb := c.block(false)
-		if !(ef.busy > ff.busy && eb.busy > fb.busy && ef.launches > ff.launches && eb.launches > fb.launches) {
+		if !(ef.Busy > ff.Busy && eb.Busy > fb.Busy && ef.Launches > ff.Launches && eb.Launches > fb.Launches) {
 			t.Errorf("%s: eager %.2f/%.2f ms, %g/%g launches; fused %.2f/%.2f ms, %g/%g: want more of each",
-				plan, ef.busy*1e3, eb.busy*1e3, ef.launches, eb.launches, ff.busy*1e3, fb.busy*1e3, ff.launches, fb.launches)
+				plan, ef.Busy*1e3, eb.Busy*1e3, ef.Launches, eb.Launches, ff.Busy*1e3, fb.Busy*1e3, ff.Launches, fb.Launches)
 		}
 	}
 }

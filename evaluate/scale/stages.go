@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -38,29 +39,29 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)
 	mrec := min(max(kk-drec, 0), layers-dense)
-	st.fwd = scalePhase(k.layerFwd, layers-dense)
-	st.bwd = scalePhase(k.layerBwd, mrec).plus(scalePhase(k.layerBwdKeep, layers-dense-mrec))
+	st.fwd = cost.Scale(k.layerFwd, layers-dense)
+	st.bwd = cost.Scale(k.layerBwd, mrec).Plus(cost.Scale(k.layerBwdKeep, layers-dense-mrec))
 	if dn > 0 {
-		st.fwd = st.fwd.plus(scalePhase(k.denseFwd, dense))
-		st.bwd = st.bwd.plus(scalePhase(k.denseBwd, drec)).plus(scalePhase(k.denseBwdKeep, dense-drec))
+		st.fwd = st.fwd.Plus(cost.Scale(k.denseFwd, dense))
+		st.bwd = st.bwd.Plus(cost.Scale(k.denseBwd, drec)).Plus(cost.Scale(k.denseBwdKeep, dense-drec))
 	}
 	if s == 0 {
-		st.fwd, st.bwd = st.fwd.plus(k.embedFwd), st.bwd.plus(k.embedBwd)
+		st.fwd, st.bwd = st.fwd.Plus(k.embedFwd), st.bwd.Plus(k.embedBwd)
 	}
 	if s == pl.PP-1 {
-		st.fwd, st.bwd = st.fwd.plus(k.outputFwd), st.bwd.plus(k.outputBwd)
+		st.fwd, st.bwd = st.fwd.Plus(k.outputFwd), st.bwd.Plus(k.outputBwd)
 		if m.MTP > 0 {
-			st.fwd, st.bwd = st.fwd.plus(k.mtpFwd), st.bwd.plus(k.mtpBwd)
+			st.fwd, st.bwd = st.fwd.Plus(k.mtpFwd), st.bwd.Plus(k.mtpBwd)
 		}
 	}
-	fsdp2Copies(st, pl, k.c.pod, s)
+	fsdp2Copies(st, pl, k.c.Pod, s)
 	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
 		// A backward's mean over the layers recomputed and those kept.
-		b := scalePhase(k.layerBwd, mrec/n).plus(scalePhase(k.layerBwdKeep, (n-mrec)/n))
+		b := cost.Scale(k.layerBwd, mrec/n).Plus(cost.Scale(k.layerBwdKeep, (n-mrec)/n))
 		st.moeLayers = n
 		st.ep = epParts{
-			attnF: k.layerFwd.busy - k.layerFwd.epExposed - k.mlp[0], mlpF: k.mlp[0], commF: k.layerFwd.epExposed,
-			attnB: b.busy - b.epExposed - k.mlp[1], mlpB: k.mlp[1], commB: b.epExposed,
+			attnF: k.layerFwd.Busy - k.layerFwd.EPExposed - k.mlp[0], mlpF: k.mlp[0], commF: k.layerFwd.EPExposed,
+			attnB: b.Busy - b.EPExposed - k.mlp[1], mlpB: k.mlp[1], commB: b.EPExposed,
 		}
 	}
 }
@@ -74,12 +75,12 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
 	var busiestTP, busiestCP, busiestEP, busiestHost float64
 	for _, st := range stages {
-		t := st.fwd.busy + st.bwd.busy
+		t := st.fwd.Busy + st.bwd.Busy
 		sum += t
 		if t > busiest {
-			busiest, busiestTP, busiestCP = t, st.fwd.tpExposed+st.bwd.tpExposed, st.fwd.cpExposed+st.bwd.cpExposed
-			busiestEP = st.fwd.epExposed + st.bwd.epExposed
-			busiestHost = st.fwd.hostExposed + st.bwd.hostExposed
+			busiest, busiestTP, busiestCP = t, st.fwd.TPExposed+st.bwd.TPExposed, st.fwd.CPExposed+st.bwd.CPExposed
+			busiestEP = st.fwd.EPExposed + st.bwd.EPExposed
+			busiestHost = st.fwd.HostExposed + st.bwd.HostExposed
 		}
 	}
 	M := float64(r.Plan.NumMicro)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -47,10 +48,10 @@ func TestTorchaoWeightCastsByHand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if pl.NumMicro != 4 || !torchao(&pl) {
-			t.Fatalf("%s: %d micro-batches, torchao %v; want 4, true", c.name, pl.NumMicro, torchao(&pl))
+		if pl.NumMicro != 4 || !mechanisms.TorchaoOn(&pl) {
+			t.Fatalf("%s: %d micro-batches, torchao %v; want 4, true", c.name, pl.NumMicro, mechanisms.TorchaoOn(&pl))
 		}
-		if got := torchaoWeightCasts(&pl, &p.Hardware, 1e9); !close5(got, c.want) {
+		if got := mechanisms.TorchaoWeightCasts(&pl, &p.Hardware, 1e9); !close5(got, c.want) {
 			t.Errorf("%s: %.7g s a step; by hand %.7g", c.name, got, c.want)
 		}
 	}
@@ -88,14 +89,14 @@ func TestFP8GatherByHand(t *testing.T) {
 	}
 	off := pl
 	off.FP8Gather = false
-	if got, bf := gatheredBytes(&pl, &p, 1e9, 0.8e9), gatheredBytes(&off, &p, 1e9, 0.8e9); got != 1.2e9 || bf != 2e9 {
+	if got, bf := mechanisms.GatheredBytes(&pl, &p, 1e9, 0.8e9), mechanisms.GatheredBytes(&off, &p, 1e9, 0.8e9); got != 1.2e9 || bf != 2e9 {
 		t.Errorf("gathered %g B, %g B without; by hand 1.2e9, 2e9", got, bf)
 	}
 	var st stageCost
 	st.Params, st.Layers = 1e9, 0.8e9
 	fsdp2Copies(&st, &pl, &p, 0)
-	if !close5(st.fwd.busy, 0.847845e-3) || !close5(st.bwd.busy, 2.398060e-3) || st.fwd.launches != 3 || st.bwd.launches != 4 {
-		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.busy, st.fwd.launches, st.bwd.busy, st.bwd.launches)
+	if !close5(st.fwd.Busy, 0.847845e-3) || !close5(st.bwd.Busy, 2.398060e-3) || st.fwd.Launches != 3 || st.bwd.Launches != 4 {
+		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches)
 	}
 	g, _ := fsdp2SideCopies(&pl, &p, 1.25e8, 1e8, 14)
 	if _, gh := g.Share(); !close5(g.Time, 1.110522e-3) || !close5(gh*g.Time, 2.55e9) {
@@ -110,7 +111,7 @@ func TestFP8GatherByHand(t *testing.T) {
 	}
 	_, dpG := pl.Groups(p, 0)
 	ar := p.StateCollective(roofline.AllReduce, dpG, 4*14)
-	if got := fp8GatherScales(&p, dpG, 1e8, 14); ar <= 0 || !close5(got-ar, 0.189204e-3) {
+	if got := mechanisms.FP8GatherScales(&p, dpG, 1e8, 14); ar <= 0 || !close5(got-ar, 0.189204e-3) {
 		t.Errorf("scales: %.7g s less the all-reduce's %.4g; by hand 0.189204 ms", got-ar, ar)
 	}
 }

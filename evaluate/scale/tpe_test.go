@@ -61,17 +61,17 @@ func TestGroupedByTokensPerExpert(t *testing.T) {
 		var k kernel
 		switch l.Name {
 		case l.Model + ".fc1.grouped":
-			k = kernel{class: graph.ClassMatMul, flops: 2 * rows * h * 2 * fe, read: rows*h*bf16 + local*h*2*fe*bf16, writes: rows * 2 * fe * bf16}
-			k.flops /= p.Kernels.GroupedEff(local, l.TPE, 2*fe)
+			k = kernel{Class: graph.ClassMatMul, FLOPs: 2 * rows * h * 2 * fe, Read: rows*h*bf16 + local*h*2*fe*bf16, Writes: rows * 2 * fe * bf16}
+			k.FLOPs /= p.Kernels.GroupedEff(local, l.TPE, 2*fe)
 		case l.Model + ".fc2.grouped":
-			k = kernel{class: graph.ClassMatMul, flops: 2 * rows * fe * h, read: rows*fe*bf16 + local*fe*h*bf16, writes: rows * h * bf16}
-			k.flops /= p.Kernels.GroupedEff(local, l.TPE, h)
+			k = kernel{Class: graph.ClassMatMul, FLOPs: 2 * rows * fe * h, Read: rows*fe*bf16 + local*fe*h*bf16, Writes: rows * h * bf16}
+			k.FLOPs /= p.Kernels.GroupedEff(local, l.TPE, h)
 		default:
 			continue
 		}
-		e := k.time(&p.Hardware)/l.Seconds - 1
+		e := k.Time(&p.Hardware)/l.Seconds - 1
 		if math.Abs(e) > 0.35 {
-			t.Errorf("%s at %g tokens an expert: predicted %.1f us, measured %.1f (%+.0f%%)", l.Name, l.TPE, 1e6*k.time(&p.Hardware), 1e6*l.Seconds, 100*e)
+			t.Errorf("%s at %g tokens an expert: predicted %.1f us, measured %.1f (%+.0f%%)", l.Name, l.TPE, 1e6*k.Time(&p.Hardware), 1e6*l.Seconds, 100*e)
 		}
 		sum += math.Abs(e)
 		n++

@@ -35,15 +35,15 @@ func TestExpertWgrad(t *testing.T) {
 		{"tp2 ep32", "tp=2,ep=32,etp=1,dp=128,mbs=1,sp=on,stack=model-zoo-moe-dev", 16384 * 4096, 16384 * 3072, 4 * 4096 * 3072, 4, false},
 	} {
 		cc := stackCoster(t, w, c.strategy, "dgx-h100:32")
-		fc1 := cc.lgemm(2*c.in*3072, c.in*bf16+c.wt*bf16, c.out*bf16)
-		g := cc.back(fc1)
+		fc1 := cc.LGEMM(2*c.in*3072, c.in*bf16+c.wt*bf16, c.out*bf16)
+		g := cc.Back(fc1)
 		wg := cc.expertWgrad(g, c.in, c.out, c.wt)
-		if want := 2*(c.in+c.out) + 2*c.gb*c.wt; !near(wg.read+wg.writes, want) || wg.flops != g.flops {
-			t.Errorf("%s: %g bytes, %g FLOPs; want %g, %g", c.name, wg.read+wg.writes, wg.flops, want, g.flops)
+		if want := 2*(c.in+c.out) + 2*c.gb*c.wt; !near(wg.Read+wg.Writes, want) || wg.FLOPs != g.FLOPs {
+			t.Errorf("%s: %g bytes, %g FLOPs; want %g, %g", c.name, wg.Read+wg.Writes, wg.FLOPs, want, g.FLOPs)
 		}
-		h := cc.h
-		mem := h.Launch + (wg.read+wg.writes)/(h.MemBandwidth*h.MemEff[graph.ClassMatMul])
-		got, data := wg.time(h), g.time(h)
+		h := cc.H
+		mem := h.Launch + (wg.Read+wg.Writes)/(h.MemBandwidth*h.MemEff[graph.ClassMatMul])
+		got, data := wg.Time(h), g.Time(h)
 		if c.memoryBound && (!near(got, mem) || !(got > data)) {
 			t.Errorf("%s: %g s, want the bytes' %g, above the data gradient's %g", c.name, got, mem, data)
 		}
@@ -52,7 +52,7 @@ func TestExpertWgrad(t *testing.T) {
 		}
 	}
 	tt := stackCoster(t, w, "ep=8,dp=256,mbs=1,stack=torchtitan-0.2,compile=on", "dgx-h100:32")
-	g := kernel{class: graph.ClassMatMul, flops: 1e9, read: 3e6, writes: 1e6}
+	g := kernel{Class: graph.ClassMatMul, FLOPs: 1e9, Read: 3e6, Writes: 1e6}
 	if got := tt.expertWgrad(g, 1e6, 1e6, 5e5); got != g {
 		t.Errorf("torchtitan: %+v, want %+v", got, g)
 	}

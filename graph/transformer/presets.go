@@ -71,7 +71,7 @@ var presets = map[string]Spec{
 	// 32, beta_slow 1, original_max_position_embeddings 4,096). Left
 	// out: the biases' parameters (0.01%) and the attention sinks (one
 	// scalar a head; Transformer Engine's cuDNN attention takes them in
-	// its kernel, cost_gptoss.go).
+	// its kernel, evaluate/scale/families/gptoss.go).
 	"gpt-oss-120b": {Family: "llama", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, FFN: 2880, Seq: 4096, Vocab: 201088, Batch: 1,
 		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880, Window: 128, WindowEvery: 2,
 		Config: ModelConfig{LinearBias: true, SwiGLULimit: 7, RopeScaling: "yarn", RopeFactor: 32, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096}},

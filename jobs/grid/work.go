@@ -80,6 +80,18 @@ type Listed struct {
 	File string `json:"file"`
 }
 
+// RoundCell is a cell of training in rounds (pre-training, REGAL's
+// training) as --list-cells prints it: Listed's fields (the graph, known
+// only once the round runs, left out) and the cell's round.
+type RoundCell struct {
+	Index  int    `json:"index"`
+	Round  int    `json:"round"`
+	Method string `json:"method"`
+	Budget string `json:"budget"`
+	Seed   uint64 `json:"seed"`
+	File   string `json:"file"`
+}
+
 // ManifestFile, in a report's --dir, lists the cells (Listed, one JSON
 // line each, files relative to the dir) of the grid the dir was first
 // run with in cells: a process of One or Worker that numbers them

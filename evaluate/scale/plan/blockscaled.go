@@ -7,7 +7,7 @@ import (
 
 // The block-scaled formats (fp8=mxfp8, fp4=nvfp4) as the plan language
 // reads them: their keys, and their refusal on GPUs without block-scaled
-// tensor cores; what they cost is evaluate/scale's (blockscaled.go).
+// tensor cores; what they cost is evaluate/scale/mechanisms' (blockscaled.go).
 
 // BlockScaled is whether recipe is one of the block-scaled formats.
 func BlockScaled(recipe string) bool { return recipe == FP8MX || recipe == FP4NV }

@@ -2,8 +2,8 @@ package plan
 
 // torchao's float8 all-gather under FSDP2 (fp8gather=on): what the
 // tensorwise recipe (fp8=current on a torchtitan stack) gathers, as the
-// plan language reads it; its costs are evaluate/scale's
-// (cost_torchao.go).
+// plan language reads it; its costs are evaluate/scale/mechanisms'
+// (torchao.go).
 //
 // torchtitan's float8 converter (torchtitan/components/quantization/
 // float8.py at v0.2.0, Float8LinearConverter.__init__) passes

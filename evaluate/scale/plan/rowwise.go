@@ -5,7 +5,7 @@ import "github.com/placer/placer/evaluate/scale/kernels"
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp)
 // as the plan language reads them: their keys, their refusal on stacks
 // that do not run torchao, and the speed of their GEMMs; what they cost
-// besides is evaluate/scale's (rowwise.go).
+// besides is evaluate/scale/mechanisms' (rowwise.go).
 //
 // torchao's Float8LinearConfig.from_recipe_name (pytorch/ao
 // torchao/float8/config.py at 36027d8, v0.18.0-rc1+48), which torchtitan's

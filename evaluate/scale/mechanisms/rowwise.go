@@ -1,9 +1,20 @@
-package scale
+package mechanisms
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
+
+// Rowwise is torchao's float8 rowwise recipes: their casts forward and backward (Casts, BwdCasts, RowwiseBwd, RowwiseInput), registered for what a step's figure rests on where
+// the plan's recipe is one of them and its GEMMs run in FP8 or FP4.
+type Rowwise struct{}
+
+// Name is the mechanism's registered name.
+func (Rowwise) Name() string { return "fp8-rowwise" }
+
+// Prices is whether s's recipe is one of them, priced in FP8 or FP4.
+func (Rowwise) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 && plan.Rowwise(s.Plan.FP8) }
 
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp;
 // plan/rowwise.go says what each casts and which GEMMs run in FP8):
@@ -47,29 +58,29 @@ import (
 // with rowwise scaling, all distributed communication is done in high
 // precision": the tensor-parallel all-gathers carry BF16 (tpBytes).
 
-// rowwiseCast is the cast of e elements along their rows: one pass.
-func rowwiseCast(e float64) kernel {
-	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}
+// RowwiseCast is the cast of e elements along their rows: one pass.
+func RowwiseCast(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}
 }
 
-// columnAmax is the amax pass of a cast along the columns of e elements.
-func columnAmax(e float64) kernel {
-	return kernel{class: graph.ClassReduction, flops: e, read: 2 * e}
+// ColumnAmax is the amax pass of a cast along the columns of e elements.
+func ColumnAmax(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}
 }
 
 // rowwiseCasts is the casts of GEMM inputs of es elements each under a
 // rowwise recipe, forward (bwd false) or backward, as a phase.
-func (c *coster) rowwiseCasts(bwd bool, es ...float64) phase {
-	var p phase
+func (c fp8) rowwiseCasts(bwd bool, es ...float64) cost.Phase {
+	var p cost.Phase
 	for _, e := range es {
 		if e <= 0 {
 			continue
 		}
-		p.busy += rowwiseCast(e).time(c.h)
-		p.launches++
-		if bwd && c.pl.FP8 == plan.FP8Rowwise {
-			p.busy += 2*rowwiseCast(e).time(c.h) + 2*columnAmax(e).time(c.h)
-			p.launches += 4
+		p.Busy += RowwiseCast(e).Time(c.H)
+		p.Launches++
+		if bwd && c.Plan.FP8 == plan.FP8Rowwise {
+			p.Busy += 2*RowwiseCast(e).Time(c.H) + 2*ColumnAmax(e).Time(c.H)
+			p.Launches += 4
 		}
 	}
 	return p
@@ -77,11 +88,11 @@ func (c *coster) rowwiseCasts(bwd bool, es ...float64) phase {
 
 // bwdCasts is the backward's casts of GEMM inputs of es elements each:
 // casts' under every recipe but the rowwise ones (rowwiseCasts).
-func (c *coster) bwdCasts(es ...float64) phase {
-	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+func (c fp8) bwdCasts(es ...float64) cost.Phase {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
 		return c.rowwiseCasts(true, es...)
 	}
-	if c.fp8 > 0 && c.pl.FP8 == plan.FP8Current && c.pl.Software.Framework() == plan.FrameworkTorchTitan {
+	if c.FP8Fwd > 0 && c.Plan.FP8 == plan.FP8Current && c.Plan.Software.Framework() == plan.FrameworkTorchTitan {
 		return c.torchaoTensorwiseBwd(es...)
 	}
 	return c.casts(es...)
@@ -101,16 +112,16 @@ func (c *coster) bwdCasts(es ...float64) phase {
 // casts the BF16 input again instead of copying a saved float8 one
 // (matmul_with_hp_or_float8_args saves input_hp): 5 bytes where this
 // counts 2, left out as the stack does not say which torchao runs.
-func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
+func (c fp8) torchaoTensorwiseBwd(es ...float64) cost.Phase {
 	p := c.casts(es...)
 	for _, e := range es {
 		if e <= 0 {
 			continue
 		}
-		two := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: 2 * e}.time(c.h)
-		one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
-		p.busy += two - one + kernel{class: graph.ClassElementwise, read: e, writes: e}.time(c.h)
-		p.launches++
+		two := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: 2 * e}.Time(c.H)
+		one := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}.Time(c.H)
+		p.Busy += two - one + cost.Kernel{Class: graph.ClassElementwise, Read: e, Writes: e}.Time(c.H)
+		p.Launches++
 	}
 	return p
 }
@@ -133,11 +144,11 @@ func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
 // rowwiseInput is the share of a block's n x h activation that the
 // first GEMMs' input cast covers: all of it under a rowwise recipe (cast
 // after the BF16 all-gather), else the sequence share (c.sp).
-func (c *coster) rowwiseInput() float64 {
-	if plan.Rowwise(c.pl.FP8) {
+func (c fp8) rowwiseInput() float64 {
+	if plan.Rowwise(c.Plan.FP8) {
 		return 1
 	}
-	return c.sp()
+	return c.SP()
 }
 
 // rowwiseBwd is the backward's casts under a rowwise recipe of linears
@@ -146,21 +157,21 @@ func (c *coster) rowwiseInput() float64 {
 // amax and a cast pass), each output gradient along its rows for the
 // input gradient and along its columns for the weight gradient;
 // rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
-func (c *coster) rowwiseBwd(ins, outs []float64) phase {
-	var p phase
-	full := c.pl.FP8 == plan.FP8Rowwise
+func (c fp8) rowwiseBwd(ins, outs []float64) cost.Phase {
+	var p cost.Phase
+	full := c.Plan.FP8 == plan.FP8Rowwise
 	for _, g := range outs {
-		p.busy += rowwiseCast(g).time(c.h)
-		p.launches++
+		p.Busy += RowwiseCast(g).Time(c.H)
+		p.Launches++
 		if full {
-			p.busy += columnAmax(g).time(c.h) + rowwiseCast(g).time(c.h)
-			p.launches += 2
+			p.Busy += ColumnAmax(g).Time(c.H) + RowwiseCast(g).Time(c.H)
+			p.Launches += 2
 		}
 	}
 	for _, e := range ins {
 		if full {
-			p.busy += columnAmax(e).time(c.h) + rowwiseCast(e).time(c.h)
-			p.launches += 2
+			p.Busy += ColumnAmax(e).Time(c.H) + RowwiseCast(e).Time(c.H)
+			p.Launches += 2
 		}
 	}
 	return p

@@ -1,18 +1,37 @@
-package scale
+package mechanisms
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
-// ringMsg is what a GPU's ring moves and merges: kv the bytes of its K
-// and V as the ring exchanges them (BF16; the query heads' count of
-// them where the model repeats its key-value heads before the kernel),
-// out the elements of its attention output (and of dQ).
-type ringMsg struct{ kv, out float64 }
+// Ring is the context-parallel exchange of a layer's attention as the
+// plan's stack runs it (Settings.CPRing): Transformer Engine's ring of
+// point-to-point sends (ringP2P), its all-gather of K and V
+// (kvAllGather), or torch's ring with its all-gather or all-to-all
+// rotater (torchRing), eager or compiled. It prices a plan with context
+// parallelism (CP above 1); without, the fused kernel alone.
+type Ring struct{}
 
-// ringAttention is fused attention f (forward, or backward) on one GPU
+var _ cost.CPAttention = Ring{}
+
+// Name is the ring's registered name.
+func (Ring) Name() string { return "cp-ring" }
+
+// Prices is whether s's plan splits the sequence over CP ranks.
+func (Ring) Prices(s *cost.Shard) bool { return s.Plan.CP > 1 }
+
+// Attention is fused attention f with s's ring (ring.attention).
+func (Ring) Attention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
+	return ring{s}.attention(f, backward, msg)
+}
+
+// ring is the shard a ring's calls and exchanges are priced on.
+type ring struct{ *cost.Shard }
+
+// attention is fused attention f (forward, or backward) on one GPU
 // with its context-parallel ring, as the plan's stack runs it
 // (Settings.CPRing). f is the GPU's whole share of the scores: with C
 // ranks the sequence is cut into 2C chunks of s/(2C) tokens, rank i
@@ -33,36 +52,36 @@ type ringMsg struct{ kv, out float64 }
 // ring's (torchRing: ringAllGather's or ringAllToAll's run eager,
 // ringTraced's compiled, compile=on: Settings.Eager false). Without
 // context parallelism it is the kernel.
-func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
-	C := c.pl.CP
+func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
+	C := c.Plan.CP
 	if C <= 1 {
 		// One fused kernel forward; the backward's main kernel and its
 		// preprocessing (the output's and its gradient's row sums).
-		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
+		return cost.Phase{Busy: c.Attention(f, backward), Launches: map[bool]float64{false: 1, true: 2}[backward]}
 	}
-	if c.pl.Run.CPRing == plan.CPRingKVAllGather {
+	if c.Plan.Run.CPRing == plan.CPRingKVAllGather {
 		return c.kvAllGather(f, backward, msg)
 	}
-	f.k.flops /= float64(C)
+	f.K.FLOPs /= float64(C)
 	steps := make([]float64, C)
-	steps[0] = c.attention(f, backward)
-	f.tail = 0
-	full := c.attention(f, backward)
+	steps[0] = c.Attention(f, backward)
+	f.Tail = 0
+	full := c.Attention(f, backward)
 	for i := 1; i < C; i++ {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if r := c.pl.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
+	if r := c.Plan.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
 		return c.torchRing(steps, backward, msg, compute)
 	}
-	busy := ringP2P(steps, backward, c.cpSend(msg.kv), c.cpSend(2*msg.kv))
+	busy := ringP2P(steps, backward, c.cpSend(msg.KV), c.cpSend(2*msg.KV))
 	// C calls and a send and a receive between each two (twice that
 	// backward: the K and V chunk on, the gradient back).
 	sends := 2 * float64(C-1)
 	if backward {
 		sends *= 2
 	}
-	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+	return cost.Phase{Busy: busy, CPExposed: busy - compute, Launches: float64(C) + sends}
 }
 
 // kvAllGather is fused attention f (forward, or backward) on one GPU of
@@ -95,48 +114,48 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 // chunk meets every key of the sequence, C times the row of the rank's
 // own 2 chunks (f.tail), and the ranks wait on the slowest at the next
 // collective. Two calls' fixed terms.
-func (c *coster) kvAllGather(f fusedAttn, backward bool, msg ringMsg) phase {
-	C := float64(c.pl.CP)
-	f.tail *= C
-	calls := c.attention(f, backward)
-	if len(c.pod.Kernels.Attention) > 0 && !c.pod.Kernels.UnfusedAttention {
-		k := c.pod.Kernels.Attention[0].Fwd
+func (c ring) kvAllGather(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
+	C := float64(c.Plan.CP)
+	f.Tail *= C
+	calls := c.Attention(f, backward)
+	if len(c.Pod.Kernels.Attention) > 0 && !c.Pod.Kernels.UnfusedAttention {
+		k := c.Pod.Kernels.Attention[0].Fwd
 		if backward {
-			k = c.pod.Kernels.Attention[0].Bwd
+			k = c.Pod.Kernels.Attention[0].Bwd
 		}
 		calls += k.T0 // the second call's launch and last wave
 	}
-	ag := c.cpAllGather(C * msg.kv) // every rank's K and V, BF16
+	ag := c.cpAllGather(C * msg.KV) // every rank's K and V, BF16
 	comm, launches := ag, 2.0+2     // the K and V gathers, the two calls
 	if backward {
-		comm += c.cpReduceScatter(C * msg.kv) // dK and dV
+		comm += c.cpReduceScatter(C * msg.KV) // dK and dV
 		launches += 2
 	}
-	return phase{busy: calls + comm, cpExposed: comm, launches: launches}
+	return cost.Phase{Busy: calls + comm, CPExposed: comm, Launches: launches}
 }
 
 // torchRing is torch's ring of calls steps (compute seconds in all) with
 // its all-gather or all-to-all rotater (Settings.CPRing), eager or
 // compiled, and its FP32 merges on the compute stream (ringMerges).
-func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute float64) phase {
+func (c ring) torchRing(steps []float64, backward bool, msg cost.RingMsg, compute float64) cost.Phase {
 	C := float64(len(steps))
 	merges := c.ringMerges(backward, msg)
 	var eagerLaunches float64
-	if c.pl.Run.Eager {
+	if c.Plan.Run.Eager {
 		merges, eagerLaunches = c.ringMergesEager(backward, msg)
 	}
-	x, xd := c.cpSend(msg.kv), c.cpSend(2*msg.kv) // K and V (BF16) to the next rank; dK and dV (FP32)
+	x, xd := c.cpSend(msg.KV), c.cpSend(2*msg.KV) // K and V (BF16) to the next rank; dK and dV (FP32)
 	var busy, launches float64
-	if c.pl.Run.CPRing == plan.CPRingAllGather {
-		ag := c.cpAllGather(C * msg.kv)
-		if c.pl.Run.Eager {
+	if c.Plan.Run.CPRing == plan.CPRingAllGather {
+		ag := c.cpAllGather(C * msg.KV)
+		if c.Plan.Run.Eager {
 			busy = ringAllGather(steps, backward, ag, xd)
 		} else {
 			busy = ringTraced(steps, backward, ag, 0, xd)
 		}
 		launches = 2*C + 1 // the calls, the merges, the all-gather
 	} else {
-		if c.pl.Run.Eager {
+		if c.Plan.Run.Eager {
 			busy = ringAllToAll(steps, backward, x, xd)
 		} else {
 			busy = ringTraced(steps, backward, 0, x, xd)
@@ -146,11 +165,11 @@ func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute 
 	if backward {
 		launches += C // the gradients' all-to-alls
 	}
-	if c.pl.Run.Eager {
+	if c.Plan.Run.Eager {
 		launches += eagerLaunches - C // the merges op by op, not one a step
 	}
 	busy += merges
-	return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
+	return cost.Phase{Busy: busy, CPExposed: busy - compute - merges, Launches: launches}
 }
 
 // ringP2P is Transformer Engine's p2p ring of calls a (seconds each, in
@@ -271,16 +290,16 @@ func ringTraced(a []float64, backward bool, ag, x, xd float64) float64 {
 // the result cast back (4 + 2); backward, each step's dQ added into an
 // FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
 // bytes an element) and those copied into the buffer sent on (4 + 4).
-func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
-	C := float64(c.pl.CP)
+func (c ring) ringMerges(backward bool, msg cost.RingMsg) float64 {
+	C := float64(c.Plan.CP)
 	pass := func(elems, read, write float64) float64 {
-		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(c.H)
 	}
 	if !backward {
-		return C*pass(msg.out, 6, 4) + pass(msg.out, 4, 2)
+		return C*pass(msg.Out, 6, 4) + pass(msg.Out, 4, 2)
 	}
-	kv := msg.kv / bf16
-	return C * (pass(msg.out, 6, 4) + pass(kv, 6, 4) + pass(kv, 4, 4))
+	kv := msg.KV / cost.BF16
+	return C * (pass(msg.Out, 6, 4) + pass(kv, 6, 4) + pass(kv, 4, 4))
 }
 
 // ringMergesEager is ringMerges as torch's ring runs eager (compile=off),
@@ -288,8 +307,8 @@ func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
 // _templated_ring_attention with _SDPAMerger, and
 // _templated_ring_attention_backward), on rank C-1, whose steps all take
 // every query (i <= rank: no partial update of half the output), and the
-// launches. Per element of the output (E, msg.out) or of the rank's K and
-// V (K, msg.kv in BF16), bytes read + written:
+// launches. Per element of the output (E, msg.Out) or of the rank's K and
+// V (K, msg.KV in BF16), bytes read + written:
 //   - forward: each step's output cast to FP32 (2 + 4); from step 1 the
 //     merge out - sigmoid(block_lse - lse) * (out - block_out): the
 //     difference (4 + 4 + 4), the product with the per-row sigmoid (4 +
@@ -305,11 +324,11 @@ func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
 //     4 on the whole); the FP32 dK, dV concatenated for the send (4 + 4);
 //     the K, V concatenation before each call but the last (2 + 2); dQ and
 //     the last dK, dV cast back (4 + 2).
-func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches float64) {
-	C := float64(c.pl.CP)
-	E, K := msg.out, msg.kv/bf16
+func (c ring) ringMergesEager(backward bool, msg cost.RingMsg) (busy, launches float64) {
+	C := float64(c.Plan.CP)
+	E, K := msg.Out, msg.KV/cost.BF16
 	pass := func(n, elems, read, write float64) {
-		busy += n * kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		busy += n * cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(c.H)
 		launches += n
 	}
 	if !backward {
@@ -339,15 +358,15 @@ func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches flo
 // where the group sits in a node, else on each GPU's share of its
 // node's NICs (every GPU of the node sends at once). 0 when the layer
 // is costed alone.
-func (c *coster) cpSend(bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
+func (c ring) cpSend(bytes float64) float64 {
+	if c.NoComm || bytes <= 0 {
 		return 0
 	}
-	if c.pl.CPCrossesNodes(*c.pod) {
-		bw, lat := c.pod.Inter()
+	if c.Plan.CPCrossesNodes(*c.Pod) {
+		bw, lat := c.Pod.Inter()
 		return bytes/bw + lat
 	}
-	bw, lat := c.pod.Intra()
+	bw, lat := c.Pod.Intra()
 	return bytes/bw + lat
 }
 
@@ -355,25 +374,25 @@ func (c *coster) cpSend(bytes float64) float64 {
 // them) over the plan's context group: its C ranks stride T, so a node
 // holds PerNode/T of them (Plan.Groups). 0 when the layer is costed
 // alone.
-func (c *coster) cpAllGather(bytes float64) float64 {
+func (c ring) cpAllGather(bytes float64) float64 {
 	return c.cpCollective(roofline.AllGather, bytes)
 }
 
 // cpReduceScatter is a reduce-scatter of bytes in all over the plan's
 // context group, placed as cpAllGather's. 0 when the layer is costed
 // alone.
-func (c *coster) cpReduceScatter(bytes float64) float64 {
+func (c ring) cpReduceScatter(bytes float64) float64 {
 	return c.cpCollective(roofline.ReduceScatter, bytes)
 }
 
 // cpCollective is the collective op of bytes in all over the plan's
 // context group (cpAllGather's placement).
-func (c *coster) cpCollective(op roofline.Collective, bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
+func (c ring) cpCollective(op roofline.Collective, bytes float64) float64 {
+	if c.NoComm || bytes <= 0 {
 		return 0
 	}
-	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
-	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
-	t, _ := c.pod.Collective(op, g, bytes)
+	in := max(1, min(c.Plan.CP, c.Pod.PerNode/max(1, c.Plan.TP)))
+	g := plan.Group{PerNode: in, Nodes: (c.Plan.CP + in - 1) / in}
+	t, _ := c.Pod.Collective(op, g, bytes)
 	return t
 }

@@ -1,10 +1,20 @@
-package scale
+package mechanisms
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
-
 	"github.com/placer/placer/graph"
 )
+
+// BlockScaled is the block-scaled recipes (MXFP8, NVFP4): their GEMMs' speedups (BlockSpeedups) and their casts (BlockCast), registered for what a step's figure rests on where
+// the plan's recipe is one of them and its GEMMs run in FP8 or FP4.
+type BlockScaled struct{}
+
+// Name is the mechanism's registered name.
+func (BlockScaled) Name() string { return "block-scaled" }
+
+// Prices is whether s's recipe is one of them, priced in FP8 or FP4.
+func (BlockScaled) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 && plan.BlockScaled(s.Plan.FP8) }
 
 // Block-scaled precisions: Blackwell's fifth-generation tensor cores
 // multiply operands that carry a scale per small block of elements, the
@@ -57,16 +67,16 @@ import (
 // are counted at FP8's byte (an over-count); the tensor-parallel
 // all-gather carries BF16 under both (as blockwise FP8's does: pair).
 
-// blockSpeedups is how many times faster a block-scaled GEMM of recipe
+// BlockSpeedups is how many times faster a block-scaled GEMM of recipe
 // runs than the BF16 GEMM of its shape on pod p, forward and backward:
 // its kernels' (kernels.Node.BlockScaledSpeedups: on Blackwell, published
 // kernel benchmarks of MXFP8 and NVFP4 GEMMs against BF16 ones), at the
 // BF16 GEMMs' efficiency.
-func blockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
+func BlockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
 	return p.Kernels.BlockScaledSpeedups(recipe == plan.FP4NV, bf16Peak, p.Hardware.FP4Tensor)
 }
 
-// blockCast is the quantization of a GEMM input of e BF16 elements
+// BlockCast is the quantization of a GEMM input of e BF16 elements
 // under recipe: one memory-bound pass reading it (2 bytes an element)
 // and writing its rowwise and columnwise copies with their block scales:
 // MXFP8 2 x (1 + 1/32) bytes, NVFP4 2 x (1/2 + 1/16). Transformer Engine
@@ -81,7 +91,7 @@ func blockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float
 // engine/common/recipe/__init__.py: RHT on inputs' and gradients'
 // columnwise copies, the weight-gradient GEMM's operands; 2D 16x16
 // blocks for weights): the cast's compute hides under its traffic, the
-// amax pass costed by cast (amaxFirst).
-func blockCast(recipe string, e float64) kernel {
-	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e * plan.BlockCopyBytes(recipe)}
+// amax pass costed by cast (AmaxFirst).
+func BlockCast(recipe string, e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e * plan.BlockCopyBytes(recipe)}
 }

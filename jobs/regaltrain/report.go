@@ -1,7 +1,7 @@
-package jobs
+package regaltrain
 
 // REGAL's training jobs as the CLI reports them: regal train
-// (RegalTrainJob.RunReport) and regal imitate (RegalImitateJob).
+// (Job.RunReport) and regal imitate (ImitateJob).
 
 import (
 	"cmp"
@@ -11,8 +11,8 @@ import (
 	"github.com/placer/placer/methods/regal"
 )
 
-// RegalTrainReport is what `placer regal train` prints.
-type RegalTrainReport struct {
+// Report is what `placer regal train` prints.
+type Report struct {
 	Model     string             `json:"model"`
 	Objective string             `json:"objective"`
 	Seed      uint64             `json:"seed"`
@@ -30,7 +30,7 @@ type RegalTrainReport struct {
 // With ListCells it lists the cells and returns nil, nil; a cell that
 // did not end the last round reports no model (Model "") and says so in
 // Status.
-func (j *RegalTrainJob) RunReport(ctx context.Context) (*RegalTrainReport, error) {
+func (j *Job) RunReport(ctx context.Context) (*Report, error) {
 	if j.ListCells != nil {
 		return nil, j.listCells()
 	}
@@ -39,14 +39,14 @@ func (j *RegalTrainJob) RunReport(ctx context.Context) (*RegalTrainReport, error
 		return nil, err
 	}
 	if j.Workers > 0 && r.Model == nil && err == nil && ctx.Err() == nil {
-		return &RegalTrainReport{Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(), Uniform: r.Uniform, Curve: r.Curve,
+		return &Report{Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(), Uniform: r.Uniform, Curve: r.Curve,
 			Status: fmt.Sprintf("cell %d kept; %d of %d steps in finished rounds, the model is the last round's cell's to write", j.Cell, r.Step, j.Train.Steps)}, nil
 	}
 	if j.Workers > 0 && r.Model == nil {
 		// Stopped: the rounds folder holds what was done.
 		return nil, cmp.Or(err, ctx.Err())
 	}
-	rep := &RegalTrainReport{Model: j.Train.Checkpoint, Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(),
+	rep := &Report{Model: j.Train.Checkpoint, Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(),
 		Status: r.Status.String(), Uniform: r.Uniform, Curve: r.Curve}
 	if err == nil {
 		err = ctx.Err()
@@ -54,19 +54,19 @@ func (j *RegalTrainJob) RunReport(ctx context.Context) (*RegalTrainReport, error
 	return rep, err
 }
 
-// RegalImitateJob is regal imitate: REGAL's network fitted to the genes
+// ImitateJob is regal imitate: REGAL's network fitted to the genes
 // of long BRKGA runs on a training set built as regal train builds it.
-type RegalImitateJob struct {
+type ImitateJob struct {
 	// Set is the training set (its Train is unused but for the seed,
 	// Imitation's, that the augmented copies draw from). Its Progress
 	// also gets a line when the teachers start.
-	Set       RegalTrainJob
+	Set       Job
 	Imitation regal.Imitation
 	Out       string // the model file to write
 }
 
-// RegalImitateReport is what `placer regal imitate` prints.
-type RegalImitateReport struct {
+// ImitateReport is what `placer regal imitate` prints.
+type ImitateReport struct {
 	Model              string                 `json:"model"`
 	Objective          string                 `json:"objective"`
 	Seed               uint64                 `json:"seed"`
@@ -85,7 +85,7 @@ type RegalImitateReport struct {
 // error says why, ctx's when stopped before the fit began); a run stopped
 // during the fit writes what it fitted and returns its report with ctx's
 // error.
-func (j *RegalImitateJob) Run(ctx context.Context) (*RegalImitateReport, error) {
+func (j *ImitateJob) Run(ctx context.Context) (*ImitateReport, error) {
 	gs, err := j.Set.Graphs()
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (j *RegalImitateJob) Run(ctx context.Context) (*RegalImitateReport, error) 
 	if err := r.Model.Save(j.Out); err != nil {
 		return nil, err
 	}
-	rep := &RegalImitateReport{Model: j.Out, Objective: im.Objective.String(), Seed: im.Seed, Teachers: im.Teachers,
+	rep := &ImitateReport{Model: j.Out, Objective: im.Objective.String(), Seed: im.Seed, Teachers: im.Teachers,
 		TeacherEvaluations: im.TeacherEvaluations, TeacherSeconds: r.TeacherTime.Seconds(), TeacherAgreement: r.Agreement, FitSeconds: r.FitTime.Seconds(),
 		Status: r.Status.String(), Teacher: r.Teacher, Curve: r.Curve}
 	if err == nil {

@@ -1,9 +1,10 @@
-package scale
+package mechanisms
 
 import (
 	"math"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -17,6 +18,31 @@ import (
 // around them (counts, splits, masks) not counted for any dispatcher;
 // the unfused permutation and router are counted kernel by kernel, since
 // their launches are what the setting changes.
+
+// TokenDispatch is the token dispatchers and the permutation of a layer
+// with experts as the plan's stack runs them (Settings.Dispatcher:
+// alltoall, allgather, flex's DeepEP, HybridEP; the permutation and the
+// router fused or not): a registered mechanism whose work on a shard is
+// Dispatcher's.
+type TokenDispatch struct{}
+
+// Name is the mechanism's registered name.
+func (TokenDispatch) Name() string { return "token-dispatch" }
+
+// Prices is whether s's model routes its tokens to experts.
+func (TokenDispatch) Prices(s *cost.Shard) bool { return s.M.MoE() }
+
+// Dispatcher is the token dispatch of a layer with experts on one shard,
+// as the MoE layer's composition (evaluate/scale) asks it: the
+// synchronizations (DispatchSyncs), the router's, permutation's and
+// multihot map's kernels (Glue, Multihot), the exchange (DispatchComm),
+// the all-to-all's bookkeeping (A2ABookkeeping, A2ACounts). Router is
+// the registered mechanisms that add kernels beside the router's top-k
+// (cost.RouterKernels), in the order registered.
+type Dispatcher struct {
+	*cost.Shard
+	Router []cost.RouterKernels
+}
 
 // dispatchSyncs is the device-to-host synchronizations of one MoE layer's
 // forward (the backward reuses what they fetched):
@@ -36,8 +62,8 @@ import (
 //     size is read on the host);
 //   - and on DeepEP's received tokens made into the multihot map
 //     unfused three more (unfusedMultihot).
-func (c *coster) dispatchSyncs() float64 {
-	run := &c.pl.Run
+func (c Dispatcher) DispatchSyncs() float64 {
+	run := &c.Plan.Run
 	n := 1.0
 	switch run.Dispatcher {
 	case plan.DispatcherAllGather:
@@ -51,8 +77,8 @@ func (c *coster) dispatchSyncs() float64 {
 	if run.UnfusedPermute && run.Capacity == 0 {
 		n += 3
 	}
-	if c.unfusedMultihot() {
-		n += multihotSyncs
+	if c.UnfusedMultihot() {
+		n += MultihotSyncs
 	}
 	return n
 }
@@ -66,13 +92,13 @@ func (c *coster) dispatchSyncs() float64 {
 // get_permuted_hidden_states_by_experts, at 1e057005 and core_v0.16.0),
 // so with Settings.UnfusedMultihot or permute-fusion=off. HybridEP's
 // manager permutes in its own kernels.
-func (c *coster) unfusedMultihot() bool {
-	run := &c.pl.Run
+func (c Dispatcher) UnfusedMultihot() bool {
+	run := &c.Plan.Run
 	return run.Dispatcher == plan.DispatcherFlex && !run.HybridEP && (run.UnfusedMultihot || run.UnfusedPermute)
 }
 
-// multihotSyncs is _indices_to_multihot's device-to-host
-// synchronizations, and multihotRuns its forward's kernels between them
+// MultihotSyncs is _indices_to_multihot's device-to-host
+// synchronizations, and MultihotRuns its forward's kernels between them
 // and multihotLaunchesB its backward's, counted from its code
 // (core_v0.16.0 token_dispatcher.py, the same at 1e057005; a boolean
 // index runs PyTorch's nonzero, which counts, copies the count to the
@@ -94,47 +120,47 @@ func (c *coster) unfusedMultihot() bool {
 // differentiates: the index_put_'s gather and probs[mask]'s zeros and
 // index_put_, 3.
 const (
-	multihotSyncs     = 3
+	MultihotSyncs     = 3
 	multihotLaunchesB = 3
 )
 
-var multihotRuns = [multihotSyncs + 1]int{4, 5, 3, 4}
+var MultihotRuns = [MultihotSyncs + 1]int{4, 5, 3, 4}
 
 // multihot is _indices_to_multihot over recv received tokens, each with
 // k top-k slots, into local experts (unfusedMultihot): its forward's
-// kernels in multihotRuns' four runs, the three synchronizations between
+// kernels in MultihotRuns' four runs, the three synchronizations between
 // them, and its backward. Each kernel is memory-bound over an even share
 // of what the conversion moves: the two maps written and read (an int64
 // and an FP32 an expert a token), the indices and probabilities (int64,
 // FP32) read, selected and written.
-func (c *coster) multihot(recv, k, local float64) (runs [multihotSyncs + 1]phase, bwd phase) {
+func (c Dispatcher) Multihot(recv, k, local float64) (runs [MultihotSyncs + 1]cost.Phase, bwd cost.Phase) {
 	n := 0
-	for _, r := range multihotRuns {
+	for _, r := range MultihotRuns {
 		n += r
 	}
 	bytes := recv * (2*12*local + 3*12*k)
-	for i, r := range multihotRuns {
-		runs[i] = c.small(r, bytes*float64(r)/float64(n))
+	for i, r := range MultihotRuns {
+		runs[i] = c.Small(r, bytes*float64(r)/float64(n))
 	}
-	return runs, c.small(multihotLaunchesB, recv*(12*local+12*k))
+	return runs, c.Small(multihotLaunchesB, recv*(12*local+12*k))
 }
 
-// moeGluePhases are an MoE layer's router top-k and permutation as the
+// GluePhases are an MoE layer's router top-k and permutation as the
 // stack runs them, forward and backward.
-type moeGluePhases struct {
-	scores, scoresB, permute, permuteB, unpermute, unpermuteB phase
+type GluePhases struct {
+	Scores, ScoresB, Permute, PermuteB, Unpermute, UnpermuteB cost.Phase
 	// multihot, multihotB: DeepEP's received tokens made into the
 	// multihot map before the permutation, unfused (unfusedMultihot):
 	// the forward's kernels as the synchronizations split them.
-	multihot  [multihotSyncs + 1]phase
-	multihotB phase
+	Multihot  [MultihotSyncs + 1]cost.Phase
+	MultihotB cost.Phase
 }
 
 // multihotF is g's multihot conversion forward, its runs together.
-func (g *moeGluePhases) multihotF() phase {
-	var f phase
-	for _, r := range g.multihot {
-		f = f.plus(r)
+func (g *GluePhases) MultihotF() cost.Phase {
+	var f cost.Phase
+	for _, r := range g.Multihot {
+		f = f.Plus(r)
 	}
 	return f
 }
@@ -145,10 +171,10 @@ func (g *moeGluePhases) multihotF() phase {
 // over the tokens the dispatcher hands the experts (dispatchedTokens),
 // and unfused where the stack says so (unfusedRouter, unfusedPermute);
 // the scores with the router's load-balancing loss (auxLoss).
-func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float64) moeGluePhases {
-	t := c.run
-	run := &c.pl.Run
-	h, E := float64(c.m.Hidden), float64(c.m.Experts)
+func (c Dispatcher) Glue(router, scores, permute, unpermute cost.Kernel, rows, nl float64) GluePhases {
+	t := c.Run
+	run := &c.Plan.Run
+	h, E := float64(c.M.Hidden), float64(c.M.Experts)
 	if src := c.dispatchedTokens(nl); run.Dispatcher == plan.DispatcherAllGather || run.Dispatcher == plan.DispatcherFlex {
 		// The permutation runs over the tokens the dispatcher delivers
 		// (allgather: every token of the group, each rank picking its
@@ -159,24 +185,28 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 		if run.Dispatcher == plan.DispatcherFlex {
 			read = src // flex every token it received
 		}
-		permute = kernel{class: graph.ClassDataMovement, read: read * h * bf16, writes: rows * h * bf16}
-		unpermute = kernel{class: graph.ClassElementwise, flops: 2 * rows * h, read: rows*h*bf16 + rows*4, writes: src * h * bf16}
+		permute = cost.Kernel{Class: graph.ClassDataMovement, Read: read * h * cost.BF16, Writes: rows * h * cost.BF16}
+		unpermute = cost.Kernel{Class: graph.ClassElementwise, FLOPs: 2 * rows * h, Read: rows*h*cost.BF16 + rows*4, Writes: src * h * cost.BF16}
 	}
-	g := moeGluePhases{scores: t(scores), scoresB: t(twice(scores)), permute: t(permute), permuteB: t(twice(permute)),
-		unpermute: t(unpermute), unpermuteB: t(twice(unpermute))}
+	g := GluePhases{Scores: t(scores), ScoresB: t(cost.Twice(scores)), Permute: t(permute), PermuteB: t(cost.Twice(permute)),
+		Unpermute: t(unpermute), UnpermuteB: t(cost.Twice(unpermute))}
 	if run.UnfusedRouter {
-		g.scores, g.scoresB = c.unfusedRouter(scores, nl, E)
+		g.Scores, g.ScoresB = c.unfusedRouter(scores, nl, E)
 	}
 	if run.UnfusedPermute {
 		c.unfusedPermute(&g, permute, unpermute, rows, nl, h, E)
 	}
-	if c.unfusedMultihot() {
-		recv, _ := c.deepEPReceived(nl)
-		g.multihot, g.multihotB = c.multihot(recv, float64(c.m.TopK*c.pl.ETP), E/float64(c.pl.EP))
+	if c.UnfusedMultihot() {
+		recv, _ := c.DeepEPReceived(nl)
+		g.Multihot, g.MultihotB = c.Multihot(recv, float64(c.M.TopK*c.Plan.ETP), E/float64(c.Plan.EP))
 	}
-	// The router's load-balancing loss beside its top-k (cost_qwen3.go).
-	auxF, auxB := c.auxLoss(nl)
-	g.scores, g.scoresB = g.scores.plus(auxF), g.scoresB.plus(auxB)
+	// The router's mechanisms beside its top-k (its load-balancing loss).
+	var auxF, auxB cost.Phase
+	for _, p := range c.Router {
+		f, b := p.Router(c.Shard, nl)
+		auxF, auxB = auxF.Plus(f), auxB.Plus(b)
+	}
+	g.Scores, g.ScoresB = g.Scores.Plus(auxF), g.ScoresB.Plus(auxB)
 	return g
 }
 
@@ -186,26 +216,15 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 // over tp_ep_group), flex each token once per GPU that holds one of its
 // experts (deepEPReceived), alltoall the GPU's own nl (permuted before
 // the exchange).
-func (c *coster) dispatchedTokens(nl float64) float64 {
-	switch c.pl.Run.Dispatcher {
+func (c Dispatcher) dispatchedTokens(nl float64) float64 {
+	switch c.Plan.Run.Dispatcher {
 	case plan.DispatcherAllGather:
-		return nl * float64(c.pl.ETP*c.pl.EP)
+		return nl * float64(c.Plan.ETP*c.Plan.EP)
 	case plan.DispatcherFlex:
-		recv, _ := c.deepEPReceived(nl)
+		recv, _ := c.DeepEPReceived(nl)
 		return recv
 	}
 	return nl
-}
-
-// small is n small kernels moving bytes between them (memory-bound), as a
-// phase: each pays its launch.
-func (c *coster) small(n int, bytes float64) phase {
-	var p phase
-	k := kernel{class: graph.ClassElementwise, read: bytes / float64(2*n), writes: bytes / float64(2*n)}
-	for range n {
-		p = p.plus(c.run(k))
-	}
-	return p
 }
 
 // unfusedRouter is the router's top-k without moe_router_fusion
@@ -214,9 +233,9 @@ func (c *coster) small(n int, bytes float64) phase {
 // and a scatter, six kernels forward; backward the scatter's gather, the
 // softmax's and the top-k's (zeros and a scatter), four. scores is the
 // fused kernel (its traffic is the top-k's and softmax's).
-func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
-	fwd = c.run(scores).plus(c.small(1, 0)).plus(c.small(4, nl*E*3*2))
-	bwd = c.run(twice(scores)).plus(c.small(3, nl*E*2*2))
+func (c Dispatcher) unfusedRouter(scores cost.Kernel, nl, E float64) (fwd, bwd cost.Phase) {
+	fwd = c.Run(scores).Plus(c.Small(1, 0)).Plus(c.Small(4, nl*E*3*2))
+	bwd = c.Run(cost.Twice(scores)).Plus(c.Small(3, nl*E*2*2))
 	return fwd, bwd
 }
 
@@ -234,26 +253,26 @@ func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
 // scatter_add's gather, the product's two and the masked_select's three
 // (six). The transposes and selections move the nl x E map (a byte) and
 // probabilities (BF16).
-func (c *coster) unfusedPermute(g *moeGluePhases, permute, unpermute kernel, rows, nl, h, E float64) {
-	t := c.run
-	ew := func(flops, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+func (c Dispatcher) unfusedPermute(g *GluePhases, permute, unpermute cost.Kernel, rows, nl, h, E float64) {
+	t := c.Run
+	ew := func(flops, read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	mapBytes := nl * E * 3 * 2 // the map and the probabilities, read and written
-	out := unpermute.writes    // the unpermuted tokens, bytes
-	mul := ew(rows*h, rows*h*bf16+rows*bf16, rows*h*bf16)
+	out := unpermute.Writes    // the unpermuted tokens, bytes
+	mul := ew(rows*h, rows*h*cost.BF16+rows*cost.BF16, rows*h*cost.BF16)
 	zero := ew(0, 0, out)
-	g.permute = t(permute).plus(c.small(10, mapBytes))
-	g.unpermute = c.small(5, mapBytes).plus(t(mul)).plus(t(zero)).plus(t(unpermute))
-	g.permuteB = t(twice(permute)).plus(t(ew(0, 0, out))).plus(c.small(3, rows*8))
-	g.unpermuteB = t(twice(unpermute)).plus(t(mul)).plus(t(mul)).plus(c.small(3, rows*8))
+	g.Permute = t(permute).Plus(c.Small(10, mapBytes))
+	g.Unpermute = c.Small(5, mapBytes).Plus(t(mul)).Plus(t(zero)).Plus(t(unpermute))
+	g.PermuteB = t(cost.Twice(permute)).Plus(t(ew(0, 0, out))).Plus(c.Small(3, rows*8))
+	g.UnpermuteB = t(cost.Twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.Small(3, rows*8))
 }
 
-// expertLoopCat is SequentialMLP's torch.cat of the local experts'
+// ExpertLoopCat is SequentialMLP's torch.cat of the local experts'
 // outputs (grouped-gemm=off: megatron/core/transformer/moe/experts.py):
 // one pass over the rows.
-func expertLoopCat(rows, h float64) kernel {
-	return kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16}
+func ExpertLoopCat(rows, h float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16}
 }
 
 // dispatchComm is one MoE layer's expert communication for one
@@ -270,30 +289,30 @@ func expertLoopCat(rows, h float64) kernel {
 //     (MoEAllGatherTokenDispatcher.token_dispatch and token_combine): the
 //     whole group's tokens every time, whatever the routing;
 //   - flex: DeepEP's dispatch and combine (deepEPTime).
-func (c *coster) dispatchComm(recv, rows, nl float64) phase {
-	pl, p := &c.pl, c.pod
-	h := float64(c.m.Hidden)
+func (c Dispatcher) DispatchComm(recv, rows, nl float64) cost.Phase {
+	pl, p := &c.Plan, c.Pod
+	h := float64(c.M.Hidden)
 	switch pl.Run.Dispatcher {
 	case plan.DispatcherAllGather:
 		grp := tpEPGroup(pl, p)
 		G := nl * float64(grp.Size())
-		ag, _ := p.Collective(roofline.AllGather, grp, G*h*bf16)
-		agMap, _ := p.Collective(roofline.AllGather, grp, G*float64(c.m.Experts)*(bf16+1))
-		rs, _ := p.Collective(roofline.ReduceScatter, grp, G*h*bf16)
+		ag, _ := p.Collective(roofline.AllGather, grp, G*h*cost.BF16)
+		agMap, _ := p.Collective(roofline.AllGather, grp, G*float64(c.M.Experts)*(cost.BF16+1))
+		rs, _ := p.Collective(roofline.ReduceScatter, grp, G*h*cost.BF16)
 		all := ag + agMap + rs
-		return phase{busy: all, epExposed: all, launches: 4}
+		return cost.Phase{Busy: all, EPExposed: all, Launches: 4}
 	case plan.DispatcherFlex:
 		all := c.deepEPTime(nl)
-		return phase{busy: all, epExposed: all, launches: 2}
+		return cost.Phase{Busy: all, EPExposed: all, Launches: 2}
 	}
 	etpG, epG, _ := pl.ExpertGroups(*p)
-	a2a := p.AllToAll(epG, recv*h*bf16)
-	ag, _ := p.Collective(roofline.AllGather, etpG, rows*h*bf16)
-	rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
+	a2a := p.AllToAll(epG, recv*h*cost.BF16)
+	ag, _ := p.Collective(roofline.AllGather, etpG, rows*h*cost.BF16)
+	rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*h*cost.BF16)
 	all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
-	comm := phase{busy: all, epExposed: all, launches: 2}
+	comm := cost.Phase{Busy: all, EPExposed: all, Launches: 2}
 	if pl.ETP > 1 {
-		comm.launches += 2
+		comm.Launches += 2
 	}
 	return comm
 }
@@ -346,12 +365,12 @@ const deepEPNIC = 50e9
 // distinct GPUs a token reaches, a hypergeometric count) and the tokens
 // it sends over RDMA (once per node it reaches, its own included), both
 // times the load factor.
-func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
-	pl, p := &c.pl, c.pod
+func (c Dispatcher) DeepEPReceived(nl float64) (recv, rdma float64) {
+	pl, p := &c.Plan, c.Pod
 	grp := tpEPGroup(pl, p)
 	g := float64(grp.Size())
-	k := c.m.TopK * pl.ETP
-	E := c.m.Experts * pl.ETP
+	k := c.M.TopK * pl.ETP
+	E := c.M.Experts * pl.ETP
 	distinct := func(units float64) float64 {
 		// the expected units of size E/units a token's k picks of E touch
 		per := float64(E) / units
@@ -375,15 +394,15 @@ func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
 // and its RDMA share across nodes (the tokens sent once per node, at the
 // measured rate of the nearest measured EP size, scaled by the pod's NIC
 // line rate over DeepEP's), each with its link's latency.
-func (c *coster) deepEPTime(nl float64) float64 {
-	pl, p := &c.pl, c.pod
-	h := float64(c.m.Hidden)
-	recv, rdma := c.deepEPReceived(nl)
+func (c Dispatcher) deepEPTime(nl float64) float64 {
+	pl, p := &c.Plan, c.Pod
+	h := float64(c.M.Hidden)
+	recv, rdma := c.DeepEPReceived(nl)
 	bi, li := p.Intra()
 	grp := tpEPGroup(pl, p)
 	var t float64
 	for dir := range 2 {
-		nvl := recv*h*bf16/(deepEPIntra[dir]*bi) + li
+		nvl := recv*h*cost.BF16/(deepEPIntra[dir]*bi) + li
 		var net float64
 		if grp.Nodes > 1 {
 			gbs := deepEPInter[0]
@@ -397,7 +416,7 @@ func (c *coster) deepEPTime(nl float64) float64 {
 				rate = gbs.combGBs
 			}
 			nic := p.NICBandwidth * float64(p.NICs) / float64(p.PerNode)
-			net = rdma*h*bf16/(rate*1e9/deepEPNIC*nic) + p.NICLatency
+			net = rdma*h*cost.BF16/(rate*1e9/deepEPNIC*nic) + p.NICLatency
 		}
 		t += max(nvl, net)
 	}
@@ -408,9 +427,9 @@ func (c *coster) deepEPTime(nl float64) float64 {
 // alltoall dispatcher (MoEAlltoAllTokenDispatcher): a Megatron stack
 // (Software.Framework) with its default dispatcher or dispatcher=alltoall.
 // torchtitan's expert parallelism, also an all-to-all, is its own code.
-func (c *coster) megatronAllToAll() bool {
-	d := c.pl.Run.Dispatcher
-	return c.pl.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
+func (c Dispatcher) megatronAllToAll() bool {
+	d := c.Plan.Run.Dispatcher
+	return c.Plan.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
 }
 
 // a2aBookkeeping is what Megatron-Core's alltoall dispatcher runs for one
@@ -443,33 +462,33 @@ func (c *coster) megatronAllToAll() bool {
 // launch. None of it runs under the other dispatchers (allgather sorts
 // nothing and its probabilities ride its gather; flex permutes what
 // DeepEP delivers: glue).
-func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
+func (c Dispatcher) A2ABookkeeping(recv, rows, local float64) (fwd, bwd cost.Phase) {
 	if !c.megatronAllToAll() {
 		return fwd, bwd
 	}
-	h := float64(c.m.Hidden)
+	h := float64(c.M.Hidden)
 	if local > 1 {
-		sort := c.run(kernel{class: graph.ClassDataMovement, read: rows * (h*bf16 + 4), writes: rows * (h*bf16 + 4)})
-		restore := c.run(kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16})
-		fwd = sort.plus(restore)
+		sort := c.Run(cost.Kernel{Class: graph.ClassDataMovement, Read: rows * (h*cost.BF16 + 4), Writes: rows * (h*cost.BF16 + 4)})
+		restore := c.Run(cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16})
+		fwd = sort.Plus(restore)
 		bwd = fwd
 	}
-	pl, p := &c.pl, c.pod
-	if c.noComm || pl.EP*pl.ETP <= 1 {
+	pl, p := &c.Plan, c.Pod
+	if c.NoComm || pl.EP*pl.ETP <= 1 {
 		return fwd, bwd
 	}
 	etpG, epG, _ := pl.ExpertGroups(*p)
-	exch := func(t float64) phase { return phase{busy: t, epExposed: t, launches: 1} }
+	exch := func(t float64) cost.Phase { return cost.Phase{Busy: t, EPExposed: t, Launches: 1} }
 	if pl.EP > 1 {
 		a2a := exch(p.AllToAll(epG, recv*4))
-		fwd, bwd = fwd.plus(a2a), bwd.plus(a2a)
+		fwd, bwd = fwd.Plus(a2a), bwd.Plus(a2a)
 	}
 	if pl.ETP > 1 {
 		ag, _ := p.Collective(roofline.AllGather, etpG, rows*4)
 		rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*4)
-		fwd, bwd = fwd.plus(exch(ag)), bwd.plus(exch(rs))
+		fwd, bwd = fwd.Plus(exch(ag)), bwd.Plus(exch(rs))
 	}
-	return fwd.plus(c.a2aCounts()), bwd
+	return fwd.Plus(c.A2ACounts()), bwd
 }
 
 // a2aCounts is the dropless alltoall dispatcher's all-gather of each
@@ -477,12 +496,12 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 // before its synchronization (a2aBookkeeping's last item), forward: a
 // launch on the layer's path; nothing with capacity routing, without
 // the dispatcher, or without expert groups.
-func (c *coster) a2aCounts() phase {
-	pl, p := &c.pl, c.pod
-	if !c.megatronAllToAll() || c.noComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
-		return phase{}
+func (c Dispatcher) A2ACounts() cost.Phase {
+	pl, p := &c.Plan, c.Pod
+	if !c.megatronAllToAll() || c.NoComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
+		return cost.Phase{}
 	}
 	grp := tpEPGroup(pl, p)
-	ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.m.Experts)*8)
-	return phase{busy: ag, epExposed: ag, launches: 1}
+	ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.M.Experts)*8)
+	return cost.Phase{Busy: ag, EPExposed: ag, Launches: 1}
 }

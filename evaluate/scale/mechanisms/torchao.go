@@ -1,7 +1,8 @@
-package scale
+package mechanisms
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -45,48 +46,61 @@ import (
 // optimizer's step, which under a pipeline leaves out their share of the
 // bubble.
 
-// titanLinears is the float8 linears of a torchtitan Llama block:
+// TorchaoFloat8 is torchao's float8 training as torchtitan runs it (above),
+// registered for a figure's provenance: its weights' casts a step
+// (TorchaoWeightCasts), its float8 all-gather's bytes, copy-in and
+// scales (GatheredBytes, FP8GatherCopyIn, FP8GatherScales), which the
+// step's optimizer and FSDP2's exchanges ask.
+type TorchaoFloat8 struct{}
+
+// Name is the mechanism's registered name.
+func (TorchaoFloat8) Name() string { return "torchao-float8" }
+
+// Prices is whether s's plan runs torchao's float8.
+func (TorchaoFloat8) Prices(s *cost.Shard) bool { return TorchaoOn(&s.Plan) }
+
+// TitanLinears is the float8 linears of a torchtitan Llama block:
 // Attention's wq, wk, wv and wo and FeedForward's w1, w2 and w3
 // (torchtitan/models/llama3/model.py at v0.2.0).
-const titanLinears = 7
+const TitanLinears = 7
 
-// torchao is whether plan pl's FP8 recipe is torchao's: FP8 on a
+// TorchaoOn is whether plan pl's FP8 recipe is torchao's: FP8 on a
 // torchtitan stack.
-func torchao(pl *plan.Plan) bool {
+func TorchaoOn(pl *plan.Plan) bool {
 	return pl.FP8 != "" && pl.Software.Framework() == plan.FrameworkTorchTitan
 }
 
-// torchaoWeightCasts is the time a step of plan pl casts the float8
+// TorchaoWeightCasts is the time a step of plan pl casts the float8
 // weights of a stage whose blocks hold lw parameters on this GPU, as
 // torchao does (above): per micro-batch, tensorwise an amax and a cast
 // forward (none with fp8gather=on) and a transposed copy backward;
 // rowwise a row cast forward and a column amax and cast backward.
-func torchaoWeightCasts(pl *plan.Plan, h *roofline.Hardware, lw float64) float64 {
+func TorchaoWeightCasts(pl *plan.Plan, h *roofline.Hardware, lw float64) float64 {
 	var t float64
 	switch {
 	case plan.Rowwise(pl.FP8):
-		t = rowwiseCast(lw).time(h) + columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+		t = RowwiseCast(lw).Time(h) + ColumnAmax(lw).Time(h) + cost.Kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 	default:
 		if !pl.FP8Gather {
-			t = columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+			t = ColumnAmax(lw).Time(h) + cost.Kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: lw}.Time(h)
 		}
-		t += kernel{class: graph.ClassElementwise, read: lw, writes: lw}.time(h)
+		t += cost.Kernel{Class: graph.ClassElementwise, Read: lw, Writes: lw}.Time(h)
 	}
 	return float64(pl.NumMicro) * t
 }
 
-// gatheredBytes is the bytes FSDP gathers, and copies out, for n
+// GatheredBytes is the bytes FSDP gathers, and copies out, for n
 // parameters of which lin are the blocks' linear weights: the pod's
 // weight bytes each, or with fp8gather=on one byte each of lin
 // (torchao's float8 all-gather).
-func gatheredBytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
+func GatheredBytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
 	if !pl.FP8Gather {
 		return p.WeightBytes() * n
 	}
 	return p.WeightBytes()*(n-lin) + lin
 }
 
-// fp8GatherCopyIn is the HBM bytes (read, written) of the float8
+// FP8GatherCopyIn is the HBM bytes (read, written) of the float8
 // all-gather's copy-in for lin sharded linear weights, and its kernels'
 // launches for the groups' linears (linears): torchao's
 // WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather (fsdp_utils.py at
@@ -98,20 +112,20 @@ func gatheredBytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
 // without its BF16 cast (FSDPParam.all_gather_inputs: a parameter with
 // fsdp_pre_all_gather is not cast to param_dtype; pytorch 010ae4a) and
 // all_gather_copy_in copies (1 read, 1 written).
-func fp8GatherCopyIn(lin, linears float64) (read, written, launches float64) {
+func FP8GatherCopyIn(lin, linears float64) (read, written, launches float64) {
 	return 13 * lin, 10 * lin, 3 * linears
 }
 
-// fp8GatherScales is a step's precompute_float8_dynamic_scale_for_fsdp
+// FP8GatherScales is a step's precompute_float8_dynamic_scale_for_fsdp
 // (fsdp_utils.py at 890e0ac8) for lin sharded linear weights in linears
 // linears, over the data-parallel group g: torch._foreach_norm(weights,
 // ord=inf) over the FP32 shards (4 bytes read an element), the amaxes
 // stacked and clamped (one all-reduce of 4 bytes a linear: "it will
 // issue a single all-reduce"), then the scales' float64 division and
 // casts (four small kernels).
-func fp8GatherScales(p *plan.Pod, g plan.Group, lin, linears float64) float64 {
+func FP8GatherScales(p *plan.Pod, g plan.Group, lin, linears float64) float64 {
 	h := &p.Hardware
-	t := kernel{class: graph.ClassReduction, flops: lin, read: 4 * lin}.time(h)
-	t += 5 * kernel{class: graph.ClassElementwise}.time(h) // stack, clamp, to(float64), division, to(float32)
+	t := cost.Kernel{Class: graph.ClassReduction, FLOPs: lin, Read: 4 * lin}.Time(h)
+	t += 5 * cost.Kernel{Class: graph.ClassElementwise}.Time(h) // stack, clamp, to(float64), division, to(float32)
 	return t + p.StateCollective(roofline.AllReduce, g, 4*linears)
 }

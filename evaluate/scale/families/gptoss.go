@@ -1,7 +1,7 @@
-package scale
+package families
 
 import (
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/graph"
 )
 
@@ -24,19 +24,53 @@ import (
 // each count below is the ATen kernels it recorded, forward and
 // backward.
 
-// megatronLayers says the plan's layers are Megatron-Core's (the stack's
-// framework): the code read here.
-func (c *coster) megatronLayers() bool {
-	return c.pl.Software.Framework() == plan.FrameworkMegatron
+// YaRNRope is YaRN's unfused rotary embedding in a layer's attention
+// (Attention: yarnRope's rule below), on Megatron-Core's layers of a
+// model whose rope scaling is YaRN's (GPT-OSS's) without latent
+// attention.
+type YaRNRope struct{}
+
+// LinearBias is the linear layers' biases Megatron-Core adds outside its
+// fused kernels (add_bias_linear: GPT-OSS's): the attention output's
+// (Attention) and the experts' (ExpertOutput), on its layers with
+// experts, not in an expert loop.
+type LinearBias struct{}
+
+// SwiGLUClamp is the clamp of the experts' GLU input (ExpertActivation),
+// on Megatron-Core's layers of a model with experts that clamps it
+// (Config.SwiGLULimit: GPT-OSS's).
+type SwiGLUClamp struct{}
+
+var (
+	_ cost.AttentionKernels = YaRNRope{}
+	_ cost.AttentionKernels = LinearBias{}
+	_ cost.ExpertOutput     = LinearBias{}
+	_ cost.ExpertActivation = SwiGLUClamp{}
+)
+
+// Name is the trait's registered name.
+func (YaRNRope) Name() string { return "yarn-rope" }
+
+// Prices is whether s's layers run YaRN's rope unfused.
+func (YaRNRope) Prices(s *cost.Shard) bool {
+	return s.M.Config.RopeScaling == "yarn" && !s.M.MLA() && s.MegatronLayers()
 }
 
-// runAll is the kernels ks run one after another, a launch each.
-func (c *coster) runAll(ks ...kernel) phase {
-	var p phase
-	for _, k := range ks {
-		p = p.plus(c.run(k))
-	}
-	return p
+// Name is the trait's registered name.
+func (LinearBias) Name() string { return "linear-bias" }
+
+// Prices is whether s's layers add the linear biases outside their
+// fused kernels (the experts' where a GPU holds one at least).
+func (LinearBias) Prices(s *cost.Shard) bool {
+	return s.M.Config.LinearBias && s.M.MoE() && s.MegatronLayers() && !s.Plan.Run.ExpertLoop
+}
+
+// Name is the trait's registered name.
+func (SwiGLUClamp) Name() string { return "swiglu-clamp" }
+
+// Prices is whether s's experts clamp their GLU input.
+func (SwiGLUClamp) Prices(s *cost.Shard) bool {
+	return s.M.Config.SwiGLULimit > 0 && s.M.MoE() && s.MegatronLayers()
 }
 
 // gluClamp is the clamp of the experts' GLU input before its fused
@@ -57,21 +91,21 @@ func (c *coster) runAll(ks ...kernel) phase {
 // the chunk's backward concatenating the two gradients (2e each way): 7
 // kernels. Its activation itself, with the probabilities' multiply, is
 // moe()'s actFn (one kernel each way, as before).
-func (c *coster) gluClamp(rows, cols float64) (fwd, bwd phase) {
-	if c.m.Config.SwiGLULimit <= 0 || !c.megatronLayers() {
+func (SwiGLUClamp) ExpertActivation(c *cost.Shard, rows, cols float64) (fwd, bwd cost.Phase) {
+	if c.M.Config.SwiGLULimit <= 0 || !c.MegatronLayers() {
 		return fwd, bwd
 	}
 	e := rows * cols
-	ew := func(read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: e, read: read, writes: write}
+	ew := func(read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: read, Writes: write}
 	}
-	clamp := ew(e*bf16, e*bf16)
-	cat := ew(2*e*bf16, 2*e*bf16)
-	cmp := ew(e*bf16, e)          // x <= v: a bool a element
-	and := ew(2*e, e)             // two masks into one
-	where := ew(e+e*bf16, e*bf16) // the mask and the gradient
-	fwd = c.runAll(clamp, clamp, cat)
-	bwd = c.runAll(cmp, where, cmp, cmp, and, where, cat)
+	clamp := ew(e*cost.BF16, e*cost.BF16)
+	cat := ew(2*e*cost.BF16, 2*e*cost.BF16)
+	cmp := ew(e*cost.BF16, e)               // x <= v: a bool a element
+	and := ew(2*e, e)                       // two masks into one
+	where := ew(e+e*cost.BF16, e*cost.BF16) // the mask and the gradient
+	fwd = c.RunAll(clamp, clamp, cat)
+	bwd = c.RunAll(cmp, where, cmp, cmp, and, where, cat)
 	return fwd, bwd
 }
 
@@ -93,29 +127,29 @@ func (c *coster) gluClamp(rows, cols float64) (fwd, bwd phase) {
 // pytorch/module/grouped_linear.py: use_bias into general_grouped_gemm,
 // its gradient from the weight-gradient GEMM's epilogue in BF16), at
 // no cost placer counts.
-func (c *coster) expertBias(rows, local float64) (fwd, bwd phase) {
-	if !c.m.Config.LinearBias || !c.megatronLayers() || c.pl.Run.ExpertLoop || local < 1 {
+func (LinearBias) ExpertOutput(c *cost.Shard, rows, local, _ float64) (fwd, bwd cost.Phase) {
+	if !c.M.Config.LinearBias || !c.MegatronLayers() || c.Plan.Run.ExpertLoop || local < 1 {
 		return fwd, bwd
 	}
-	h := float64(c.m.Hidden)
+	h := float64(c.M.Hidden)
 	re := rows / local // one expert's rows
 	o := re * h        // one expert's outputs
-	ew := func(read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: o, read: read, writes: write}
+	ew := func(read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: o, Read: read, Writes: write}
 	}
-	red := func(read, write float64) kernel {
-		return kernel{class: graph.ClassReduction, flops: o, read: read, writes: write}
+	red := func(read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassReduction, FLOPs: o, Read: read, Writes: write}
 	}
-	scaled := ew(re*bf16+h*bf16, o*bf16) // b * p
-	add := ew(2*o*bf16, o*bf16)          // t + b*p
-	cat := kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16}
-	fwd = scalePhase(c.runAll(scaled, add), local).plus(c.run(cat))
-	gradB := ew(o*bf16+re*bf16, o*bf16) // gradient x p
-	sumB := red(o*bf16, h*bf16)         // over the rows: the bias's gradient
-	gradP := ew(o*bf16+h*bf16, o*bf16)  // gradient x b
-	sumP := red(o*bf16, re*bf16)        // over h: the probability's gradient
-	probsCat := kernel{class: graph.ClassDataMovement, read: rows * bf16, writes: rows * bf16}
-	bwd = scalePhase(c.runAll(gradB, sumB, gradP, sumP), local).plus(c.runAll(cat, probsCat))
+	scaled := ew(re*cost.BF16+h*cost.BF16, o*cost.BF16) // b * p
+	add := ew(2*o*cost.BF16, o*cost.BF16)               // t + b*p
+	cat := cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16}
+	fwd = cost.Scale(c.RunAll(scaled, add), local).Plus(c.Run(cat))
+	gradB := ew(o*cost.BF16+re*cost.BF16, o*cost.BF16) // gradient x p
+	sumB := red(o*cost.BF16, h*cost.BF16)              // over the rows: the bias's gradient
+	gradP := ew(o*cost.BF16+h*cost.BF16, o*cost.BF16)  // gradient x b
+	sumP := red(o*cost.BF16, re*cost.BF16)             // over h: the probability's gradient
+	probsCat := cost.Kernel{Class: graph.ClassDataMovement, Read: rows * cost.BF16, Writes: rows * cost.BF16}
+	bwd = cost.Scale(c.RunAll(gradB, sumB, gradP, sumP), local).Plus(c.RunAll(cat, probsCat))
 	return fwd, bwd
 }
 
@@ -130,15 +164,15 @@ func (c *coster) expertBias(rows, local float64) (fwd, bwd phase) {
 // placer already counts. Backward: the bias's gradient, a reduction of
 // the output gradient over the rows. The query/key/value projection's
 // bias is in its GEMM's epilogue (skip_bias_add=False).
-func (c *coster) projBias() (fwd, bwd phase) {
-	m := c.m
-	if !m.Config.LinearBias || !m.MoE() || !c.megatronLayers() || c.pl.Run.ExpertLoop {
+func (LinearBias) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
+	m := c.M
+	if !m.Config.LinearBias || !m.MoE() || !c.MegatronLayers() || c.Plan.Run.ExpertLoop {
 		return fwd, bwd
 	}
 	h := float64(m.Hidden)
-	e := c.tokens * h * c.sp()
-	fwd = c.run(kernel{class: graph.ClassElementwise, flops: e, read: e*bf16 + h*bf16, writes: e * bf16})
-	bwd = c.run(kernel{class: graph.ClassReduction, flops: e, read: e * bf16, writes: h * bf16})
+	e := c.Tokens * h * c.SP()
+	fwd = c.Run(cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e*cost.BF16 + h*cost.BF16, Writes: e * cost.BF16})
+	bwd = c.Run(cost.Kernel{Class: graph.ClassReduction, FLOPs: e, Read: e * cost.BF16, Writes: h * cost.BF16})
 	return fwd, bwd
 }
 
@@ -159,30 +193,30 @@ func (c *coster) projBias() (fwd, bwd phase) {
 // x (the negation over x/2). Backward: the two multiplies, the negation
 // (x/2), the chunk's cat, the two gradients' add, and the slice's
 // backward (zeros and a copy into them): 7 kernels.
-func (c *coster) yarnRope() (fwd, bwd phase) {
-	m := c.m
-	if m.Config.RopeScaling != "yarn" || m.MLA() || !c.megatronLayers() {
+func (YaRNRope) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
+	m := c.M
+	if m.Config.RopeScaling != "yarn" || m.MLA() || !c.MegatronLayers() {
 		return fwd, bwd
 	}
-	T := float64(c.pl.TP)
+	T := float64(c.Plan.TP)
 	d := float64(m.HeadDim())
-	sd := float64(m.Seq) / float64(max(1, c.pl.CP)) * d
-	ew := func(x, read, write float64) kernel {
-		return kernel{class: graph.ClassElementwise, flops: x, read: read, writes: write}
+	sd := float64(m.Seq) / float64(max(1, c.Plan.CP)) * d
+	ew := func(x, read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: x, Read: read, Writes: write}
 	}
 	trig := ew(sd, sd*4, sd*4) // cos or sin
 	scale := ew(sd, sd*4, sd*4)
-	cast := ew(sd, sd*4, sd*bf16)
+	cast := ew(sd, sd*4, sd*cost.BF16)
 	for _, heads := range []float64{float64(m.Heads) / T, float64(m.KVHeads) / T} {
-		x := c.tokens * heads * d
-		b := x * bf16
-		mul := ew(x, b+sd*bf16, b)
+		x := c.Tokens * heads * d
+		b := x * cost.BF16
+		mul := ew(x, b+sd*cost.BF16, b)
 		neg := ew(x/2, b/2, b/2)
 		cat := ew(x, b, b)
 		add := ew(x, 2*b, b)
 		zeros := ew(x, 0, b)
-		fwd = fwd.plus(c.runAll(trig, scale, cast, trig, scale, cast, mul, neg, cat, mul, add, cat))
-		bwd = bwd.plus(c.runAll(mul, neg, cat, mul, add, zeros, cat))
+		fwd = fwd.Plus(c.RunAll(trig, scale, cast, trig, scale, cast, mul, neg, cat, mul, add, cat))
+		bwd = bwd.Plus(c.RunAll(mul, neg, cat, mul, add, zeros, cat))
 	}
 	return fwd, bwd
 }

@@ -1,4 +1,4 @@
-package jobs
+package regaltrain
 
 import (
 	"cmp"
@@ -14,18 +14,19 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"
 )
 
-// RegalTrainJob is REGAL's training set assembled and trained: the native JSON
+// Job is REGAL's training set assembled and trained: the native JSON
 // graphs under GraphsDir (REGAL's synthetic graphs from `placer workloads
 // synth`, or any others) and Copies augmented copies of each built-in
 // workload of Workloads (each tensor size and op time times its own
 // U(0.5, 1.5), REGAL §5.1 and A.1.2: workloads.Augment), all on one
 // cluster.
-type RegalTrainJob struct {
+type Job struct {
 	GraphsDir string
 	Workloads []string
 	// Copies is the number of augmented copies per workload; 0 = 4.
@@ -59,7 +60,7 @@ type RegalTrainJob struct {
 }
 
 // Graphs builds the training set.
-func (j *RegalTrainJob) Graphs() ([]regal.TrainGraph, error) {
+func (j *Job) Graphs() ([]regal.TrainGraph, error) {
 	cs := j.Cluster
 	if cs.GPUs == 0 {
 		cs.GPUs = 2
@@ -146,7 +147,7 @@ func (j *RegalTrainJob) Graphs() ([]regal.TrainGraph, error) {
 }
 
 // Run builds the training set and trains.
-func (j *RegalTrainJob) Run(ctx context.Context) (*regal.TrainResult, error) {
+func (j *Job) Run(ctx context.Context) (*regal.TrainResult, error) {
 	gs, err := j.Graphs()
 	if err != nil {
 		return nil, err
@@ -162,10 +163,10 @@ func (j *RegalTrainJob) Run(ctx context.Context) (*regal.TrainResult, error) {
 // listCells writes the cells of j's rounds to j.ListCells: as
 // pretrain's, with the method regal-train-step and the budget the
 // BRKGA runs' evaluations.
-func (j *RegalTrainJob) listCells() error {
+func (j *Job) listCells() error {
 	enc := json.NewEncoder(j.ListCells)
 	for _, c := range (&regal.Rounds{Workers: j.Workers}).Cells(j.Train.Steps) {
-		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "regal-train-step", Budget: fmt.Sprintf("%d-evals", cmp.Or(j.Train.Evaluations, 1000)), Seed: j.Train.Seed, File: c.File}
+		l := grid.RoundCell{Index: c.Index, Round: c.Round, Method: "regal-train-step", Budget: fmt.Sprintf("%d-evals", cmp.Or(j.Train.Evaluations, 1000)), Seed: j.Train.Seed, File: c.File}
 		if j.Rounds != "" {
 			l.File = filepath.Join(j.Rounds, c.File)
 		}

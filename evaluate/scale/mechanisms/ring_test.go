@@ -1,9 +1,10 @@
-package scale
+package mechanisms
 
 import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -75,7 +76,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 	p.Kernels.IntraBus = 1e9
 	p.Hardware.NVLinkLatency = 0
 	// The GPU's share: 1 TFLOP, 1e8 query elements, a last row of 1e6.
-	f := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	f := cost.FusedAttn{K: cost.Kernel{FLOPs: 1e12}, Elems: 1e8, Tail: 1e6, HeadDim: 128}
 	a0 := 0.5e12/500e12 + 1e-12*1e8 + 10e-12*1e6 + 10e-6 // 1.12 ms: causal
 	a1 := 0.5e12/500e12 + 1e-12*1e8 + 10e-6              // 1.11 ms: full
 	for _, c := range []struct {
@@ -87,17 +88,17 @@ func TestTwoRankRingByHand(t *testing.T) {
 		{"send exposed", 2e6, 2e-3 + a1, 2e-3 - a0}, // 2 ms send: 0.88 ms exposed
 		{"send exposed, 3 ms", 3e6, 3e-3 + a1, 3e-3 - a0},
 	} {
-		co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
-		got := co.ringAttention(f, false, ringMsg{kv: c.kv})
-		if math.Abs(got.busy-c.busy) > 1e-12 || math.Abs(got.cpExposed-c.exp) > 1e-12 || got.launches != 4 {
-			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, 4", c.name, got.busy, got.cpExposed, got.launches, c.busy, c.exp)
+		co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
+		got := co.attention(f, false, cost.RingMsg{KV: c.kv})
+		if math.Abs(got.Busy-c.busy) > 1e-12 || math.Abs(got.CPExposed-c.exp) > 1e-12 || got.Launches != 4 {
+			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, 4", c.name, got.Busy, got.CPExposed, got.Launches, c.busy, c.exp)
 		}
 	}
 	// Without context parallelism: one causal call of all the FLOPs.
 	one := pl
 	one.CP = 1
-	co := coster{m: m, pl: one, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096}
-	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
+	co := ring{&cost.Shard{M: m, Plan: one, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096}}
+	if got, want := co.attention(f, false, cost.RingMsg{KV: 1e6}).Busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("one rank: %g, want %g", got, want)
 	}
 	// torch's all-gather ring run eager: the gather of both ranks' K and
@@ -106,35 +107,35 @@ func TestTwoRankRingByHand(t *testing.T) {
 	// the same stream.
 	ag := pl
 	ag.Run.CPRing, ag.Run.Eager = plan.CPRingAllGather, true
-	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
-	msg := ringMsg{kv: 1e6, out: 1e6}
-	got := co.ringAttention(f, false, msg)
+	co = ring{&cost.Shard{M: m, Plan: ag, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
+	msg := cost.RingMsg{KV: 1e6, Out: 1e6}
+	got := co.attention(f, false, msg)
 	eagerMerges, _ := co.ringMergesEager(false, msg)
-	if want := a0 + a1 + eagerMerges; math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed) > 1e-12 {
-		t.Errorf("all-gather ring: busy %g, exposed %g; want %g, 0", got.busy, got.cpExposed, want)
+	if want := a0 + a1 + eagerMerges; math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed) > 1e-12 {
+		t.Errorf("all-gather ring: busy %g, exposed %g; want %g, 0", got.Busy, got.CPExposed, want)
 	}
-	msg.kv = 2.5e6 // a 2.5 ms gather: 1.38 ms exposed
-	got = co.ringAttention(f, false, msg)
+	msg.KV = 2.5e6 // a 2.5 ms gather: 1.38 ms exposed
+	got = co.attention(f, false, msg)
 	eagerMerges, _ = co.ringMergesEager(false, msg)
-	if want := 2.5e-3 + a1 + eagerMerges; math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-(2.5e-3-a0)) > 1e-12 {
-		t.Errorf("all-gather ring, gather exposed: busy %g, exposed %g; want %g, %g", got.busy, got.cpExposed, want, 2.5e-3-a0)
+	if want := 2.5e-3 + a1 + eagerMerges; math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed-(2.5e-3-a0)) > 1e-12 {
+		t.Errorf("all-gather ring, gather exposed: busy %g, exposed %g; want %g, %g", got.Busy, got.CPExposed, want, 2.5e-3-a0)
 	}
 	// Compiled (Eager false): the gather waited where it is issued, before
 	// step 0's call: 1 ms exposed whole beside calls of 1.12 ms. Backward
 	// the gather again and each step's FP32 dK, dV (2 x 1 MB to the next
 	// rank at 1 GB/s: 2 ms) after its call, all exposed: 1 + 2 x 2 ms.
 	ag.Run.Eager = false
-	co.pl = ag
-	msg.kv = 1e6
-	got = co.ringAttention(f, false, msg)
-	if want := 1e-3 + a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-1e-3) > 1e-12 {
-		t.Errorf("compiled all-gather ring: busy %g, exposed %g; want %g, 1e-3", got.busy, got.cpExposed, want)
+	co.Plan = ag
+	msg.KV = 1e6
+	got = co.attention(f, false, msg)
+	if want := 1e-3 + a0 + a1 + co.ringMerges(false, msg); math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed-1e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring: busy %g, exposed %g; want %g, 1e-3", got.Busy, got.CPExposed, want)
 	}
-	b := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	b := cost.FusedAttn{K: cost.Kernel{FLOPs: 1e12}, Elems: 1e8, Tail: 1e6, HeadDim: 128}
 	hand.Bwd = hand.Fwd
-	got = co.ringAttention(b, true, msg)
-	if want := 1e-3 + a0 + a1 + 2*2e-3 + co.ringMerges(true, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-5e-3) > 1e-12 {
-		t.Errorf("compiled all-gather ring backward: busy %g, exposed %g; want %g, 5e-3", got.busy, got.cpExposed, want)
+	got = co.attention(b, true, msg)
+	if want := 1e-3 + a0 + a1 + 2*2e-3 + co.ringMerges(true, msg); math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed-5e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring backward: busy %g, exposed %g; want %g, 5e-3", got.Busy, got.CPExposed, want)
 	}
 }
 
@@ -162,14 +163,14 @@ func TestRingMergesEagerByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.Run.CPRing, pl.Run.Eager = plan.CPRingAllGather, true
-	co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
 	const E, K = 1e6, 2e6
 	k := func(elems, read, write float64) float64 {
-		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(&p.Hardware)
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(&p.Hardware)
 	}
 	fwd := 2*k(E, 2, 4) + k(E, 8, 4) + k(E, 4, 4) + k(E, 8, 4) + k(K, 2, 2) + k(E, 4, 2)
 	bwd := k(E+K, 0, 4) + 2*k(E, 6, 4) + k(K, 6, 4) + k(K/2, 6, 4) + k(K, 4, 4) + 2*k(K, 4, 4) + k(K, 2, 2) + k(E, 4, 2) + k(K, 4, 2)
-	msg := ringMsg{kv: K * bf16, out: E}
+	msg := cost.RingMsg{KV: K * cost.BF16, Out: E}
 	for _, c := range []struct {
 		backward       bool
 		busy, launches float64
@@ -210,14 +211,14 @@ func TestKVAllGatherByHand(t *testing.T) {
 	p.Kernels.Attention = []*kernels.Attention{&hand}
 	p.Kernels.IntraBus = 1e9
 	p.Hardware.NVLinkLatency = 0
-	co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
 	// The GPU's share: 1 TFLOP, 1e8 query elements, its own last row 1e6.
-	f := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	f := cost.FusedAttn{K: cost.Kernel{FLOPs: 1e12}, Elems: 1e8, Tail: 1e6, HeadDim: 128}
 	// 2 ms of FLOPs, 0.1 ms of elements, a tail of 2e6 (20 us), 2 x 10 us.
 	calls := 1e12/500e12 + 1e-12*1e8 + 10e-12*2e6 + 2*10e-6 // 2.14 ms
 	// Both ranks' K and V, 2 x 1 MB: each GPU receives the other's 1 MB
 	// at 1 GB/s, 1 ms; the reduce-scatter of dK and dV likewise.
-	msg := ringMsg{kv: 1e6, out: 1e6}
+	msg := cost.RingMsg{KV: 1e6, Out: 1e6}
 	for _, c := range []struct {
 		name          string
 		backward      bool
@@ -227,9 +228,9 @@ func TestKVAllGatherByHand(t *testing.T) {
 		{"forward", false, 1e-3 + calls, 1e-3, 4},
 		{"backward", true, 2e-3 + calls, 2e-3, 6},
 	} {
-		got := co.ringAttention(f, c.backward, msg)
-		if math.Abs(got.busy-c.busy) > 1e-12 || math.Abs(got.cpExposed-c.exposed) > 1e-12 || got.launches != c.launches {
-			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.busy, got.cpExposed, got.launches, c.busy, c.exposed, c.launches)
+		got := co.attention(f, c.backward, msg)
+		if math.Abs(got.Busy-c.busy) > 1e-12 || math.Abs(got.CPExposed-c.exposed) > 1e-12 || got.Launches != c.launches {
+			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.Busy, got.CPExposed, got.Launches, c.busy, c.exposed, c.launches)
 		}
 	}
 }

@@ -1,0 +1,13 @@
+// Package cost is the vocabulary the costs of a training step are
+// written in, shared by evaluate/scale (which composes a step) and its
+// plug-ins (evaluate/scale/mechanisms, ...): a Kernel, a Phase (one
+// layer's forward or backward on one GPU: its kernels' time, its
+// communication exposed and in all, what its host issues), and the
+// Shard a plug-in is given (the model, the plan, the pod at one
+// tensor-parallel degree) with the primitives every plug-in prices
+// kernels by. It imports no package of a plug-in's, and holds no
+// family's, code base's or mechanism's rule.
+//
+// May import: graph/..., evaluate/roofline, evaluate/scale/kernels,
+// evaluate/scale/plan
+package cost

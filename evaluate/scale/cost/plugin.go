@@ -1,0 +1,82 @@
+package cost
+
+// Plugin is a family, a code base or a mechanism registered by name: its
+// Name, the name a figure's provenance gives it (Result's PricedBy), and
+// Prices, whether it priced the step of shard s (a mechanism whose
+// condition s's plan or model does not meet leaves the step as it was).
+type Plugin interface {
+	Name() string
+	Prices(s *Shard) bool
+}
+
+// RingMsg is what a GPU's context-parallel exchange moves and merges: KV
+// the bytes of its K and V as the ring exchanges them (BF16; the query
+// heads' count of them where the model repeats its key-value heads
+// before the kernel), Out the elements of its attention output (and of
+// dQ).
+type RingMsg struct{ KV, Out float64 }
+
+// CPAttention is the extension point of a layer's attention with its
+// context-parallel exchange: fused attention call f (the GPU's whole
+// share of the scores), forward or backward, with the exchange of msg
+// between the plan's CP ranks as the plan's stack runs it; without
+// context parallelism, the kernel alone.
+type CPAttention interface {
+	Plugin
+	Attention(s *Shard, f FusedAttn, backward bool, msg RingMsg) Phase
+}
+
+// The extension points where a family's trait or a mechanism adds
+// kernels to a layer beyond the block's own, each asked of every
+// registered plug-in that implements it, in the order registered, its
+// phases added one after another (one that does not apply adds zero
+// phases):
+//
+//   - AttentionKernels: a layer's attention, forward and backward;
+//   - ExpertActivation: the experts' activation, for erows rows of cols
+//     columns a half (also what recomputing it runs again);
+//   - ExpertOutput: the experts' output, rows tokens over local experts
+//     on the GPU, of nl tokens routed from it;
+//   - RouterKernels: the router's, for nl tokens on one GPU.
+type (
+	AttentionKernels interface {
+		Plugin
+		Attention(s *Shard) (fwd, bwd Phase)
+	}
+	ExpertActivation interface {
+		Plugin
+		ExpertActivation(s *Shard, erows, cols float64) (fwd, bwd Phase)
+	}
+	ExpertOutput interface {
+		Plugin
+		ExpertOutput(s *Shard, rows, local, nl float64) (fwd, bwd Phase)
+	}
+	RouterKernels interface {
+		Plugin
+		Router(s *Shard, nl float64) (fwd, bwd Phase)
+	}
+)
+
+// Each is every plug-in of r that implements extension point T, in the
+// order registered.
+func Each[T Plugin](r *Registry) []T {
+	var ts []T
+	for _, p := range r.plugins {
+		if t, ok := p.(T); ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// FineTune is the extension point of fine-tuning's adapters on a frozen
+// base, which a code base's layer costs are wrapped with on a plan that
+// trains them: a dense block's adapters, forward and backward, and the
+// weight-gradient GEMMs a frozen base does not run, the block's and the
+// output layer's.
+type FineTune interface {
+	Plugin
+	Adapters(s *Shard) (fwd, bwd Phase)
+	FrozenWeightGrads(s *Shard) Phase
+	OutputWeightGrad(s *Shard) Kernel
+}

@@ -1,0 +1,20 @@
+package mechanisms
+
+import "github.com/placer/placer/evaluate/scale/cost"
+
+// Registered is the mechanisms, one registration line each, in the
+// order their kernels join a layer and a figure's provenance lists them
+// (a duplicate name stops the program at its start, and the package's
+// tests with it).
+var Registered = cost.MustRegistry(
+	Ring{},
+	TokenDispatch{},
+	RouterAuxLoss{},
+	TEGroupedGEMM{},
+	FP8Padding{},
+	LoRA{},
+	FP8Casts{},
+	BlockScaled{},
+	Rowwise{},
+	TorchaoFloat8{},
+)

@@ -1,0 +1,46 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// PricedBy is what priced a plan's step, by the names its parts are
+// registered under, so that a figure's provenance is data: the code
+// base whose layer costs priced its layers (the stack's registered
+// LayerCoster: "fused", "llama.py", ...; a profile's measurements stand
+// in for them where the pod has one: Result.Sources), and the families'
+// traits (evaluate/scale/families) and mechanisms
+// (evaluate/scale/mechanisms) that priced it, in the order registered.
+type PricedBy struct {
+	CodeBase   string   `json:"code_base"`
+	Families   []string `json:"families,omitempty"`
+	Mechanisms []string `json:"mechanisms,omitempty"`
+}
+
+// PricedByOf is what priced plan pl's step of model m on pod p: its
+// stack's layer costs, and each registered trait and mechanism that
+// prices the shard of one of its stages' tensor-parallel degrees
+// (cost.Plugin.Prices).
+func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
+	tokens := float64(pl.MBS) * float64(m.Seq) / float64(max(pl.CP, 1))
+	tps := pl.TPs
+	if len(tps) == 0 {
+		tps = []int{pl.TP}
+	}
+	var by PricedBy
+	shards := make([]*cost.Shard, len(tps))
+	for i, T := range tps {
+		c := newCoster(m, pl, p, T, tokens)
+		shards[i] = &c.Shard
+		if i == 0 {
+			by.CodeBase = layerCoster(&c.Plan.Run).Name()
+		}
+	}
+	by.Families = families.Registered.Priced(shards...)
+	by.Mechanisms = mechanisms.Registered.Priced(shards...)
+	return by
+}
