@@ -33,7 +33,7 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	}
 	gemm := plan.TunedConstant{Name: "GEMM", Value: 0.755, Without: 0.5, Sources: []string{"a"},
 		Set: func(p *plan.Pod, v float64) { p.Hardware.ComputeEff[graph.ClassMatMul] = v }}
-	rep, err := sweepsOf(context.Background(), []published.Sweep{sweep("a"), sweep("b")}, []plan.TunedConstant{gemm})
+	rep, err := SweepsOf(context.Background(), []published.Sweep{sweep("a"), sweep("b")}, []plan.TunedConstant{gemm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	for i := range measured {
 		mean += math.Abs(out[i]/measured[i]-1) / 3
 	}
-	rho := spearman(measured, out)
+	rho := Spearman(measured, out)
 	if a.Sample.Set != "a" || !reflect.DeepEqual(a.Sample.Reset, []string{"GEMM 0.755 -> 0.5"}) || !near(a.Sample.OutMeanAbs, mean, 1e-12) ||
 		a.Sample.OutSpearman == nil || *a.Sample.OutSpearman != rho || !near(a.Sample.MeanAbs, a.MeanAbsError, 1e-12) {
 		t.Errorf("A: %+v, want set a, GEMM 0.755 -> 0.5 reset, out-of-sample mean %g, Spearman %g", a.Sample, mean, rho)

@@ -104,8 +104,8 @@ func TestSpearman(t *testing.T) {
 		{[]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}, -1},
 		{[]float64{5, 1, 3}, []float64{50, 10, 30}, 1},
 	} {
-		if got := spearman(c.x, c.y); abs(got-c.want) > 1e-12 {
-			t.Errorf("spearman(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		if got := Spearman(c.x, c.y); abs(got-c.want) > 1e-12 {
+			t.Errorf("Spearman(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
 		}
 	}
 	if got, want := ranks([]float64{1, 2, 2, 3}), []float64{1, 2.5, 2.5, 4}; !slices.Equal(got, want) {

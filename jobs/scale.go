@@ -447,7 +447,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	}
 	n := float64(len(rep.Rows))
 	rep.MeanAbsError, rep.MeanError, rep.FastestMeanAbsError = sumAbs/n, sum/n, sumFast/n
-	rep.Spearman = spearman(pubTFLOPs, predTFLOPs)
+	rep.Spearman = Spearman(pubTFLOPs, predTFLOPs)
 	rep.GeomeanSpeedup = stat.GeometricMean(speedups, nil)
 	var checked []float64
 	for _, r := range rep.Rows {
@@ -530,17 +530,17 @@ func megatronSamples(rep report.Megatron) []report.TableSample {
 			}
 		}
 		_, reset := published.WithoutSource(plan.Pod{}, t.set)
-		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, spearman)})
+		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, Spearman)})
 	}
 	return out
 }
 
 func abs(x float64) float64 { return max(x, -x) }
 
-// spearman is Spearman's rank correlation of x and y: Pearson's
+// Spearman is Spearman's rank correlation of x and y: Pearson's
 // correlation of their ranks, tied values taking the mean of the ranks
 // they span.
-func spearman(x, y []float64) float64 {
+func Spearman(x, y []float64) float64 {
 	return stat.Correlation(ranks(x), ranks(y), nil)
 }
 

@@ -18,7 +18,7 @@ import (
 // predicted in the sweep's unit, and the order within each sweep against
 // the measured one.
 func Sweeps(ctx context.Context) (report.Sweeps, error) {
-	rep, err := sweepsOf(ctx, published.Sweeps(), plan.Tuned)
+	rep, err := SweepsOf(ctx, published.Sweeps(), plan.Tuned)
 	if err != nil {
 		return rep, err
 	}
@@ -50,10 +50,10 @@ func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report
 	return out
 }
 
-// sweepsOf is Sweeps of the given sweeps, each also out of sample: its
+// SweepsOf is Sweeps of the given sweeps, each also out of sample: its
 // rows again with the constants of tuned its source set chose reset to
 // their values without it (plan.Pod.WithoutSource).
-func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
+func SweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
 	var rep report.Sweeps
 	var sumAbs, sumOut, sumPeak, sumWithout float64
 	for _, sw := range sweeps {
@@ -110,7 +110,7 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 			}
 			// Spearman's rho is undefined where either side is all
 			// ties (a sweep whose rows placer predicts alike): none.
-			if rho := spearman(measured, predicted); n >= 3 && !math.IsNaN(rho) {
+			if rho := Spearman(measured, predicted); n >= 3 && !math.IsNaN(rho) {
 				out.Spearman = &rho
 			}
 			var fm, fp int
@@ -120,12 +120,12 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 		}
 		if n := len(kept); out.Regressions > 0 && n > 0 {
 			o := &report.SweepWithout{Rows: n, MeanAbsError: keptAbs / float64(n)}
-			if rho := spearman(kept, keptPredicted); n >= 3 && !math.IsNaN(rho) {
+			if rho := Spearman(kept, keptPredicted); n >= 3 && !math.IsNaN(rho) {
 				o.Spearman = &rho
 			}
 			out.WithoutRegressions = o
 		}
-		out.Sample = published.SampleErrorOf(sw.Set, reset, measured, predicted, outPredicted, spearman)
+		out.Sample = published.SampleErrorOf(sw.Set, reset, measured, predicted, outPredicted, Spearman)
 		if out.OrderOnly {
 			out.Sample.MeanAbs, out.Sample.OutMeanAbs = 0, 0 // a rank is no figure to be off by
 		}

@@ -46,7 +46,7 @@ func TestSweepOrder(t *testing.T) {
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
+	a, err := SweepsOf(context.Background(), sweeps, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSweeps(t *testing.T) {
 			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
 		}
 	}
-	b, err := sweepsOf(context.Background(), swapped, plan.Tuned)
+	b, err := SweepsOf(context.Background(), swapped, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := sweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
+	rep, err := SweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 // still misses.
 func TestPublishedPeaks(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
+	a, err := SweepsOf(context.Background(), sweeps, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestSweepsWithoutRegressions(t *testing.T) {
 	}
 	sw.Rows[1].Regression = "tracker/1"
 	clean := published.Sweep{Name: "t", Set: "t", Unit: published.StepSeconds, Rows: []published.SweepRow{sw.Rows[0]}}
-	rep, err := sweepsOf(context.Background(), []published.Sweep{sw, clean}, nil)
+	rep, err := SweepsOf(context.Background(), []published.Sweep{sw, clean}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestSweepsWithoutRegressions(t *testing.T) {
 	}
 	if s.Rows[1].Regression != "tracker/1" || s.Regressions != 1 || !near(s.MeanAbsError, all, 1e-12) || s.WithoutRegressions == nil ||
 		s.WithoutRegressions.Rows != 3 || !near(s.WithoutRegressions.MeanAbsError, kept, 1e-12) ||
-		s.WithoutRegressions.Spearman == nil || *s.WithoutRegressions.Spearman != spearman(measured, predicted) {
+		s.WithoutRegressions.Spearman == nil || *s.WithoutRegressions.Spearman != Spearman(measured, predicted) {
 		t.Errorf("sweep: %d regressions, mean %g, without %+v; want 1, %g, 3 rows at %g", s.Regressions, s.MeanAbsError, s.WithoutRegressions, all, kept)
 	}
 	if rep.Sweeps[1].WithoutRegressions != nil || rep.Sweeps[1].Regressions != 0 {

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/benchreport"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 func newReportBenchCmd(s *streams) *cobra.Command {
 	var asJSON bool
-	var opts jobs.BenchOptions
+	var opts benchreport.BenchOptions
 	cmd := &cobra.Command{
 		Use:   "bench [--json] [--show-validation]",
 		Short: "The bench of real runs (MLPerf Training v3.0-v4.1 and the published sweeps): development and validation parts apart",
@@ -29,7 +29,7 @@ The validation part is printed as aggregates only, its rows with
   placer report bench --json > bench.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := jobs.Bench(cmd.Context(), opts)
+			rep, err := benchreport.Bench(cmd.Context(), opts)
 			return emit(s, asJSON, rep, func() error { return report.WriteBench(s.Out, rep) }, err, true)
 		},
 	}

@@ -1,4 +1,4 @@
-package jobs
+package benchreport
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
 )
 
@@ -82,7 +83,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 			sw.MeanAbsError += math.Abs(r.Error)
 		}
 		sw.MeanAbsError /= float64(len(rs))
-		if rho := spearman(m, p); len(rs) >= 3 && !math.IsNaN(rho) {
+		if rho := jobs.Spearman(m, p); len(rs) >= 3 && !math.IsNaN(rho) {
 			sw.Spearman = &rho
 		}
 		pt.MLPerf.Sweeps = append(pt.MLPerf.Sweeps, sw)
@@ -100,7 +101,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 		part   string
 		sweeps []published.Sweep
 	}{{bench.Development, dev}, {bench.Validation, val}} {
-		sr, err := sweepsOf(ctx, x.sweeps, plan.Tuned)
+		sr, err := jobs.SweepsOf(ctx, x.sweeps, plan.Tuned)
 		if err != nil {
 			return rep, err
 		}
