@@ -88,11 +88,26 @@ build: go-deps
 # 820 MB) and grows where the heap is small (workloads/export 33 -> 86
 # MB; both with Step.Count's allocations cut too). The placer processes the tests start inherit it; users'
 # runs keep Go's default.
-test: deps build slurm-up
-	$(MAKE) -j2 --output-sync=recurse test-static zoo
-	bash -o pipefail -c 'GOGC=400 PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
-	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
-	$(MAKE) test-profile-cpu
+#
+# Each phase's wall and CPU time (tools/testsummary/phase.sh: user+sys of
+# every process it waited for) is printed as it ends and as a table at the
+# end (out/test-phases.txt), a failed phase's with the table so far; the Go
+# tests' phase also prints its 20 slowest tests (go test -json's wall) and
+# its packages by CPU (tools/testsummary/exec.sh, go test's -exec: each
+# test binary's CPU and its children's). On a shared machine the wall is
+# the neighbours' too; the CPU is this run's.
+PHASE := tools/testsummary/phase.sh $(CURDIR)/out/test-phases.txt
+test:
+	@mkdir -p out && rm -f out/test-phases.txt out/test-cpu.txt
+	@$(PHASE) deps $(MAKE) --no-print-directory deps
+	@$(PHASE) build+slurm-up $(MAKE) --no-print-directory build slurm-up
+	@$(PHASE) static+zoo $(MAKE) -j2 --output-sync=recurse test-static zoo
+	@$(PHASE) go-test bash -o pipefail -c 'GOGC=400 PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) \
+		PLACER_TEST_CPU=$(CURDIR)/out/test-cpu.txt PLACER_TEST_ROOT=$(CURDIR) \
+		$(GO) test -count=1 -timeout 9m -exec $(CURDIR)/tools/testsummary/exec.sh -json $(PKGS) | $(GO) run ./tools/testsummary -top 20 -cpu out/test-cpu.txt'
+	@$(PHASE) python $(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
+	@$(PHASE) profile-cpu $(MAKE) --no-print-directory test-profile-cpu
+	@tools/testsummary/phase.sh --table out/test-phases.txt
 
 # What make test checks before the Go tests, beside the zoo's exports
 # (make -j2: the exports are one Python process each, 44 CPU s in all on
@@ -631,6 +646,21 @@ bench-sim: go-deps
 	$(GO) test ./evaluate/roofline -run '^$$' -bench 'Simulate80kLocal$$' -benchmem -cpu 1 -count $(SIM_COUNT) | tee /tmp/placer-bench-sim.txt
 	@for col in 3:wall 5:cpu; do awk -v c=$${col%%:*} '/^BenchmarkSimulate80kLocal/ {print $$c/1e6}' /tmp/placer-bench-sim.txt | sort -n | \
 		awk -v w=$${col#*:} '{v[NR]=$$1} END {if (NR) printf "Simulate80kLocal %s ms/op over %d runs: min %.2f, median %.2f\n", w, NR, v[1], v[int((NR+1)/2)]}'; done
+
+# The tests' wall-clock bounds (internal/timed): make test runs these
+# tests and asserts what they check besides the clock (a time budget's
+# status and that it was spent, nothing run on a no-run report, every dead
+# worker's claim taken over within its lease); here PLACER_TEST_TIMED=1
+# asserts their wall times too: a no-run report within 2 s (equal-time)
+# and 10 s (learned), a 0.3 s cell within 5 s, a 100 ms local-search
+# budget within 1 s and an anchored one within its budget + 1 s, a zoo
+# graph's import within 1 s (the zoo exported first), the last cell worker after
+# 20 kills within 45 s. On a quiet machine: about 1 minute on 2 cores.
+TIMED_TESTS := ^(TestLearned|TestLearnedSharedDir|TestEqualTime|TestEqualTimeCascade|TestLocalSearchTimeBudget|TestAnchoredLocalSearch|TestZoo|TestCellKilledWorkers)$$
+TIMED_PKGS  := ./jobs/reports ./methods/classical ./workloads/export ./cmd/placer
+.PHONY: bench-timed
+bench-timed: build zoo
+	bash -o pipefail -c "PLACER_TEST_TIMED=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -run '$(TIMED_TESTS)' $(TIMED_PKGS) | grep -E '^(--- |ok|FAIL)|timed:'"
 
 lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
