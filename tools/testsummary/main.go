@@ -162,6 +162,26 @@ func summarize(r io.Reader, w io.Writer) (failed bool, slow []timed, err error) 
 			delete(out, k)
 		case "fail":
 			failed = true
+			if e.Test == "" {
+				// A package that failed with tests unfinished (go test's
+				// -timeout panic, a crash): their output says where.
+				var left []key
+				for k := range out {
+					if k.pkg == e.Package && k.test != "" {
+						left = append(left, k)
+					}
+				}
+				sort.Slice(left, func(i, j int) bool { return left[i].test < left[j].test })
+				for _, k := range left {
+					fmt.Fprintf(w, "--- UNFINISHED: %s (%s)\n", k.test, k.pkg)
+					for _, o := range out[k] {
+						if !strings.HasPrefix(o, "=== ") {
+							fmt.Fprint(w, o)
+						}
+					}
+					delete(out, k)
+				}
+			}
 			if e.Test != "" {
 				fmt.Fprintf(w, "--- FAIL: %s (%s)\n", e.Test, e.Package)
 				for _, o := range out[k] {

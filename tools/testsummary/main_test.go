@@ -52,6 +52,26 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// TestUnfinished: a package that fails with a test still running (go
+// test's -timeout panic) prints that test's output.
+func TestUnfinished(t *testing.T) {
+	in := `{"Action":"run","Package":"r","Test":"TestLong"}
+{"Action":"output","Package":"r","Test":"TestLong","Output":"=== RUN   TestLong\n"}
+{"Action":"output","Package":"r","Test":"TestLong","Output":"panic: test timed out after 9m0s\n"}
+{"Action":"output","Package":"r","Output":"FAIL\tr\t540.1s\n"}
+{"Action":"fail","Package":"r","Elapsed":540.1}
+`
+	var w strings.Builder
+	failed, _, err := summarize(strings.NewReader(in), &w)
+	if err != nil || !failed {
+		t.Fatalf("failed %v, err %v", failed, err)
+	}
+	want := "FAIL\tr\t540.1s\n--- UNFINISHED: TestLong (r)\npanic: test timed out after 9m0s\n"
+	if w.String() != want {
+		t.Errorf("got %q, want %q", w.String(), want)
+	}
+}
+
 func TestSlowestAndCPU(t *testing.T) {
 	in := `{"Action":"pass","Package":"p","Test":"TestA","Elapsed":1.5}
 {"Action":"pass","Package":"p","Test":"TestA/sub","Elapsed":1.4}
