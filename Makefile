@@ -116,12 +116,16 @@ test:
 # (make -j2: the exports are one Python process each, 44 CPU s in all on
 # a fresh clone, and vet, gofmt, cuda-check and the simulator's simcheck
 # build about 25 CPU s; one after the other they left a core idle for
-# about a minute, 2026-11-27).
+# about a minute, 2026-11-27). cuda-check's binaries carry a fixed
+# version (VERSION=cuda-check, not the commit's): go build links a binary
+# again only when what it is built from changed, so a commit that leaves
+# the code alone relinks neither (3.6 CPU s against 10.6 with both
+# relinked, 2026-11-28); make cuda still stamps the commit.
 .PHONY: test-static
 test-static: build
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
-	$(MAKE) cuda-check
+	$(MAKE) cuda-check VERSION=cuda-check
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 
 # The README's sample outputs made anew from the commands each one's
