@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/timed"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
@@ -40,9 +41,7 @@ func TestEqualTime(t *testing.T) {
 		if c.Error != "" || !c.Valid || c.Ratio <= 0 || c.Evaluations < 1 || c.Wall <= 0 {
 			t.Errorf("cell %+v", c)
 		}
-		if c.Wall > 5 {
-			t.Errorf("cell %s ran %.1f s on a 0.3 s budget", c.Method, c.Wall)
-		}
+		timed.Bound(t, "cell "+c.Method+" on a 0.3 s budget", time.Duration(c.Wall*float64(time.Second)), 5*time.Second)
 	}
 	// The ablation is anchored on the reference and keeps it.
 	if c := g.Cell("go-no-learning", 0.3); c == nil || c.Ratio > 1 {
@@ -68,7 +67,7 @@ func TestEqualTime(t *testing.T) {
 	// kept there is a missing cell, not a run one.
 	nr := o
 	nr.NoRun, nr.Methods = true, []string{"local-search", "sa", "go-no-learning"}
-	start := time.Now()
+	before, start := dirState(t, dir), time.Now()
 	kept, err := EqualTime(context.Background(), nr)
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +75,8 @@ func TestEqualTime(t *testing.T) {
 	if kg := kept.Graphs[0]; len(kg.Cells) != 2 || kg.Missing != 1 || kg.Cell("sa", 0.3) != nil || kg.RefStep != g.RefStep {
 		t.Errorf("no-run row %+v: want the 2 kept cells, sa missing", kg)
 	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("no-run took %v: it ran something", el)
-	}
+	timed.Bound(t, "no-run", time.Since(start), 2*time.Second)
+	sameDir(t, "no-run", dir, before)
 	// No-run on a dir that keeps nothing: no reference, every cell missing.
 	nr.Dir = t.TempDir()
 	empty, err := EqualTime(context.Background(), nr)
@@ -279,7 +277,7 @@ func TestEqualTimeCascade(t *testing.T) {
 	}
 	// The rerun reads both rows back, the 2-GPU decisions with them, so
 	// the 4-GPU cells are found under the same cascade name.
-	start := time.Now()
+	before, start := dirState(t, dir), time.Now()
 	again, err := EqualTime(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -291,9 +289,8 @@ func TestEqualTimeCascade(t *testing.T) {
 			}
 		}
 	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("rerun took %v: cells ran again", el)
-	}
+	timed.Bound(t, "the rerun", time.Since(start), 2*time.Second)
+	sameDir(t, "the rerun", dir, before)
 	// A dir whose 2-GPU cells were kept without the cascade (no
 	// decisions) runs them again with it, so the 4-GPU row still starts
 	// from them.

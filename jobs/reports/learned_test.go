@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/timed"
 	"github.com/placer/placer/report"
 )
 
@@ -41,9 +42,7 @@ func TestLearned(t *testing.T) {
 		if c.Error != "" || !c.Valid || c.StepTime <= 0 || c.Evaluations < 1 || c.Wall <= 0 || c.CPU <= 0 || c.Ratio != 0 || c.BeatExpert {
 			t.Errorf("cell %+v", c)
 		}
-		if c.Wall > 5 {
-			t.Errorf("cell %s ran %.1f s on a 0.3 s budget", c.Method, c.Wall)
-		}
+		timed.Bound(t, "cell "+c.Method+" on a 0.3 s budget", time.Duration(c.Wall*float64(time.Second)), 5*time.Second)
 		// The curve improves, in time order, and ends at the cell's step
 		// time at the run's end.
 		if len(c.Curve) == 0 {
@@ -178,14 +177,13 @@ func TestLearnedSharedDir(t *testing.T) {
 	}
 	o := LearnedOptions{Graphs: graphs, Methods: []string{"hdp", "go"}, Budgets: append(budget, time.Hour), Seed: 2, Dir: dir, NoRun: true}
 	o.Cluster.GPUs = 2
-	start := time.Now()
+	before, start := dirState(t, dir), time.Now()
 	sum, err := Learned(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("the summary took %v: it ran something", took)
-	}
+	timed.Bound(t, "the no-run summary", time.Since(start), 10*time.Second)
+	sameDir(t, "the no-run summary", dir, before)
 	if len(sum.Graphs) != 2 || len(sum.Summary) != 2 {
 		t.Fatalf("summary %+v", sum)
 	}

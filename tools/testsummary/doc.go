@@ -9,5 +9,12 @@
 // It exits with status 1 when a test, a package or a build failed. make
 // test pipes the suite through it.
 //
+// With -top N it prints the N slowest top-level tests at the end (go test
+// -json's Elapsed: wall seconds); with -cpu FILE, the packages by the CPU
+// seconds that exec.sh (go test -exec tools/testsummary/exec.sh, with
+// PLACER_TEST_CPU=FILE) wrote for each test binary and the processes it
+// waited for. phase.sh times make test's phases (wall and CPU) and prints
+// their table.
+//
 // May import: no other placer package
 package main

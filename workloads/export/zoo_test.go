@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/timed"
 )
 
 // zooDir is where `make zoo` writes the exported models.
@@ -42,9 +43,7 @@ func TestZoo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if took > time.Second {
-			t.Errorf("%s: import took %v, want under 1 s", path, took)
-		}
+		timed.Bound(t, path+"'s import", took, time.Second)
 		for _, op := range g.Ops() {
 			if op.Shape == nil || op.FLOPs < 0 || op.BytesRead < 0 || op.BytesWritten < 0 || op.ParamBytes < 0 {
 				t.Fatalf("%s: op %+v", path, op)

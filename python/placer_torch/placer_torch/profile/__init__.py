@@ -14,7 +14,10 @@ placer_torch to a temporary folder and runs measure so.
     runs       timed training steps of the layers under each plan on
                gloo CPU processes: what a CPU profile predicts
     cpuloop,   profile, predict, then run on this machine's CPU (make
-    moeloop    test-profile-cpu, make test-profile-cpu-moe)
+    moeloop    test-profile-cpu and test-profile-cpu-moe: the path; make
+               bench-profile-cpu and bench-profile-cpu-moe: the accuracy)
+    loopcheck  what the loops check: the path's rules, the benchmarks'
+               figures with their spread
     sweep      a one-GPU sweep of micro-batch and recomputation
     eagerops   the ATen ops a layer issues under eager PyTorch, as
                placer_torch.exporter records them (evaluate/scale's tests)

@@ -27,7 +27,10 @@ their expert-data-parallel group.
 Pipeline: 1F1B, activations and gradients between stages as BF16 (isend,
 recv). AdamW over each rank's shards.
 
-Prints one JSON object a line: {"plan", "step_s" (median), "steps": [...]}.
+Prints one JSON object a line: {"plan", "step_s" (median), "steps": [...],
+"loss"}: loss is the first round's warm-up step's loss (before any
+update: the untrained model's, about ln(vocab) whichever the plan), the
+mean over the last stage's ranks, taken outside the timed steps.
 """
 
 import gc
@@ -204,8 +207,12 @@ class Rank:
             return self.loss(x, self.ids[i]) / self.M
         return x
 
-    def step(self):
+    def step(self, record=False):
+        """One training step; with record, the step's loss (the sum of its
+        micro-batches' losses over M, on the last stage) is kept in
+        self.step_loss (None on other stages)."""
         c, M = self.c, self.M
+        self.step_loss = 0.0 if record and self.loss is not None else None
         shape = (c["seq"] // self.T if self.sp else c["seq"], self.mbs, c["hidden"])
         saved, works = {}, []
         for n, (kind, i) in enumerate(order(self.p, self.P, M)):
@@ -224,6 +231,8 @@ class Rank:
                 if self.next is not None:
                     y = out.detach().to(layers.WIRE)
                     works.append((dist.isend(y, self.next), y))
+                elif self.step_loss is not None:
+                    self.step_loss += out.item()
                 saved[i] = (x, out)
             else:
                 x, out = saved.pop(i)
@@ -264,14 +273,21 @@ def worker(rank, world, port, req):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     times = {plan: [] for plan in req["plans"]}
-    for _ in range(req["rounds"]):
+    losses = {}
+    for k in range(req["rounds"]):
         for plan in req["plans"]:
             # Each plan built for its turn and dropped after it, as a
             # user's launch holds one plan: with all eight resident, the
             # tensor-parallel plan's step was 392.6 ms against 352 alone
             # (docs/history.md). The process groups are made once.
             r = Rank(plan, req["model"], rank, world)
-            r.step()  # warm-up
+            r.step(record=k == 0)  # warm-up
+            if k == 0:
+                # The loss, mean over the last stage's ranks (outside the
+                # timed steps).
+                v = torch.tensor([r.step_loss or 0.0, float(r.step_loss is not None)], dtype=torch.float64)
+                dist.all_reduce(v)
+                losses[plan] = (v[0] / v[1]).item()
             for _ in range(req["steps"]):
                 dist.barrier()
                 t0 = time.perf_counter()
@@ -282,7 +298,8 @@ def worker(rank, world, port, req):
             gc.collect()
     if rank == 0:
         for plan in req["plans"]:
-            print(json.dumps({"plan": plan, "step_s": statistics.median(times[plan]), "steps": times[plan]}), flush=True)
+            print(json.dumps({"plan": plan, "step_s": statistics.median(times[plan]), "steps": times[plan],
+                              "loss": losses[plan]}), flush=True)
     dist.destroy_process_group()
 
 
