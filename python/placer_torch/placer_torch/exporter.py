@@ -1519,8 +1519,8 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
             # on fake copies of its state.
             if not double:
                 print("torchexport: the model's constructor %s: built on real CPU tensors, recorded on fake ones" % (
-                    "reads tensor values (%s)" % where if where else "runs %s, which fake tensors refuse (%s)" %
-                    refused), file=sys.stderr)
+                    "reads tensor values (%s)" % where if where else "runs %s, which fake tensors refuse" % refused),
+                    file=sys.stderr)
             fm.__exit__(None, None, None)
             try:
                 model = build_model()

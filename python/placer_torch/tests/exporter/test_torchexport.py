@@ -578,6 +578,22 @@ class Widths(torch.nn.Module):
         return self.layers(x)
 
 
+class CPUStorage(torch.nn.Module):
+    """A constructor that points a buffer at a CPU storage (Tensor.set_),
+    which fake tensors refuse (aten.set_.source_Storage: a meta tensor on
+    a CPU storage), as timm's ecaresnet101d_pruned's constructor does."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        buf = torch.empty(0)
+        buf.set_(torch.UntypedStorage(8 * 4), 0, (8,), (1,))
+        self.register_buffer("buf", buf)
+
+    def forward(self, x):
+        return self.lin(x) + self.buf
+
+
 class DataDependentTest(unittest.TestCase):
     def export(self, build, data_dependent="follow"):
         e = io.StringIO()
@@ -625,6 +641,16 @@ class DataDependentTest(unittest.TestCase):
         self.assertEqual(meta["param_bytes"], (8 * 4 + 4 + 4 * 8 + 8 + 8 * 12 + 12) * 4)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("constructor reads tensor values", err)
+
+    def test_constructor_refused_op(self):
+        # An op fake tensors refuse in the constructor: built on real
+        # tensors, recorded on fake ones, one note naming the op (before,
+        # the note's format raised TypeError and the export failed).
+        g, meta, err = self.export(CPUStorage)
+        self.assertTrue(meta["fake"])
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("which fake tensors refuse", err)
+        self.assertIn("aten.set_", err)
 
     def test_regnet(self):
         # torchvision's regnet_y_1_6gf, which fake tensors alone cannot
