@@ -244,29 +244,55 @@ def step_time(events, benchmark, gbs, seq):
     return None, "no timing in log", 0
 
 
+def eval_spans(events):
+    """The (eval_start, eval_stop) time pairs (ms) of a log, in order; an
+    eval_start with no eval_stop after it is dropped."""
+    spans, start = [], None
+    for ev in events:
+        if ev.get("key") == "eval_start":
+            start = ev.get("time_ms")
+        elif ev.get("key") == "eval_stop" and start is not None:
+            if isinstance(ev.get("time_ms"), (int, float)) and ev["time_ms"] >= start:
+                spans.append((start, ev["time_ms"]))
+            start = None
+    return spans
+
+
 def bert_step_time(events, gbs):
     """A BERT run's step time: its global batch (in samples, a packed
     sequence counting as the samples it holds) over its training rate, and
-    the method. NVIDIA's run_pretraining.py logs one tracked_stats
-    "throughput" at the run's end, train_samples over the time from
-    run_start to run_stop ("run_throughput"); where a log holds none (Dell's,
-    Krai's, tinygrad's), the same rate is taken from the log's own records,
-    train_samples over run_stop - run_start ("run_timestamps"). Either way
-    the rate is the run's whole: it holds the evaluations the run made on
-    the way (an evaluation every 150,000-300,000 samples, of 10,000 samples
-    forward only) and its first steps."""
+    the method, in order of preference:
+    - train_time: train_samples over the run's time from run_start to
+      run_stop less its evaluations, each eval_start to its eval_stop
+      (NVIDIA's run_pretraining.py from v3.1 on logs both around each
+      evaluation of 10,000 samples, forward only, made every 150,000-300,000
+      samples). The training time keeps the run's first steps.
+    - run_throughput: where a log has no eval_start/eval_stop (NVIDIA's v3.0
+      code logs only eval_accuracy after each evaluation), the one
+      tracked_stats "throughput" logged at the run's end: train_samples over
+      run_stop - run_start, the evaluations in it.
+    - run_timestamps: where a log holds neither (Dell's, Krai's,
+      tinygrad's), train_samples over run_stop - run_start from the log's
+      own records, the evaluations in it.
+    The method names say per run whether its step holds the evaluations."""
     if not gbs:
         return None, "no global_batch_size", 0
     samples = _first(events, "train_samples")
+    steps = int(round(samples / gbs)) if isinstance(samples, (int, float)) else 0
+    t0 = [ev["time_ms"] for ev in events if ev.get("key") == "run_start"]
+    t1 = [ev["time_ms"] for ev in events if ev.get("key") == "run_stop"]
+    have_span = bool(t0 and t1 and isinstance(samples, (int, float)) and samples > 0 and t1[-1] > t0[0])
+    evals = [(a, b) for a, b in eval_spans(events) if have_span and t0[0] <= a and b <= t1[-1]]
+    if evals:
+        train_ms = (t1[-1] - t0[0]) - sum(b - a for a, b in evals)
+        if train_ms > 0:
+            return gbs * train_ms / 1000.0 / samples, "train_time", steps
     thr = [float(ev["value"]["throughput"]) for ev in events
            if ev.get("key") == "tracked_stats" and isinstance(ev.get("value"), dict)
            and isinstance(ev["value"].get("throughput"), (int, float)) and ev["value"]["throughput"] > 0]
-    steps = int(round(samples / gbs)) if isinstance(samples, (int, float)) else 0
     if thr:
         return gbs / statistics.median(thr), "run_throughput", steps
-    t0 = [ev["time_ms"] for ev in events if ev.get("key") == "run_start"]
-    t1 = [ev["time_ms"] for ev in events if ev.get("key") == "run_stop"]
-    if t0 and t1 and isinstance(samples, (int, float)) and samples > 0 and t1[-1] > t0[0]:
+    if have_span:
         return gbs * (t1[-1] - t0[0]) / 1000.0 / samples, "run_timestamps", steps
     return None, "no timing in log", 0
 

@@ -70,6 +70,23 @@ class StepTimeTest(unittest.TestCase):
         self.assertEqual((method, n), ("run_timestamps", 2000))
         self.assertEqual(mb.step_time(evs[:2], "bert", 768, 512), (None, "no timing in log", 0))
 
+    def test_bert_train_time_leaves_the_evaluations_out(self):
+        # run 0..200 s; evaluations 90-100 s and 190-200 s: 180 s of training for 1,728,000
+        # samples, 9,600 samples/s -> 768 / 9,600 = 0.08 s (the whole run's rate would give
+        # 768 x 200 / 1,728,000 = 0.0889 s); 1,728,000 / 768 = 2,250 steps
+        evs = [ev("run_start", 0), ev("tracked_stats", 90000, {"throughput": 9600.0}),
+               ev("eval_start", 90000, 864000), ev("eval_stop", 100000, 864000),
+               ev("eval_start", 190000, 1728000), ev("eval_stop", 200000, 1728000),
+               ev("run_stop", 200000), ev("train_samples", 200000, 1728000)]
+        st, method, n = mb.step_time(evs, "bert", 768, 512)
+        self.assertAlmostEqual(st, 0.08, places=12)
+        self.assertEqual((method, n), ("train_time", 2250))
+        # an eval_start with no eval_stop is no evaluation span: the run's throughput is used
+        evs2 = [e for e in evs if not (e["key"] == "eval_stop")]
+        self.assertEqual(mb.eval_spans(evs2), [])
+        self.assertEqual(mb.step_time(evs2, "bert", 768, 512), (0.08, "run_throughput", 2250))
+        self.assertEqual(mb.eval_spans(evs), [(90000, 100000), (190000, 200000)])
+
     def test_no_timing(self):
         self.assertEqual(mb.step_time([ev("global_batch_size", 1, 8)], "gpt3", 8, 2048), (None, "no timing in log", 0))
         self.assertEqual(mb.step_time([], "gpt3", 0, 2048), (None, "no global_batch_size", 0))
@@ -139,13 +156,14 @@ class BuildTest(unittest.TestCase):
 
     def test_only_nvidia_gpus(self):
         self.assertEqual(sorted(self.by), ["acme_n1/bert", "acme_n1/llama2_70b_lora", "acme_n2/llama2_70b_lora", "acme_n4/gpt3"])
-        self.assertEqual(len(self.runs), 7)
+        self.assertEqual(len(self.runs), 8)
 
     def test_bert_row(self):
         r = self.by["acme_n1/bert"]
-        # result_0 0.1 s (run_throughput), result_1 0.12 s (run_timestamps): median 0.11
-        self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"], r["n_results"]), ("0.1100", "0.1000", "0.1200", 2))
-        self.assertEqual(r["step_method"], "run_throughput+run_timestamps")
+        # result_0 0.1 s (run_throughput), result_1 0.12 s (run_timestamps), result_2 0.08 s
+        # (train_time: 200 s less two 10 s evaluations, 1,728,000 samples): median 0.1
+        self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"], r["n_results"]), ("0.1000", "0.0800", "0.1200", 3))
+        self.assertEqual(r["step_method"], "run_throughput+run_timestamps+train_time")
         # 48 x 8 GPUs x 1 x PACKING_FACTOR 2 = 768, the log's global batch; the DGXA100 config's 56 x 8 = 448 is not
         self.assertEqual(r["config_match"], "nodes, GPUs and global batch")
         self.assertTrue(r["config_path"].endswith("bert/implementations/pytorch/config_DGXH100_1x8x48x1_pack.sh"))
@@ -224,7 +242,7 @@ class BuildTest(unittest.TestCase):
             self.assertEqual(list(rows[0].keys()), mb.COLUMNS)
             self.assertEqual(len(rows), 4)
             with open(os.path.join(out, "logs.csv")) as f:
-                self.assertEqual(len(list(csv.DictReader(f))), 7)
+                self.assertEqual(len(list(csv.DictReader(f))), 8)
             held = os.path.join(d, "training_results_v5.0")
             os.symlink(FIXTURE, held)
             p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, held],

@@ -218,7 +218,7 @@ var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dg
 func Read(r Row) (Reading, error) {
 	var rd Reading
 	if r.Benchmark == "bert" {
-		return rd, fmt.Errorf("BERT-large: the cluster-scale planner has no encoder-only model (bidirectional attention, MLM and NSP heads; its families are the decoder-only gpt and llama)")
+		return readBERT(r) // bert.go
 	}
 	if r.TP == 0 || r.DP == 0 || r.MBS == 0 || r.GBS == 0 {
 		return rd, fmt.Errorf("no plan in the mirror: neither a config script of this system nor a plan printed in its logs (runs.csv config_match says which)")

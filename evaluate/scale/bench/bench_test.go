@@ -209,8 +209,10 @@ func TestReadRefuses(t *testing.T) {
 	l40s.GPU, l40s.GPUsPerNode, l40s.GPUs = "L40S", 4, 32
 	four := gpt3Row()
 	four.GPUsPerNode, four.GPUs, four.Accelerator = 4, 256, "NVIDIA H100-PCIe-80GB"
-	bert := gpt3Row()
-	bert.Benchmark, bert.TP, bert.PP, bert.VP, bert.DP = "bert", 1, 1, 1, 512
+	bert := bertRow()
+	bert.Accelerator = "NVIDIA H100-PCIe-80GB"
+	l40 := bertRow()
+	l40.GPU = "L40"
 	none := loraRow()
 	none.TP, none.DP = 0, 0
 	off := loraRow()
@@ -225,7 +227,8 @@ func TestReadRefuses(t *testing.T) {
 	}{
 		{l40s, "no pod preset for L40S GPUs"},
 		{four, "4 NVIDIA H100-PCIe-80GB GPUs a node"},
-		{bert, "BERT-large: the cluster-scale planner has no encoder-only model"},
+		{bert, "PCIe GPUs, the dgx-h100 preset's are SXM"},
+		{l40, "no pod preset for L40 GPUs"},
 		{none, "no plan in the mirror"},
 		{off, "CPU offload"},
 		{targets, "LoRA targets ['attention', 'mlp_fc1']: not read"},
