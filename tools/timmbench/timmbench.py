@@ -39,7 +39,8 @@ Subcommands (all take --dir, the committed measurements/timm):
            there; a model that cannot be exported gets its one-line
            reason there.
   report   predicts each exported step with placer eval --hardware rtx3090
-           --gpus 1 (--host=false: "strict", and --host) and compares it
+           --gpus 1 --memory-format (its format) (--host=false: "strict",
+           and --host) and compares it
            with train_step_time; writes results.csv (every sampled
            model and format: dev rows with figures, validation rows too,
            which the printed table leaves out) and summary.json, and
@@ -379,10 +380,11 @@ def spearman(xs, ys):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
-def predict(placer, graph, host):
-    """placer eval's one-GPU step time of graph on the rtx3090, seconds."""
+def predict(placer, graph, host, fmt):
+    """placer eval's one-GPU step time of graph on the rtx3090 in memory
+    format fmt (nchw, nhwc: cuDNN's layout transposes or none), seconds."""
     cmd = [placer, "eval", "--graph", graph, "--hardware", "rtx3090", "--gpus", "1", "--json",
-           "--host=%s" % ("true" if host else "false")]
+           "--memory-format", fmt, "--host=%s" % ("true" if host else "false")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(one_line(p.stderr) or "placer eval exited %d" % p.returncode)
@@ -436,7 +438,7 @@ def cmd_report(a):
                 if k not in memo:
                     with open(g) as f:
                         nops = len(json.load(f)["ops"])
-                    memo[k] = {"strict": predict(placer, g, False), "host": predict(placer, g, True), "ops": nops}
+                    memo[k] = {"strict": predict(placer, g, False, fmt), "host": predict(placer, g, True, fmt), "ops": nops}
                 pr = memo[k]
             except (RuntimeError, ValueError, KeyError) as e:
                 row["status"], row["reason"] = "refused", "placer eval: %s" % e
