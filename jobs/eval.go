@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/evaluate/hw"
 	"github.com/placer/placer/evaluate/opcheck"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
@@ -59,6 +60,10 @@ type GraphEvalOptions struct {
 	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
 	// the hardware's; on, off, matmul, conv; roofline.ParseTF32).
 	TF32 string
+	// MemoryFormat is the --memory-format flag: the step's activations'
+	// memory format ("" or "graph": not said, no layout transposes; nchw;
+	// nhwc; convlayout.Parse).
+	MemoryFormat string
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -86,6 +91,10 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	if err != nil {
 		return report.Eval{}, err
 	}
+	layout, err := convlayout.Parse(o.MemoryFormat)
+	if err != nil {
+		return report.Eval{}, err
+	}
 	// --gpus is every GPU; one replica's placement gets GPUs / R of them
 	// (GPUsRule, as search and export read it).
 	if o.Cluster.GPUs, err = exportjob.ReplicaCluster(o.Cluster.GPUs, st, o.Placement); err != nil {
@@ -97,7 +106,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend, o.HostByGraph)
+	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32, MemoryFormat: layout}, o.Backend, o.HostByGraph)
 	if err != nil {
 		return report.Eval{}, err
 	}

@@ -22,5 +22,6 @@
 // --strategy is read by its world's parser (jobs.CheckStrategy).
 //
 // May import: jobs/..., inputs, report, internal/..., decision, graph,
-// evaluate/hw, evaluate/roofline, methods/..., nn/ppo, optimize, workloads
+// evaluate/hw, evaluate/roofline, evaluate/roofline/convlayout, methods/..., nn/ppo, optimize,
+// workloads
 package main

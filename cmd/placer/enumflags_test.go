@@ -67,7 +67,7 @@ func TestEveryEnumFlagExit2(t *testing.T) {
 		"placer baselines --start": graphArgs, "placer baselines --topology": graphArgs, "placer baselines --methods": graphArgs,
 		"placer baselines --hardware": graphArgs, "placer baselines --workload": nil,
 		"placer eval --format": graphArgs, "placer eval --objective": graphArgs, "placer eval --topology": graphArgs,
-		"placer eval --tf32": graphArgs, "placer eval --placement": graphArgs, "placer eval --schedule": graphArgs,
+		"placer eval --tf32": graphArgs, "placer eval --memory-format": graphArgs, "placer eval --placement": graphArgs, "placer eval --schedule": graphArgs,
 		"placer eval --fusion": graphArgs, "placer eval --hardware": graphArgs, "placer eval --workload": nil,
 		"placer export --to": graphArgs, "placer export --placement": append(graphArgs[:2:2], "--to", "decision"),
 		"placer export --format":   append(graphArgs[:2:2], "--to", "decision"),

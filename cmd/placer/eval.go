@@ -95,6 +95,7 @@ strategy): eval --placement and export --placement read that file back.
 		f.BoolVar(&g.HostOn, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU (docs/performance-model.md, The host; busy % is then the GPU's share of the step); "+hostDefaultUsage)
 		f.DurationVar(&g.Dispatch, "dispatch", 0, "with --host: the CPU time to dispatch one op, for every op (default: measured per class)")
 		f.StringVar(&g.TF32, "tf32", "graph", "which f32 matmuls and convolutions run on TF32 tensor cores: graph (the graph's recorded PyTorch settings, torchexport --tf32-matmul/--tf32-cudnn; else the hardware's allow_tf32), on, off, matmul or conv (docs/performance-model.md)")
+		f.StringVar(&g.MemoryFormat, "memory-format", "graph", "the step's activations' memory format: graph (not said: no layout transposes), nchw (PyTorch's default: cuDNN transposes each FP16/BF16 convolution's tensors to NHWC and back) or nhwc (channels-last) (docs/performance-model.md)")
 		addObjectiveFlag(cmd, &g.Objective)
 		f.StringVar(&g.Trace, "trace", "", "write a Chrome trace-event timeline (Perfetto, chrome://tracing) to `FILE`")
 		f.BoolVar(&g.Measure, "measure", false, "also run the decision on the GPUs present and print measured beside predicted (needs a binary built with make cuda)")

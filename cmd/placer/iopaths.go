@@ -58,7 +58,7 @@ var pathFlags = map[string]pathKind{
 	"cost-device": notPath, "curve-methods": notPath, "device": notPath, "families": notPath, "family": notPath,
 	"for": notPath, "format": notPath, "fp8": notPath, "framework": notPath, "genes": notPath, "gpus-list": notPath,
 	"hold-out": notPath, "image": notPath, "input-shape": notPath, "lead": notPath, "loss": notPath,
-	"method": notPath, "methods": notPath, "name": notPath, "namespace": notPath, "nodes": notPath,
+	"memory-format": notPath, "method": notPath, "methods": notPath, "name": notPath, "namespace": notPath, "nodes": notPath,
 	"objective": notPath, "objectives": notPath, "optimizer": notPath, "partition": notPath,
 	"plot-format": notPath, "pod-memory": notPath, "precision": notPath, "recompute": notPath,
 	"sbatch": notPath, "seeds": notPath, "start": notPath, "strategy": notPath, "tasks": notPath,

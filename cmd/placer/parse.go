@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
@@ -43,6 +44,9 @@ func checkEval(o *jobs.EvalOptions) error {
 		return fail.Usagef("--strategy: %v", err)
 	}
 	if _, err := roofline.ParseTF32(g.TF32); err != nil {
+		return fail.Usagef("--%v", err)
+	}
+	if _, err := convlayout.Parse(g.MemoryFormat); err != nil {
 		return fail.Usagef("--%v", err)
 	}
 	var err error

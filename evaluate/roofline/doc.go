@@ -38,5 +38,5 @@
 // result.go the filling of the Result; raw.go (raw_check.go under the
 // simcheck tag) has the unchecked slice views of the hot loops.
 //
-// May import: graph, decision, evaluate, internal/...
+// May import: graph, decision, evaluate, evaluate/roofline/convlayout, internal/...
 package roofline

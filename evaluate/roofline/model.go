@@ -3,6 +3,7 @@ package roofline
 import (
 	"fmt"
 
+	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/graph"
 )
 
@@ -32,6 +33,12 @@ type Options struct {
 	// tf32_matmul and tf32_cudnn) where it has them, else the hardware's
 	// AllowTF32 for matmuls and convolutions alike (ResolveTF32).
 	TF32 *TF32
+
+	// MemoryFormat is the step's activations' memory format (the user's
+	// --memory-format): in NCHW an FP16 or BF16 convolution also pays
+	// cuDNN's layout transposes (convlayout.TransposeBytes). Unsaid (the
+	// default): none.
+	MemoryFormat convlayout.Format
 }
 
 func (o Options) maxFusion() int32 {
@@ -298,6 +305,10 @@ func (m *Model) indexOps(pos, tpos []int32) {
 		memRate := m.classRate[op.Class]
 		bytes := op.BytesRead + op.BytesWritten
 		dur, compute := opDuration(h, op, memRate, m.tf32)
+		if x := m.transposeBytes(op); x > 0 { // kernels of their own: their time adds
+			t := float64(x) * memRate
+			dur, compute, bytes = dur+t, compute+t, bytes+x
+		}
 		var fl uint8
 		if !op.HasTime {
 			switch op.Class {

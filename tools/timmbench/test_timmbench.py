@@ -40,6 +40,11 @@ class TestRules(unittest.TestCase):
         self.assertEqual(len(timmbench.choose({"g": ["a"]}, share=0.4)), 1)  # ceil(0.4) = 1: no family left out
         self.assertEqual(len(timmbench.choose({"g": ["a", "b", "c"]}, share=0.4)), 2)  # ceil(1.2)
 
+    def test_renamed_are_the_widths_the_names_say(self):
+        # ig_resnext101_32xNd is resnext101_32xNd at N = 16, 32, 48 (timm
+        # 0.6.6's own definitions), not the 32x8d timm 1.0.31 maps them to.
+        self.assertEqual(timmbench.RENAMED, {"ig_resnext101_32x%dd" % n: "resnext101_32x%dd" % n for n in (16, 32, 48)})
+
     def test_spearman(self):
         self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1.0)
         self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [4, 3, 2, 1]), -1.0)

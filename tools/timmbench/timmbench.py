@@ -39,7 +39,8 @@ Subcommands (all take --dir, the committed measurements/timm):
            there; a model that cannot be exported gets its one-line
            reason there.
   report   predicts each exported step with placer eval --hardware rtx3090
-           --gpus 1 (--host=false: "strict", and --host) and compares it
+           --gpus 1 --memory-format (its format) (--host=false: "strict",
+           and --host) and compares it
            with train_step_time; writes results.csv (every sampled
            model and format: dev rows with figures, validation rows too,
            which the printed table leaves out) and summary.json, and
@@ -75,7 +76,14 @@ TIMM_PIN = "1.0.31"
 # The export settings (benchmark.py's train step); part of the cache key.
 SETTINGS = {"optimizer": "sgd", "lr": 1e-4, "momentum": 0.9, "nesterov": True, "weight_decay": 0.0,
             "autocast": "f16", "optimizer_impl": "for-loop", "tf32_matmul": False, "tf32_cudnn": True,
-            "attention": "math", "loss": "cross-entropy", "device": "cuda", "version": 1}
+            "attention": "timm-explicit", "loss": "cross-entropy", "device": "cuda", "version": 1}
+# timm 1.0.31 maps these deprecated names to resnext101_32x8d (its
+# resnet.py's deprecation map, 'ig_resnext101_32x16d', '_32x32d' and
+# '_32x48d' all -> 'resnext101_32x8d.fb_wsl_ig1b_ft_in1k'); timm 0.6.6,
+# which the benchmark ran, built each at its own width: the architecture
+# the name says is built.
+RENAMED = {"ig_resnext101_32x16d": "resnext101_32x16d", "ig_resnext101_32x32d": "resnext101_32x32d",
+           "ig_resnext101_32x48d": "resnext101_32x48d"}
 SAMPLE_FIELDS = ("model", "family", "part", "nchw_batch", "nchw_img", "nchw_ms", "nhwc_batch", "nhwc_img", "nhwc_ms")
 
 
@@ -303,11 +311,22 @@ def export_one(model, fmt, batch, img, out):
     doc) to out; raises on what cannot be exported."""
     import torch
     import timm
+    import timm.layers
     from placer_torch.exporter import export_training_step
     cl = fmt == "nhwc"
+    # Attention as timm 0.6.6 on PyTorch 1.12 ran it (neither had fused
+    # attention): timm's explicit q @ k^T, softmax, @ v, whose matmuls
+    # autocast runs in FP16 and its softmax in FP32 (autocast's FP32
+    # list). timm 1.0.31 calls scaled_dot_product_attention instead,
+    # whose math path upcasts FP16 to FP32 throughout (bmm, softmax and
+    # their casts) unless allow_fp16_bf16_reduction_math_sdp: that is
+    # set too, for attention timm does not write itself
+    # (nn.MultiheadAttention, which PyTorch 1.12 ran in FP16 bmms).
+    timm.layers.set_fused_attn(False)
+    torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)
 
     def build():
-        m = timm.create_model(model, pretrained=False)
+        m = timm.create_model(RENAMED.get(model, model), pretrained=False)
         if cl:
             # What model.to(memory_format=torch.channels_last) does (4-d
             # parameters and buffers made channels-last), in place: under
@@ -332,7 +351,7 @@ def export_one(model, fmt, batch, img, out):
           "weight_decay": SETTINGS["weight_decay"]}
     export_training_step(build, make_inputs, torch.nn.functional.cross_entropy, torch.optim.SGD, kw,
                          out=out, name=os.path.basename(out)[:-len(".json")], fake=True, batch_dim=None,
-                         attention=SETTINGS["attention"], execution=execution)
+                         attention="math", execution=execution)
 
 
 def spearman(xs, ys):
@@ -361,10 +380,11 @@ def spearman(xs, ys):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
-def predict(placer, graph, host):
-    """placer eval's one-GPU step time of graph on the rtx3090, seconds."""
+def predict(placer, graph, host, fmt):
+    """placer eval's one-GPU step time of graph on the rtx3090 in memory
+    format fmt (nchw, nhwc: cuDNN's layout transposes or none), seconds."""
     cmd = [placer, "eval", "--graph", graph, "--hardware", "rtx3090", "--gpus", "1", "--json",
-           "--host=%s" % ("true" if host else "false")]
+           "--memory-format", fmt, "--host=%s" % ("true" if host else "false")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(one_line(p.stderr) or "placer eval exited %d" % p.returncode)
@@ -418,7 +438,7 @@ def cmd_report(a):
                 if k not in memo:
                     with open(g) as f:
                         nops = len(json.load(f)["ops"])
-                    memo[k] = {"strict": predict(placer, g, False), "host": predict(placer, g, True), "ops": nops}
+                    memo[k] = {"strict": predict(placer, g, False, fmt), "host": predict(placer, g, True, fmt), "ops": nops}
                 pr = memo[k]
             except (RuntimeError, ValueError, KeyError) as e:
                 row["status"], row["reason"] = "refused", "placer eval: %s" % e
