@@ -11,8 +11,8 @@
 // PyTorch"); MosaicML Composer's Channels Last method card
 // (docs.mosaicml.com, method_cards/channels_last: "the NCHW tensor must
 // be transposed to NHWC before the convolution and transposed back to
-// NCHW after", with NVIDIA's diagram); on the RTX 3090 itself PyTorch
-// issue 54324 (github.com/pytorch/pytorch/issues/54324), whose profile
+// NCHW after", with NVIDIA's diagram); on the RTX 3090 itself a PyTorch
+// report (github.com/pytorch/pytorch/issues/54324), whose profile
 // of an FP16 NCHW grouped convolution is two cuDNN genericTranspose
 // kernels (92% of the time) around the convolution. A channels-last
 // (NHWC) step runs none of them.
