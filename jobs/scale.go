@@ -12,6 +12,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
@@ -108,6 +109,9 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
 	sp.PeakRegimeError = &me
+	if se, err := calibration.For(m, r.Plan.Strategy, p); err == nil {
+		sp.StatedError = &se
+	}
 	return sp
 }
 

@@ -2,7 +2,6 @@ package calibration
 
 import (
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/placer/placer/evaluate/scale"
@@ -59,71 +58,64 @@ func jobs(part string) ([]job, error) {
 	return out, nil
 }
 
-// predict is job j's Row: its regime and placer's step error, as placer
-// eval predicts its plan; !ok where placer refuses it.
-func predict(j job) (Row, bool) {
+// lazy is job j's row: its regime read from its plan, its error
+// (placer's predicted step over the measured one, minus 1, as placer
+// eval predicts its plan) computed when first needed; !ok where placer
+// cannot read the plan.
+func lazy(j job) (Lazy, bool) {
 	m, err := transformer.Parse(j.workload)
 	if err != nil {
-		return Row{}, false
+		return Lazy{}, false
 	}
 	p, err := plan.ParsePod(j.cluster)
 	if err != nil {
-		return Row{}, false
+		return Lazy{}, false
 	}
 	s, err := plan.ParseStrategy(j.strategy)
 	if err != nil {
-		return Row{}, false
+		return Lazy{}, false
 	}
-	res, err := scale.Evaluate(m, s, p)
-	if err != nil || !(res.Step > 0) || math.IsInf(res.Step, 0) {
-		return Row{}, false
-	}
-	// Every error as the step's: a tokens figure's measured step is
-	// batch x sequence over GPUs x tokens a second a GPU.
-	measured := j.measured
-	if j.tokens {
-		measured = float64(m.Batch) * float64(m.Seq) / float64(p.GPUs()) / j.measured
-	}
-	e := res.Step/measured - 1
-	if math.IsNaN(e) || math.IsInf(e, 0) {
-		return Row{}, false
-	}
-	return Row{Name: j.name, Sweep: j.sweep, Part: j.part, Regime: RegimeOf(m, res.Plan.Strategy, p), Error: e}, true
+	row := Row{Name: j.name, Sweep: j.sweep, Part: j.part, Regime: RegimeOf(m, s, p)}
+	return Lazy{Row: row, ErrorOf: func() (float64, bool) {
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil || !(res.Step > 0) || math.IsInf(res.Step, 0) {
+			return 0, false
+		}
+		// Every error as the step's: a tokens figure's measured step
+		// is batch x sequence over GPUs x tokens a second a GPU.
+		measured := j.measured
+		if j.tokens {
+			measured = float64(m.Batch) * float64(m.Seq) / float64(p.GPUs()) / j.measured
+		}
+		e := res.Step/measured - 1
+		return e, !math.IsNaN(e) && !math.IsInf(e, 0)
+	}}, true
 }
 
-// Rows are the bench's rows of part as placer predicts them now, in the
-// bench's order, predicted on every core (each row's prediction stands
-// alone).
-func Rows(part string) ([]Row, error) {
+// TableOf is the table of the bench's rows of part, their errors computed
+// as the model stands when a stated error first needs them.
+func TableOf(part string) (*Table, error) {
 	js, err := jobs(part)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]Row, len(js))
-	ok := make([]bool, len(js))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				rows[i], ok[i] = predict(js[i])
-			}
-		}()
-	}
-	for i := range js {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	var out []Row
-	for i, r := range rows {
-		if ok[i] {
-			out = append(out, r)
+	var rows []Lazy
+	for _, j := range js {
+		if l, ok := lazy(j); ok {
+			rows = append(rows, l)
 		}
 	}
-	return out, nil
+	return NewLazyTable(rows, StatedLevel), nil
+}
+
+// Rows are the bench's rows of part as placer predicts them now, less
+// those it refuses.
+func Rows(part string) ([]Row, error) {
+	t, err := TableOf(part)
+	if err != nil {
+		return nil, err
+	}
+	return t.Rows(), nil
 }
 
 var dev struct {
@@ -132,13 +124,11 @@ var dev struct {
 	err   error
 }
 
-// Development is the table of the development part's rows, computed
-// once a process (Rows: the model as it stands).
+// Development is the table of the development part's rows, read once
+// a process, each row's error computed once, when first needed (the
+// model as it stands).
 func Development() (*Table, error) {
-	dev.once.Do(func() {
-		rows, err := Rows(bench.Development)
-		dev.table, dev.err = NewTable(rows, StatedLevel), err
-	})
+	dev.once.Do(func() { dev.table, dev.err = TableOf(bench.Development) })
 	return dev.table, dev.err
 }
 

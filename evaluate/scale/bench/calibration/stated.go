@@ -3,7 +3,9 @@ package calibration
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // StatedLevel is the quantile of |error| a regime states: 0.9. The
@@ -102,29 +104,110 @@ func (e Error) Short() string {
 // Holds says a row of error x is within e.
 func (e Error) Holds(x float64) bool { return e.Rows > 0 && math.Abs(x) <= e.Bound }
 
-// Table states errors from rows (the development part's).
+// Table states errors from rows (the development part's). A row's
+// error may be computed only when a stated error needs it (Lazy): the
+// level a regime's error comes from is chosen by how many rows each
+// level holds, which their regimes alone say.
 type Table struct {
-	rows  []Row
+	rows  []*entry
 	level float64
 }
 
-// NewTable is the table of rows at level.
-func NewTable(rows []Row, level float64) *Table { return &Table{rows: rows, level: level} }
+// entry is a row whose error is computed once, when first needed
+// (errorOf: !ok where placer refuses the row).
+type entry struct {
+	Row
+	once    sync.Once
+	errorOf func() (float64, bool)
+	ok      bool
+}
 
-// Rows are the rows the table states its errors from.
-func (t *Table) Rows() []Row { return t.rows }
+func (e *entry) get() bool {
+	e.once.Do(func() { e.Error, e.ok = e.errorOf() })
+	return e.ok
+}
+
+// NewTable is the table of rows, their errors known, at level.
+func NewTable(rows []Row, level float64) *Table {
+	t := &Table{level: level}
+	for _, r := range rows {
+		x := r.Error
+		t.rows = append(t.rows, &entry{Row: r, errorOf: func() (float64, bool) { return x, true }})
+	}
+	return t
+}
+
+// Lazy is a row whose regime is known and whose error errorOf computes
+// (!ok: placer refuses the row, which then states nothing).
+type Lazy struct {
+	Row
+	ErrorOf func() (float64, bool)
+}
+
+// NewLazyTable is the table of rows whose errors are computed when a
+// stated error first needs them, at level.
+func NewLazyTable(rows []Lazy, level float64) *Table {
+	t := &Table{level: level}
+	for _, r := range rows {
+		t.rows = append(t.rows, &entry{Row: r.Row, errorOf: r.ErrorOf})
+	}
+	return t
+}
+
+// Rows are the rows the table states its errors from, every error
+// computed (on every core), less the rows placer refuses.
+func (t *Table) Rows() []Row {
+	compute(t.rows)
+	var out []Row
+	for _, e := range t.rows {
+		if e.get() {
+			out = append(out, e.Row)
+		}
+	}
+	return out
+}
+
+// compute computes the errors of es on every core (each stands alone).
+func compute(es []*entry) {
+	next := make(chan *entry)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(es), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range next {
+				e.get()
+			}
+		}()
+	}
+	for _, e := range es {
+		next <- e
+	}
+	close(next)
+	wg.Wait()
+}
 
 // For is the error stated beside a plan of regime g: the first of
-// g.Levels whose rows give the quantile (Quantile's ok).
+// g.Levels whose rows give the quantile (Quantile's ok). Only the rows
+// of the levels tried are computed.
 func (t *Table) For(g Regime) Error {
-	levels := g.Levels()
-	for i, l := range levels {
+	for i, l := range g.Levels() {
+		var in []*entry
+		for _, e := range t.rows {
+			if l.Contains(e.Regime) {
+				in = append(in, e)
+			}
+		}
+		if _, ok := Quantile(make([]float64, len(in)), t.level); !ok {
+			continue // too few even were every row predicted
+		}
+		compute(in)
 		var abs []float64
 		sweeps := map[string]bool{}
-		for _, r := range t.rows {
-			if l.Contains(r.Regime) {
-				abs = append(abs, math.Abs(r.Error))
-				sweeps[r.Sweep] = true
+		for _, e := range in {
+			if e.get() {
+				abs = append(abs, math.Abs(e.Error))
+				sweeps[e.Sweep] = true
 			}
 		}
 		b, ok := Quantile(abs, t.level)
