@@ -631,6 +631,12 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	r.MegatronLMEstimate = int64(wo + act)
 	r.MegatronUnchecked = unchecked(pub.Model, own.Plan.Strategy, p)
 	r.PlacerUnchecked = unchecked(pub.Model, got.Best.Plan.Strategy, p)
+	if se, err := calibration.For(pub.Model, own.Plan.Strategy, p); err == nil {
+		r.Stated = &se
+	}
+	if se, err := calibration.For(pub.Model, got.Best.Plan.Strategy, p); err == nil {
+		r.PlacerStated = &se
+	}
 	r.OutOfSampleTFLOPs, r.OutOfSampleStep = ownOut.TFLOPs, ownOut.Step
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1

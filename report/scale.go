@@ -355,6 +355,15 @@ func statedCell(p *ScalePlan) string {
 	return " " + p.StatedError.Short()
 }
 
+// stated is a stated error on a figure's own line below it in a table's
+// cell ("\n±12% regime"); "" where none.
+func stated(e *calibration.Error) string {
+	if e == nil {
+		return ""
+	}
+	return "\n" + e.Short()
+}
+
 // regimeNote is the error of p's regime as the step's line carries it:
 // "; dense BF16 FSDP on H100: mean |error| 30% (...) on 4 published
 // rows (in-sample)", or "" where no published row can apply.
@@ -691,7 +700,12 @@ type MegatronRow struct {
 	// published.MegatronDefault) and placer's prediction of it.
 	MegatronPlan    string  `json:"megatron_plan"`
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
-	PredictedMFU    float64 `json:"predicted_mfu"`
+	// Stated and PlacerStated are the errors placer states beside
+	// Megatron's plan's figures and beside its own plan's, as placer eval
+	// states them (calibration.For).
+	Stated       *calibration.Error `json:"stated_error,omitempty"`
+	PlacerStated *calibration.Error `json:"placer_stated_error,omitempty"`
+	PredictedMFU float64            `json:"predicted_mfu"`
 	// Error is predicted over published, minus 1: the error counted.
 	Error float64 `json:"error"`
 	// OutOfSampleError is Error with the constants the row's own source
@@ -868,9 +882,9 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 	for _, r := range m.Bridge {
 		mem := memoryBeside(r)
 		out = append(out, []string{bridgeModel(r), strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
-			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
+			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens) + stated(r.Stated), fmt.Sprintf("%+.1f%%", 100*r.Error),
 			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), speedupCell(r),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens) + stated(r.PlacerStated), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), wrap(CompactPlan(r.FastestPlan), 24), fmt.Sprintf("%+.1f%%", 100*r.FastestError)})
 	}
 	if err := TableFit(w, header, out, []int{16, 15, 14, 12, 8, 7}); err != nil {
@@ -942,8 +956,8 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		}
 		// A plan longer than 24 columns takes two lines.
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
-			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, memoryBeside(r),
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), speedupCell(r),
+			fmt.Sprintf("%.1f", r.PredictedTFLOPs) + stated(r.Stated), errS, memoryBeside(r),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs) + stated(r.PlacerStated), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU), wrap(CompactPlan(r.FastestPlan), 24), fastErr})
 	}
 	// Narrow terminals lose the search time, placer's plan's memory, the
