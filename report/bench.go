@@ -233,7 +233,8 @@ func WriteBench(w io.Writer, b Bench) error {
 // part's regimes, its leave-one-sweep-out coverage, and last, once, the
 // validation part's coverage.
 func writeStated(w io.Writer, s BenchStated) error {
-	fmt.Fprintf(w, "\nstated error (the %.0fth percentile of |step error| in each regime, development part; placer eval, search and report sweeps state it):\n", 100*s.Level)
+	fmt.Fprintln(w)
+	para(w, "", fmt.Sprintf("stated error (the %.0fth percentile of |step error| in each regime, development part; placer eval, search and the reports state it):", 100*s.Level))
 	var rows [][]string
 	for _, r := range s.Regimes {
 		from := r.Stated.From.Key()
