@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -63,8 +64,9 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	logits := c.GEMM(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
-	logit := n * V / T // logits on this GPU
+	no := c.M.OutputTokens(n) // an encoder's masked positions (families.MLMHeads)
+	logits := c.GEMM(2*no*h*V/T, no*h*bf16+h*V/T*bf16, no*V/T*bf16)
+	logit := no * V / T // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
 		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(c.H)
 	}
@@ -93,7 +95,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		}
 		return c.GEMMComm(g, k, act)
 	}
-	small, _ := c.Pod.Collective(roofline.AllReduce, c.TPG, 3*n*4) // max, sum and target logit
+	small, _ := c.Pod.Collective(roofline.AllReduce, c.TPG, 3*no*4) // max, sum and target logit
 	// Launches: the norm; ce's six passes and the three small
 	// all-reduces; the backward's two passes, the logits' two GEMMs and
 	// the norm's backward.
@@ -105,7 +107,8 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		bk = roofline.AllReduce
 	}
 	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
-	return fwd, bwd
+	hf, hb := families.MLMHeads{}.Heads(&c.Shard) // an encoder's heads (none in a decoder)
+	return fwd.Plus(hf), bwd.Plus(hb)
 }
 
 // mtp is the multi-token-prediction modules on the last stage for one

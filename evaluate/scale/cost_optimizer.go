@@ -48,6 +48,9 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 	if pl.Titan() {
 		zeroed = 0 // set to None, not zeroed (titanClip)
 	}
+	if pl.Run.LAMB {
+		optRead, optWrite = optRead+mechanisms.LAMBExtraRead, optWrite+mechanisms.LAMBExtraWrite
+	}
 	t := kernel{Class: graph.ClassElementwise, Read: optRead * opt, Writes: optWrite*opt + zeroed}.Time(&p.Hardware)
 	if pl.Titan() {
 		t += titanClip(pl, p, opt)

@@ -99,6 +99,12 @@ type Spec struct {
 	Mixers string
 	GDN    GDN
 
+	// Bidirectional and Predicted make an encoder (encoder.go):
+	// attention over every key of the sequence, not the causal half; the
+	// output layer on Predicted positions of each sequence (0: all).
+	Bidirectional bool
+	Predicted     int
+
 	// Config is what the model's config.json says beside its shape
 	// (FromHFConfig reads it; the zero value, a model by its shape, leaves
 	// each framework's defaults): settings that change no cost placer
@@ -192,6 +198,9 @@ func (m Spec) TiledKeys(tile int) float64 { return m.keys(tile) }
 func (m Spec) keys(tile int) float64 {
 	s := float64(m.Seq)
 	full := s / 2
+	if m.Bidirectional {
+		full = s // every key of the sequence (encoder.go)
+	}
 	w := m.WindowLayers()
 	local := 0.0
 	switch {
@@ -294,7 +303,7 @@ func (m Spec) String() string {
 	if m.Act != "" {
 		s += ",act=" + m.Act
 	}
-	return s + m.hybridString() + m.mixersString()
+	return s + m.hybridString() + m.mixersString() + m.encoderString()
 }
 
 // defaults is m with KVHeads, FFN and Tied as its family has them.
@@ -462,8 +471,8 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 		case "chunk":
 			m.Chunk = n
 		default:
-			if !m.hybridKey(k, n) && !m.mixerKey(k, n) {
-				return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act, pattern, ssm_heads, ssm_head_dim, ssm_state, ssm_groups, ssm_conv, ssm_chunk, mixers, gdn_k_heads, gdn_v_heads, gdn_k_dim, gdn_v_dim, gdn_conv)", text, k)
+			if !m.hybridKey(k, n) && !m.mixerKey(k, n) && !m.encoderKey(k, n) {
+				return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act, pattern, ssm_heads, ssm_head_dim, ssm_state, ssm_groups, ssm_conv, ssm_chunk, mixers, gdn_k_heads, gdn_v_heads, gdn_k_dim, gdn_v_dim, gdn_conv, bidirectional, predicted)", text, k)
 			}
 		}
 	}

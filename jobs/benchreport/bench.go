@@ -161,6 +161,11 @@ func benchRow(r bench.Row) report.BenchRow {
 		br.Refused = "no step time: the result files are absent from the mirror"
 		return br
 	}
+	if r.SameLogsAs != "" {
+		// A measurement judged once: where it was first submitted.
+		br.Refused = "a resubmission of an earlier submission's runs (runs.csv same_logs_as): judged once, where first submitted"
+		return br
+	}
 	rd, err := bench.Read(r)
 	if err != nil {
 		br.Refused = err.Error()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/bench"
 	"github.com/placer/placer/report"
 )
 
@@ -89,6 +90,32 @@ func TestBenchParts(t *testing.T) {
 	if !strings.Contains(out.String(), "v4.1/") {
 		t.Error("--show-validation prints no validation row")
 	}
+}
+
+// TestResubmissionJudgedOnce: a submission whose runs are an earlier
+// one's (same_logs_as) is answered with its one-line reason and never
+// predicted, so a measurement enters a part's figures once; a row with
+// the same plan, not a resubmission, is predicted.
+func TestResubmissionJudgedOnce(t *testing.T) {
+	rows, err := bench.Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.SameLogsAs == "" || r.Benchmark != "gpt3" {
+			continue
+		}
+		br := benchRow(r)
+		if !strings.HasPrefix(br.Refused, "a resubmission of an earlier submission's runs") || br.Predicted != 0 {
+			t.Errorf("%s (the runs of %s): refused %q, predicted %g", r.ID, r.SameLogsAs, br.Refused, br.Predicted)
+		}
+		r.SameLogsAs = ""
+		if br := benchRow(r); br.Refused != "" || br.Predicted <= 0 {
+			t.Errorf("%s as a new measurement: refused %q, predicted %g", r.ID, br.Refused, br.Predicted)
+		}
+		return
+	}
+	t.Fatal("no resubmitted gpt3 row in runs.csv (smc-ac-power's are smc's runs)")
 }
 
 // lastLines is the last n lines of s.

@@ -79,9 +79,11 @@ TITAN_ARGS = [
     "--checkpoint.enable",
 ]
 # float8 on the CPU: torchtitan's converter asks for a GPU of SM 8.9 or
-# float8.emulate (eager); its tensorwise recipe then runs torchao's
-# Float8Linear, whose scaled matmul torch 2.14 has on the CPU.
-FLOAT8_ARGS = ["--quantize.linear.float8.emulate"]
+# float8.emulate in eager mode (0.2.2's float8.py refuses emulate with the
+# model compiled, and placer's torchtitan stack exports compile=on); its
+# tensorwise recipe then runs torchao's Float8Linear, whose scaled matmul
+# torch 2.14 has on the CPU. So the float8 plan runs as exported but eager.
+FLOAT8_ARGS = ["--quantize.linear.float8.emulate", "--compile.no-enable"]
 # A mixture of experts in placer's shape of titan_cpu's placer_tiny_moe
 # (torchtitan's qwen3 debugmodel_moe narrowed), expert parallel 2.
 MOE = "llama:layers=2,hidden=64,heads=4,kv_heads=2,seq=32,vocab=256,batch=4,experts=4,topk=2,expert_ffn=64"

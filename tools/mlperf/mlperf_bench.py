@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-BENCHMARKS = ("gpt3", "llama2_70b_lora")
+BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert")
 
 # HELD_OUT_FROM is the first round kept out of view (measurements/mlperf/
 # README.md: rounds v5.0 and later are the final check, never read).
@@ -49,7 +49,9 @@ COLUMNS = [
     "no_transpose_cache", "hidden_dropout", "lora_dropout", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
     "overlap_param_sync", "sharp",
-    "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method",
+    "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
+    "cuda_graph_mode", "ddp", "recipe_flags",
+    "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
     "config_match", "config_path", "yaml_defaults", "from_log_config", "result_paths",
 ]
 
@@ -149,6 +151,13 @@ def mllog_events(text):
     return out
 
 
+def run_span(events):
+    """A run's first run_start and run_stop times (ms), or None."""
+    t0 = [ev.get("time_ms") for ev in events if ev.get("key") == "run_start"]
+    t1 = [ev.get("time_ms") for ev in events if ev.get("key") == "run_stop"]
+    return (t0[0], t1[0]) if t0 and t1 else None
+
+
 def _first(events, key):
     for ev in events:
         if ev.get("key") == key:
@@ -180,6 +189,8 @@ def step_time(events, benchmark, gbs, seq):
       (GPT-3: the block's epoch_count / (gbs x sequence)); the first block,
       which holds warm-up, is used only when it is the only one.
     """
+    if benchmark == "bert":
+        return bert_step_time(events, gbs)
     timings = []
     for ev in events:
         if ev.get("key") != "tracked_stats" or not isinstance(ev.get("value"), dict):
@@ -230,6 +241,59 @@ def step_time(events, benchmark, gbs, seq):
         blocks = blocks[1:]
     if blocks:
         return statistics.median(p for p, _ in blocks), "block_timestamps", int(sum(s for _, s in blocks))
+    return None, "no timing in log", 0
+
+
+def eval_spans(events):
+    """The (eval_start, eval_stop) time pairs (ms) of a log, in order; an
+    eval_start with no eval_stop after it is dropped."""
+    spans, start = [], None
+    for ev in events:
+        if ev.get("key") == "eval_start":
+            start = ev.get("time_ms")
+        elif ev.get("key") == "eval_stop" and start is not None:
+            if isinstance(ev.get("time_ms"), (int, float)) and ev["time_ms"] >= start:
+                spans.append((start, ev["time_ms"]))
+            start = None
+    return spans
+
+
+def bert_step_time(events, gbs):
+    """A BERT run's step time: its global batch (in samples, a packed
+    sequence counting as the samples it holds) over its training rate, and
+    the method, in order of preference:
+    - train_time: train_samples over the run's time from run_start to
+      run_stop less its evaluations, each eval_start to its eval_stop
+      (NVIDIA's run_pretraining.py from v3.1 on logs both around each
+      evaluation of 10,000 samples, forward only, made every 150,000-300,000
+      samples). The training time keeps the run's first steps.
+    - run_throughput: where a log has no eval_start/eval_stop (NVIDIA's v3.0
+      code logs only eval_accuracy after each evaluation), the one
+      tracked_stats "throughput" logged at the run's end: train_samples over
+      run_stop - run_start, the evaluations in it.
+    - run_timestamps: where a log holds neither (Dell's, Krai's,
+      tinygrad's), train_samples over run_stop - run_start from the log's
+      own records, the evaluations in it.
+    The method names say per run whether its step holds the evaluations."""
+    if not gbs:
+        return None, "no global_batch_size", 0
+    samples = _first(events, "train_samples")
+    steps = int(round(samples / gbs)) if isinstance(samples, (int, float)) else 0
+    t0 = [ev["time_ms"] for ev in events if ev.get("key") == "run_start"]
+    t1 = [ev["time_ms"] for ev in events if ev.get("key") == "run_stop"]
+    have_span = bool(t0 and t1 and isinstance(samples, (int, float)) and samples > 0 and t1[-1] > t0[0])
+    evals = [(a, b) for a, b in eval_spans(events) if have_span and t0[0] <= a and b <= t1[-1]]
+    if evals:
+        train_ms = (t1[-1] - t0[0]) - sum(b - a for a, b in evals)
+        if train_ms > 0:
+            return gbs * train_ms / 1000.0 / samples, "train_time", steps
+    thr = [float(ev["value"]["throughput"]) for ev in events
+           if ev.get("key") == "tracked_stats" and isinstance(ev.get("value"), dict)
+           and isinstance(ev["value"].get("throughput"), (int, float)) and ev["value"]["throughput"] > 0]
+    if thr:
+        return gbs / statistics.median(thr), "run_throughput", steps
+    if have_span:
+        return gbs * (t1[-1] - t0[0]) / 1000.0 / samples, "run_timestamps", steps
     return None, "no timing in log", 0
 
 
@@ -535,7 +599,7 @@ def normalize_bool(v):
 def gpu_of(name):
     """The GPU family of an accelerator name, or "" when not an NVIDIA GPU."""
     n = name.upper()
-    for fam in ("GB200", "B200", "H200", "H100", "A100", "L40S", "GH200"):
+    for fam in ("GB200", "B200", "H200", "H100", "A100", "L40S", "GH200", "A30", "L40", "L4", "A5000", "RTX4090"):
         if fam in n.replace(" ", "").replace("-", ""):
             return fam
     return ""
@@ -575,7 +639,8 @@ def _natural(s):
 
 
 # The folder names submitters give a benchmark's code under benchmarks/.
-BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)")}
+BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)"),
+              "bert": re.compile(r"^bert")}
 
 
 def candidate_configs(tree, submitter, benchmark):
@@ -590,7 +655,7 @@ def candidate_configs(tree, submitter, benchmark):
         if any(v in parts for v in ("Megatron-LM", "NeMo", "TransformerEngine", "apex")):
             continue
         name = p.rsplit("/", 1)[-1]
-        if not re.match(r"config_.*\.sh$", name):
+        if not re.match(r"(?:packed_)?config_.*\.sh$" if benchmark == "bert" else r"config_.*\.sh$", name):
             continue
         if re.search(r"common|_fp8\.sh$|^config_fp8\.sh$", name):
             continue
@@ -617,7 +682,14 @@ def yamls_for(tree, config_path):
     return keys
 
 
-def config_gbs(env, gpus):
+def config_gbs(env, gpus, benchmark=""):
+    if benchmark == "bert":
+        # BATCHSIZE packed sequences a GPU, GRADIENT_STEPS of them a step,
+        # PACKING_FACTOR samples a sequence (1 where unset)
+        b = _int(env.get("BATCHSIZE"), 0)
+        if not b:
+            return None
+        return b * gpus * (_int(env.get("GRADIENT_STEPS"), 1) or 1) * (_int(env.get("PACKING_FACTOR"), 1) or 1)
     tp = _int(env.get("TENSOR_MODEL_PARALLEL") or env.get("TP"), 1) or 1
     pp = _int(env.get("PIPELINE_MODEL_PARALLEL") or env.get("PP"), 1) or 1
     cp = _int(env.get("CP"), 1) or 1
@@ -648,7 +720,7 @@ def choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, logs_text
         g = _int(env.get("DGXNGPU"), gpn)
         if n != nodes or g != gpn:
             continue
-        cg = config_gbs(env, nodes * gpn)
+        cg = config_gbs(env, nodes * gpn, benchmark)
         if gbs and cg is not None and cg != gbs:
             continue
         fits.append((c, env))
@@ -659,7 +731,7 @@ def choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, logs_text
             if _int(env.get("DGXNNODES"), -1) == nodes and _int(env.get("DGXNGPU"), gpn) == gpn:
                 loose.append((c, env))
         if len(loose) == 1:
-            cg = config_gbs(loose[0][1], nodes * gpn)
+            cg = config_gbs(loose[0][1], nodes * gpn, benchmark)
             return loose[0][0], loose[0][1], f"nodes and GPUs only: its global batch {cg}, the log's {gbs} (the log's taken)"
         return None, {}, f"none: no config of {nodes} nodes x {gpn} GPUs and global batch {gbs}"
     if len(fits) > 1 and gpu:
@@ -679,15 +751,76 @@ def choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, logs_text
     if len(named) == 1:
         return named[0][0], named[0][1], "nodes, GPUs, global batch; the system's name"
     # Ambiguous: the candidates must agree on the plan to be used at all.
-    plans = {tuple(sorted(plan_keys(e, {})[0].items())) for _, e in fits}
+    if benchmark == "bert":
+        plans = {tuple(e.get(k, "") for k in ("BATCHSIZE", "GRADIENT_STEPS", "PACKING_FACTOR", "EXTRA_PARAMS", "USE_DDP"))
+                 for _, e in fits}
+    else:
+        plans = {tuple(sorted(plan_keys(e, {})[0].items())) for _, e in fits}
     if len(plans) == 1:
         return fits[0][0], fits[0][1], f"nodes, GPUs, global batch: {len(fits)} configs, one plan"
     return fits[0][0], fits[0][1], f"ambiguous: {len(fits)} configs of different plans, the first taken"
 
 
+# The flags of NVIDIA's BERT run_pretraining.py that its run_and_time.sh
+# passes on every run (beside a config's EXTRA_PARAMS): read from that
+# script where a config has one beside it.
+BERT_RUN_FLAGS = ("fp16", "bf16", "amp", "distributed_lamb", "allreduce_post_accumulation",
+                  "allreduce_post_accumulation_fp16")
+
+
+def bert_recipe(tree, cfg, env, events, gbs, gpus):
+    """A BERT submission's recipe columns: the per-GPU batch and gradient
+    accumulation as its log says them (d_batch_size,
+    gradient_accumulation_steps), the packing factor they leave of its
+    global batch, and the switches of its config's EXTRA_PARAMS and its
+    run_and_time.sh ("" where no config was matched)."""
+    d = _int(_first(events, "d_batch_size"), 0)
+    ga = _int(_first(events, "gradient_accumulation_steps"), 0)
+    out = {"tp": 1, "pp": 1, "dp": gpus or "", "mbs": d or "", "grad_accum": ga or ""}
+    if d and ga and gpus and gbs and gbs % (d * ga * gpus) == 0:
+        out["packing"] = gbs // (d * ga * gpus)
+    if any(str(ev.get("key", "")).startswith("opt_lamb") for ev in events):
+        out["optimizer"] = "lamb"
+    if not cfg:
+        return out
+    extra = env.get("EXTRA_PARAMS", "")
+    flags = set(re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", extra))
+    run_text = ""
+    impl = cfg.rsplit("/", 1)[0]
+    for name in ("run_and_time.sh", "run_and_time_multi.sh"):
+        if impl + "/" + name in tree_index(tree):
+            run_text = "\n".join(ln for ln in tree.read(impl + "/" + name).splitlines()
+                                  if not ln.lstrip().startswith("#"))
+            break
+    for f in re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", run_text):
+        if f in BERT_RUN_FLAGS:
+            flags.add(f)
+    if "--max_seq_length=512" in run_text:
+        out["seq_len"] = 512
+    out["recipe_flags"] = " ".join(sorted(flags))
+    out["precision"] = "bf16" if "bf16" in flags else "fp16" if flags & {"fp16", "amp"} else ""
+    on = lambda *names: "1" if flags & set(names) else "0"
+    out["fused_mha"] = on("fused_mha", "unpad_fmha", "pad_fmha")
+    out["unpad"] = on("unpad")
+    out["dense_seq_output"] = on("dense_seq_output")
+    out["cuda_graph"] = on("use_cuda_graph")
+    m = re.search(r"--cuda_graph_mode[= ]+['\"]?([A-Za-z_]+)", extra)
+    if out["cuda_graph"] == "1":
+        out["cuda_graph_mode"] = m.group(1) if m else ""
+    out["dist_optimizer"] = on("distributed_lamb")
+    if env.get("USE_DDP", "") != "":
+        out["ddp"] = normalize_bool(env["USE_DDP"])
+    if env.get("SBATCH_NETWORK", "") != "":
+        out["sharp"] = "1" if env["SBATCH_NETWORK"] == "sharp" else "0"
+    if not out.get("packing") and env.get("PACKING_FACTOR"):
+        out["packing"] = env["PACKING_FACTOR"]
+    return out
+
+
 def build(trees):
     """The bench's rows and run rows from (round, Tree) pairs."""
     rows, runs = [], []
+    seen_logs = {}
     for round_, tree in trees:
         for submitter, system, benchmark, results in submissions(tree):
             sysjson = {}
@@ -731,9 +864,12 @@ def build(trees):
                              "benchmark": benchmark, "result_path": rp,
                              "step_s": "" if st is None else f"{st:.4f}", "step_method": method, "n_steps": n})
             cfg, env, match = choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, texts, gpu)
-            keys, defaults = plan_keys(env, yamls_for(tree, cfg) if cfg else {})
+            if benchmark == "bert":
+                keys, defaults = {}, []
+            else:
+                keys, defaults = plan_keys(env, yamls_for(tree, cfg) if cfg else {})
             printed = {}
-            for t in texts:
+            for t in texts if benchmark != "bert" else []:
                 printed = printed_config(t)
                 if printed:
                     break
@@ -769,6 +905,16 @@ def build(trees):
                 "absent_results": len(missing),
                 "step_method": "+".join(methods) if methods else (per[0][2] if per else ""),
             })
+            # A submission whose runs are an earlier submission's (a system
+            # resubmitted in a later round with its old runs, a submitter's
+            # power folders holding its own runs again): every result file's
+            # run_start and run_stop at the same millisecond.
+            if texts and not missing:
+                digest = tuple(run_span(mllog_events(t)) for t in texts)
+                if any(sp is None for sp in digest):
+                    digest = "\0".join(texts)
+                first = seen_logs.setdefault(digest, rid)
+                row["same_logs_as"] = first if first != rid else ""
             if timed:
                 row["step_s"] = f"{statistics.median(timed):.4f}"
                 row["step_s_min"] = f"{min(timed):.4f}"
@@ -805,8 +951,12 @@ def build(trees):
             elif benchmark == "gpt3" and not row["seq_len"]:
                 row["seq_len"] = 2048
             row["yaml_defaults"] = " ".join(defaults)
+            if benchmark == "bert":
+                evs0 = mllog_events(texts[0]) if texts else []
+                for col, val in bert_recipe(tree, cfg, env, evs0, gbs, nodes * gpn).items():
+                    row[col] = val
             g = row["gpus"]
-            if g:
+            if g and benchmark != "bert":
                 tp, pp, cp = _int(row["tp"], 1) or 1, _int(row["pp"], 1) or 1, _int(row["cp"], 1) or 1
                 if g % (tp * pp * cp) == 0:
                     row["dp"] = g // (tp * pp * cp)

@@ -57,6 +57,36 @@ class StepTimeTest(unittest.TestCase):
                ev("block_start", 70000, samples_count=96), ev("block_stop", 106000, samples_count=192)]
         self.assertEqual(mb.step_time(evs, "llama2_70b_lora", 8, 8192), (3.0, "block_timestamps", 12))
 
+    def test_bert_run_throughput_and_run_timestamps(self):
+        # NVIDIA's BERT: one throughput at the run's end, 7,680 samples/s; global batch 768 -> 0.1 s;
+        # 2,304,000 samples / 768 = 3,000 steps
+        evs = [ev("run_start", 2000), ev("run_stop", 302000), ev("train_samples", 302000, 2304000),
+               ev("tracked_stats", 302000, {"throughput": 7680.0, "epoch_num": 2304000})]
+        self.assertEqual(mb.step_time(evs, "bert", 768, 512), (0.1, "run_throughput", 3000))
+        # no throughput: 1,536,000 samples in 250 - 10 = 240 s, 6,400 samples/s -> 768 / 6,400 = 0.12 s
+        evs = [ev("run_start", 10000), ev("run_stop", 250000), ev("train_samples", 250000, 1536000)]
+        st, method, n = mb.step_time(evs, "bert", 768, 512)
+        self.assertAlmostEqual(st, 0.12, places=12)
+        self.assertEqual((method, n), ("run_timestamps", 2000))
+        self.assertEqual(mb.step_time(evs[:2], "bert", 768, 512), (None, "no timing in log", 0))
+
+    def test_bert_train_time_leaves_the_evaluations_out(self):
+        # run 0..200 s; evaluations 90-100 s and 190-200 s: 180 s of training for 1,728,000
+        # samples, 9,600 samples/s -> 768 / 9,600 = 0.08 s (the whole run's rate would give
+        # 768 x 200 / 1,728,000 = 0.0889 s); 1,728,000 / 768 = 2,250 steps
+        evs = [ev("run_start", 0), ev("tracked_stats", 90000, {"throughput": 9600.0}),
+               ev("eval_start", 90000, 864000), ev("eval_stop", 100000, 864000),
+               ev("eval_start", 190000, 1728000), ev("eval_stop", 200000, 1728000),
+               ev("run_stop", 200000), ev("train_samples", 200000, 1728000)]
+        st, method, n = mb.step_time(evs, "bert", 768, 512)
+        self.assertAlmostEqual(st, 0.08, places=12)
+        self.assertEqual((method, n), ("train_time", 2250))
+        # an eval_start with no eval_stop is no evaluation span: the run's throughput is used
+        evs2 = [e for e in evs if not (e["key"] == "eval_stop")]
+        self.assertEqual(mb.eval_spans(evs2), [])
+        self.assertEqual(mb.step_time(evs2, "bert", 768, 512), (0.08, "run_throughput", 2250))
+        self.assertEqual(mb.eval_spans(evs), [(90000, 100000), (190000, 200000)])
+
     def test_no_timing(self):
         self.assertEqual(mb.step_time([ev("global_batch_size", 1, 8)], "gpt3", 8, 2048), (None, "no timing in log", 0))
         self.assertEqual(mb.step_time([], "gpt3", 0, 2048), (None, "no global_batch_size", 0))
@@ -108,6 +138,11 @@ class ShellAndYamlTest(unittest.TestCase):
         self.assertEqual(mb.gpu_of("NVIDIA B200-SXM-180GB"), "B200")
         self.assertEqual(mb.gpu_of("NVIDIA L40S"), "L40S")
         self.assertEqual(mb.gpu_of("TPU v5p"), "")
+        # BERT's other NVIDIA GPUs, the longer names first (L40S, L40, then L4)
+        for name, want in (("NVIDIA L40", "L40"), ("NVIDIA L4", "L4"), ("NVIDIA A30", "A30"),
+                           ("NVIDIA RTX A5000", "A5000"), ("NVIDIA GeForce RTX 4090", "RTX4090"),
+                           ("AMD Radeon RX 7900 XTX", ""), ("Intel Gaudi2", ""), ("N/A", "")):
+            self.assertEqual(mb.gpu_of(name), want, name)
         self.assertEqual(mb.mem_gib("81559 MiB"), "79.6")  # 81559 / 1024
         self.assertEqual(mb.mem_gib("141 GB"), "131.3")  # 141e9 / 2^30
 
@@ -120,8 +155,33 @@ class BuildTest(unittest.TestCase):
         cls.by = {r["system"] + "/" + r["benchmark"]: r for r in cls.rows}
 
     def test_only_nvidia_gpus(self):
-        self.assertEqual(sorted(self.by), ["acme_n1/llama2_70b_lora", "acme_n2/llama2_70b_lora", "acme_n4/gpt3"])
-        self.assertEqual(len(self.runs), 5)
+        self.assertEqual(sorted(self.by), ["acme_n1/bert", "acme_n1/llama2_70b_lora", "acme_n2/llama2_70b_lora", "acme_n4/gpt3"])
+        self.assertEqual(len(self.runs), 8)
+
+    def test_bert_row(self):
+        r = self.by["acme_n1/bert"]
+        # result_0 0.1 s (run_throughput), result_1 0.12 s (run_timestamps), result_2 0.08 s
+        # (train_time: 200 s less two 10 s evaluations, 1,728,000 samples): median 0.1
+        self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"], r["n_results"]), ("0.1000", "0.0800", "0.1200", 3))
+        self.assertEqual(r["step_method"], "run_throughput+run_timestamps+train_time")
+        # 48 x 8 GPUs x 1 x PACKING_FACTOR 2 = 768, the log's global batch; the DGXA100 config's 56 x 8 = 448 is not
+        self.assertEqual(r["config_match"], "nodes, GPUs and global batch")
+        self.assertTrue(r["config_path"].endswith("bert/implementations/pytorch/config_DGXH100_1x8x48x1_pack.sh"))
+        # packing 768 / (48 x 1 x 8) = 2; --fp16 and --distributed_lamb from run_and_time.sh, the
+        # commented --bf16 not; the phase-1 comment's 128 not the sequence
+        want = {"tp": 1, "pp": 1, "dp": 8, "mbs": 48, "grad_accum": 1, "packing": 2, "gbs": 768, "seq_len": 512,
+                "precision": "fp16", "optimizer": "lamb", "fused_mha": "1", "unpad": "0", "dense_seq_output": "1",
+                "cuda_graph": "1", "cuda_graph_mode": "segmented", "dist_optimizer": "1", "ddp": "1",
+                "gpu": "H200", "lora_rank": "", "fp8": "", "same_logs_as": ""}
+        for k, v in want.items():
+            self.assertEqual(r[k], v, k)
+        self.assertEqual(r["recipe_flags"], "cuda_graph_mode dense_seq_output distributed_lamb fp16 fused_bias_fc "
+                                            "fused_bias_mha packed_samples pad_fmha use_cuda_graph")
+
+    def test_same_runs_found_by_their_times(self):
+        a = [ev("run_start", 5), ev("run_stop", 9)]
+        self.assertEqual(mb.run_span(a), (5, 9))
+        self.assertIsNone(mb.run_span(a[:1]))
 
     def test_lora_row(self):
         r = self.by["acme_n2/llama2_70b_lora"]
@@ -180,9 +240,9 @@ class BuildTest(unittest.TestCase):
             with open(os.path.join(out, "runs.csv")) as f:
                 rows = list(csv.DictReader(f))
             self.assertEqual(list(rows[0].keys()), mb.COLUMNS)
-            self.assertEqual(len(rows), 3)
+            self.assertEqual(len(rows), 4)
             with open(os.path.join(out, "logs.csv")) as f:
-                self.assertEqual(len(list(csv.DictReader(f))), 5)
+                self.assertEqual(len(list(csv.DictReader(f))), 8)
             held = os.path.join(d, "training_results_v5.0")
             os.symlink(FIXTURE, held)
             p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, held],

@@ -50,19 +50,22 @@ func SweepPart(set string) string {
 // mirror does not say).
 type Row struct {
 	ID, Round, Part, Submitter, System, Benchmark string
-	GPU                                           string // H100, H200, B200, A100, L40S
-	GPUs, Nodes, GPUsPerNode                      int
-	GPUMemGiB                                     float64
-	Framework                                     string
-	TP, PP, VP, CP, DP, MBS, GBS, Seq             int
-	SP                                            string
-	FP8, FP8Format, FP8AmaxHistory, FP8Params     string
-	FP8DPA, FP8Activation                         string
-	RecomputeGranularity, RecomputeMethod         string
-	RecomputeLayers                               int
-	CUDAGraph, CPUOffload, AllocConf              string
-	LoRARank, LoRAAlpha                           int
-	LoRATargets                                   string
+	GPU                                           string // H100, H200, B200, A100, L40S, ...
+	// Accelerator is the system description's accelerator name (its
+	// form factor: SXM or PCIe).
+	Accelerator                               string
+	GPUs, Nodes, GPUsPerNode                  int
+	GPUMemGiB                                 float64
+	Framework                                 string
+	TP, PP, VP, CP, DP, MBS, GBS, Seq         int
+	SP                                        string
+	FP8, FP8Format, FP8AmaxHistory, FP8Params string
+	FP8DPA, FP8Activation                     string
+	RecomputeGranularity, RecomputeMethod     string
+	RecomputeLayers                           int
+	CUDAGraph, CPUOffload, AllocConf          string
+	LoRARank, LoRAAlpha                       int
+	LoRATargets                               string
 	// NoTransposeCache is NeMo's disable_parameter_transpose_cache
 	// (1/0); HiddenDropout and LoRADropout the recipe's hidden_dropout
 	// and adapter_dropout as written ("": not said); CPUOffloadLayers
@@ -70,6 +73,17 @@ type Row struct {
 	NoTransposeCache, HiddenDropout, LoRADropout string
 	CPUOffloadLayers                             int
 	DistOptimizer, TPOverlap, Sharp              string
+	// BERT's recipe (measurements/mlperf/README.md): gradient
+	// accumulation, samples a packed sequence, precision, optimizer, its
+	// fused attention, unpadding, MLM head on masked positions only,
+	// CUDA graph mode, DDP, and every switch read.
+	GradAccum, Packing                                    int
+	Precision, Optimizer, FusedMHA, Unpad, DenseSeqOutput string
+	CUDAGraphMode, DDP, RecipeFlags                       string
+	// SameLogsAs is the earlier submission whose runs these are (every
+	// result file's run_start and run_stop at the same millisecond): a
+	// resubmission, not a new measurement.
+	SameLogsAs string
 	// StepSeconds is the median over the submission's result files of
 	// each file's step time (0: none timed); StepMethod how it was read.
 	StepSeconds           float64
@@ -155,7 +169,11 @@ func Parse(in io.Reader) ([]Row, error) {
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
 			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
 			CPUOffloadLayers: num("cpu_offload_layers"),
-			DistOptimizer:    get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
+			GradAccum:        num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
+			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
+			CUDAGraphMode: get("cuda_graph_mode"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
+			Accelerator:   get("accelerator"),
+			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -199,6 +217,9 @@ var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dg
 // never the step time.
 func Read(r Row) (Reading, error) {
 	var rd Reading
+	if r.Benchmark == "bert" {
+		return readBERT(r) // bert.go
+	}
 	if r.TP == 0 || r.DP == 0 || r.MBS == 0 || r.GBS == 0 {
 		return rd, fmt.Errorf("no plan in the mirror: neither a config script of this system nor a plan printed in its logs (runs.csv config_match says which)")
 	}
@@ -206,8 +227,9 @@ func Read(r Row) (Reading, error) {
 	if !ok {
 		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
 	}
-	if r.GPUsPerNode != 8 {
-		return rd, fmt.Errorf("%d GPUs a node: the %s preset's nodes have 8 (a pod of %d-GPU nodes is not a preset)", r.GPUsPerNode, preset, r.GPUsPerNode)
+	perNode, err := nodeOption(r, preset, &rd)
+	if err != nil {
+		return rd, err
 	}
 	if r.CPUOffload == "1" && r.CPUOffloadLayers < 1 {
 		return rd, fmt.Errorf("CPU offload (NeMo's cpu_offloading) without its number of layers (runs.csv cpu_offload_layers; placer's key: offload-layers=N)")
@@ -215,7 +237,7 @@ func Read(r Row) (Reading, error) {
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d", preset, r.Nodes)
+	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
 	for _, d := range []struct {
@@ -309,6 +331,26 @@ func Read(r Row) (Reading, error) {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}
 	return rd, nil
+}
+
+// nodeOption is the cluster option that writes r's nodes on the preset's
+// ("" for its 8-GPU nodes), what it assumes written to rd, or why placer
+// cannot write them (one line).
+func nodeOption(r Row, preset string, rd *Reading) (string, error) {
+	perNode := ""
+	switch {
+	case r.GPUsPerNode == 8:
+	case r.GPUsPerNode > 0 && r.GPUsPerNode < 8 && 8%r.GPUsPerNode == 0 && strings.Contains(strings.ToUpper(r.Accelerator), "SXM"):
+		// A node of 4 SXM GPUs (Dell XE8640, XE9640; Fujitsu GX2560M7:
+		// four H100 SXM5 on one NVLink board) as the first 4 GPUs of the
+		// preset's 8-GPU NVLink node with their share of its NICs
+		// (plan.ParsePod's per-node=, the option NVL72 slices use).
+		perNode = fmt.Sprintf(",per-node=%d", r.GPUsPerNode)
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("a node of %d SXM GPUs as %d GPUs of the %s preset's NVLink node with their share of its NICs (the system description does not give the node's NICs)", r.GPUsPerNode, r.GPUsPerNode, preset))
+	default:
+		return "", fmt.Errorf("%d %s GPUs a node: the %s preset's nodes have 8 NVLink GPUs (per-node= takes a share of an SXM node only)", r.GPUsPerNode, r.Accelerator, preset)
+	}
+	return perNode, nil
 }
 
 // readWorkload writes rd's workload (the benchmark's model at the row's

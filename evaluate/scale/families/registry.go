@@ -13,4 +13,5 @@ var Registered = cost.MustRegistry(
 	SwiGLUClamp{},
 	Mamba{},
 	GatedDeltaNet{},
+	MLMHeads{},
 )

@@ -17,4 +17,5 @@ var Registered = cost.MustRegistry(
 	BlockScaled{},
 	Rowwise{},
 	TorchaoFloat8{},
+	LAMB{},
 )

@@ -74,14 +74,16 @@ func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.
 	if r := c.Plan.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
 		return c.torchRing(steps, backward, msg, compute)
 	}
-	busy := ringP2P(steps, backward, c.cpSend(msg.KV), c.cpSend(2*msg.KV))
+	ringed := ringP2P(steps, backward, c.cpSend(msg.KV), c.cpSend(2*msg.KV))
 	// C calls and a send and a receive between each two (twice that
-	// backward: the K and V chunk on, the gradient back).
+	// backward: the K and V chunk on, the gradient back), and TE's merges
+	// and copies on the compute stream (teRingMerges).
 	sends := 2 * float64(C-1)
 	if backward {
 		sends *= 2
 	}
-	return cost.Phase{Busy: busy, CPExposed: busy - compute, Launches: float64(C) + sends}
+	merges, mergeLaunches := c.teRingMerges(backward, msg)
+	return cost.Phase{Busy: ringed + merges, CPExposed: ringed - compute, Launches: float64(C) + sends + mergeLaunches}
 }
 
 // kvAllGather is fused attention f (forward, or backward) on one GPU of

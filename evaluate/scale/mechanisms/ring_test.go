@@ -90,8 +90,11 @@ func TestTwoRankRingByHand(t *testing.T) {
 	} {
 		co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
 		got := co.attention(f, false, cost.RingMsg{KV: c.kv})
-		if math.Abs(got.Busy-c.busy) > 1e-12 || math.Abs(got.CPExposed-c.exp) > 1e-12 || got.Launches != 4 {
-			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, 4", c.name, got.Busy, got.CPExposed, got.Launches, c.busy, c.exp)
+		// ... and TE's merges and copies (teRingMerges, by hand in
+		// TestTERingMergesByHand) on the compute stream.
+		merges, ml := co.teRingMerges(false, cost.RingMsg{KV: c.kv})
+		if math.Abs(got.Busy-c.busy-merges) > 1e-12 || math.Abs(got.CPExposed-c.exp) > 1e-12 || got.Launches != 4+ml {
+			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.Busy, got.CPExposed, got.Launches, c.busy+merges, c.exp, 4+ml)
 		}
 	}
 	// Without context parallelism: one causal call of all the FLOPs.
@@ -231,6 +234,62 @@ func TestKVAllGatherByHand(t *testing.T) {
 		got := co.attention(f, c.backward, msg)
 		if math.Abs(got.Busy-c.busy) > 1e-12 || math.Abs(got.CPExposed-c.exposed) > 1e-12 || got.Launches != c.launches {
 			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.Busy, got.CPExposed, got.Launches, c.busy, c.exposed, c.launches)
+		}
+	}
+}
+
+// TestTERingMergesByHand: Transformer Engine's p2p ring on rank C-1, its
+// merges and copies as AttnFuncWithCP issues them, listed here by hand
+// for an output of E = 1e6 elements and K and V of K = 2e6 (4 MB in
+// BF16), with the launches:
+//   - 2 ranks, forward: the output zeroed (0 + 2 bytes an element of E),
+//     step 1's half of K and V made contiguous (2 + 2 of K/2), two output
+//     corrections (4 + 2 of E); 4 launches and 1 LSE correction: 5;
+//   - 2 ranks, backward: K and V into the ring buffer (2 + 2 of K), step
+//     0's half contiguous (2 + 2 of K/2), the causal step's dK, dV cat
+//     (2 + 2 of K) and step 0's (2 + 2 of K/2), dQ copied (2 + 2 of E)
+//     and added (4 + 2 of E), step 0's dK, dV half copied (2 + 2 of K/2),
+//     the causal step's added (4 + 2 of K): 8 launches;
+//   - 4 ranks: forward 3 halves and 4 corrections, 1 + 3 + 4 + 3 = 11;
+//     backward the copy, 3 halves, the causal cat and 3 halves' cats, dQ
+//     copied and 3 added, dK, dV's half copied, 2 halves added, the
+//     whole added: 1 + 3 + 1 + 3 + 1 + 3 + 1 + 2 + 1 = 16 launches.
+func TestTERingMergesByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	const E, K = 1e6, 2e6
+	k := func(elems, read, write float64) float64 {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(&p.Hardware)
+	}
+	msg := cost.RingMsg{KV: K * cost.BF16, Out: E}
+	for _, c := range []struct {
+		cp             int
+		backward       bool
+		busy, launches float64
+	}{
+		{2, false, k(E, 0, 2) + k(K/2, 2, 2) + 2*k(E, 4, 2), 5},
+		{2, true, k(K, 2, 2) + k(K/2, 2, 2) + k(K, 2, 2) + k(K/2, 2, 2) + k(E, 2, 2) + k(E, 4, 2) + k(K/2, 2, 2) + k(K, 4, 2), 8},
+		{4, false, k(E, 0, 2) + 3*k(K/2, 2, 2) + 4*k(E, 4, 2), 11},
+		{4, true, k(K, 2, 2) + 3*k(K/2, 2, 2) + k(K, 2, 2) + 3*k(K/2, 2, 2) + k(E, 2, 2) + 3*k(E, 4, 2) + k(K/2, 2, 2) + 2*k(K/2, 4, 2) + k(K, 4, 2), 16},
+	} {
+		pl, err := plan.Resolve(m, plan.Strategy{Context: c.cp, Replicas: 8 / c.cp, MicroBatchSize: 1}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096 / float64(c.cp)}}
+		busy, launches := co.teRingMerges(c.backward, msg)
+		if math.Abs(busy-c.busy) > 1e-15 || launches != c.launches {
+			t.Errorf("cp %d backward %t: %g s, %g launches; want %g, %g", c.cp, c.backward, busy, launches, c.busy, c.launches)
+		}
+		if c.cp == 2 && !c.backward {
+			// No faster than its 18 MB (2 + 4 + 12) at the preset's peak
+			// memory rate.
+			if floor := 18e6 / p.Hardware.MemBandwidth; busy < floor {
+				t.Errorf("cp 2 forward: %g s, under its bytes' %g s at peak", busy, floor)
+			}
 		}
 	}
 }

@@ -54,7 +54,8 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.PP-1 {
-		logits = n * float64(m.Vocab) / T * c.lossBytes()
+		// An encoder's logits are its masked positions' (OutputTokens).
+		logits = m.OutputTokens(n) * float64(m.Vocab) / T * c.lossBytes()
 		last := inflight
 		if pl.Titan() {
 			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)

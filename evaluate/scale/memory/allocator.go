@@ -214,7 +214,7 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.E
 	V := max(pl.VP, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 	r := unitReplay{b: &b, V: V, hidden: hidden, last: s == pl.PP-1, logits: sm.logits,
-		logitPiece: c.tokens * float64(c.m.Vocab) / float64(pl.TP) * 4}
+		logitPiece: c.m.OutputTokens(c.tokens) * float64(c.m.Vocab) / float64(pl.TP) * 4}
 
 	r.gather, r.grad, r.gatherPP, r.fsdp2 = c.stateTensors(&b, st, sm, L)
 

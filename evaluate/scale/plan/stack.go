@@ -148,6 +148,9 @@ type Settings struct {
 	// then a pass that writes the loss and the logits' gradient in place,
 	// the backward a scaling in place; no FP32 copy of the logits.
 	FusedLoss bool
+	// LAMB is the optimizer LAMB, not Adam (mechanisms/lamb.go): its
+	// second pass over the parameters and their norms.
+	LAMB bool
 }
 
 // DefaultSettings are placer's default stack, the model as it was before

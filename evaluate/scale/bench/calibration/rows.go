@@ -22,6 +22,8 @@ type job struct {
 
 // jobs are the bench's rows of part (bench.Development, bench.Validation)
 // that placer can write: every measured MLPerf submission bench.Read
+// reads (a resubmission of earlier runs, SameLogsAs, judged once, where
+// first submitted, as placer report bench judges it)
 // reads, and every published sweep's row whose figure is a step or
 // tokens a second (an Order sweep's ranks are no figure to be off by),
 // less the rows of a known regression of their release (as the regime
@@ -33,7 +35,7 @@ func jobs(part string) ([]job, error) {
 	}
 	var out []job
 	for _, r := range rows {
-		if bench.PartOf(r.Round) != part || !r.Measured() {
+		if bench.PartOf(r.Round) != part || !r.Measured() || r.SameLogsAs != "" {
 			continue
 		}
 		rd, err := bench.Read(r)

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+)
+
+// bertSeq is MLPerf BERT's sequence: 512 tokens (phase-2 data,
+// max_seq_length 512; NVIDIA's packed sequences are 512 tokens too).
+const bertSeq = 512
+
+// unpaddedSeq is the phase-2 training set's mean sample, in tokens
+// (readBERT's unpadded rows).
+const unpaddedSeq = 254
+
+// readBERT is a BERT-large row as placer eval reads it: the bert-large
+// preset (graph/transformer/encoder.go: bidirectional attention, the MLM
+// head on 76 masked positions a sequence, the NSP head) at the row's
+// global batch in sequences (its samples over the samples a packed
+// sequence holds), pure data parallelism (NVIDIA's code has no model
+// parallelism), NVIDIA's MLPerf BERT stack (plan.StackNVIDIABERT: LAMB),
+// its CUDA graphs and distributed LAMB as the row says, each packed
+// sequence as samples of equal length. Refused (one line): GPUs without a
+// pod preset, PCIe GPUs (the presets' nodes are NVLink boards), node
+// shapes the presets do not write, rows without a plan.
+func readBERT(r Row) (Reading, error) {
+	var rd Reading
+	preset, ok := pods[r.GPU]
+	if !ok {
+		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
+	}
+	if strings.Contains(strings.ToUpper(strings.ReplaceAll(r.Accelerator, " ", "")), "PCIE") {
+		return rd, fmt.Errorf("%s: PCIe GPUs, the %s preset's are SXM on an NVLink board (placer has no PCIe node preset)", r.Accelerator, preset)
+	}
+	perNode, err := nodeOption(r, preset, &rd)
+	if err != nil {
+		return rd, err
+	}
+	if r.MBS == 0 || r.GBS == 0 || r.GPUs == 0 {
+		return rd, fmt.Errorf("no plan in the mirror: the row has no micro-batch (the log's d_batch_size) or no global batch")
+	}
+	pack := max(1, r.Packing)
+	if r.GBS%pack != 0 {
+		return rd, fmt.Errorf("global batch %d is not a whole number of packed sequences of %d samples", r.GBS, pack)
+	}
+	seqs := r.GBS / pack
+	accum := max(1, r.GradAccum)
+	if seqs != r.GPUs*r.MBS*accum {
+		return rd, fmt.Errorf("global batch %d samples (%d sequences of %d) is not %d GPUs x micro-batch %d x accumulation %d", r.GBS, seqs, pack, r.GPUs, r.MBS, accum)
+	}
+	seq := r.Seq
+	if seq == 0 {
+		seq = bertSeq
+	}
+	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
+	k := []string{fmt.Sprintf("dp=%d", r.GPUs), fmt.Sprintf("mbs=%d", r.MBS), "recompute=none", "stack=" + plan.StackNVIDIABERT}
+	if r.DistOptimizer == "1" && r.GPUs > 1 {
+		k = append(k, "distopt=on") // --distributed_lamb: DistributedFusedLAMB
+	}
+	switch r.CUDAGraph {
+	case "1":
+		// --use_cuda_graph: the model's forward and backward captured
+		// (segmented) or the whole step (full_iteration); placer's
+		// graphs=full, every layer replayed.
+		k = append(k, "graphs=full")
+		rd.Assumed = append(rd.Assumed, "CUDA graphs ("+orDefault(r.CUDAGraphMode, "mode not said")+") as graphs=full: every layer replayed from a graph")
+	default:
+		k = append(k, "graphs=off")
+	}
+	if pack > 1 {
+		k = append(k, "pack=on", fmt.Sprintf("pack-len=%d", seq/pack))
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("each packed sequence %d samples of %d tokens (the row gives the samples a sequence, not their lengths)", pack, seq/pack))
+	} else if r.Unpad == "1" {
+		// --unpad: every layer runs on the samples' real tokens only. The
+		// phase-2 training set's mean sample (NVIDIA's
+		// input_preprocessing/packed_data/README.md packing statistics:
+		// 156,726,829 samples of 512 slots holding 4.04e10 padding
+		// tokens) is (156,726,829 x 512 - 4.04e10) / 156,726,829 = 254.2
+		// tokens: each sample costed as a sequence of 254.
+		seq = unpaddedSeq
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("unpadded samples of the training set's mean %d tokens (NVIDIA's packing statistics)", unpaddedSeq))
+	}
+	rd.Workload = fmt.Sprintf("bert-large:seq=%d,batch=%d", seq, seqs)
+	if r.Precision != "" && r.Precision != "fp16" {
+		rd.Assumed = append(rd.Assumed, "precision "+r.Precision+" costed as 16-bit")
+	}
+	if r.Optimizer != "" && r.Optimizer != "lamb" {
+		return rd, fmt.Errorf("optimizer %q: the BERT stack runs LAMB", r.Optimizer)
+	}
+	rd.Assumed = append(rd.Assumed, "the MLM head on 76 positions a sequence (max_predictions_per_seq), NVIDIA's dense_seq_output")
+	if r.Sharp == "1" {
+		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
+	}
+	rd.Strategy = strings.Join(k, ",")
+	return rd, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
