@@ -12,6 +12,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
@@ -108,6 +109,9 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
 	sp.PeakRegimeError = &me
+	if se, err := calibration.For(m, r.Plan.Strategy, p); err == nil {
+		sp.StatedError = &se
+	}
 	return sp
 }
 
@@ -627,6 +631,12 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	r.MegatronLMEstimate = int64(wo + act)
 	r.MegatronUnchecked = unchecked(pub.Model, own.Plan.Strategy, p)
 	r.PlacerUnchecked = unchecked(pub.Model, got.Best.Plan.Strategy, p)
+	if se, err := calibration.For(pub.Model, own.Plan.Strategy, p); err == nil {
+		r.Stated = &se
+	}
+	if se, err := calibration.For(pub.Model, got.Best.Plan.Strategy, p); err == nil {
+		r.PlacerStated = &se
+	}
 	r.OutOfSampleTFLOPs, r.OutOfSampleStep = ownOut.TFLOPs, ownOut.Step
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
@@ -205,6 +206,9 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tune
 		r.OutOfSampleError = r.OutOfSamplePredicted/row.Measured - 1
 	}
 	r.Fits = res.Fits
+	if se, err := calibration.For(m, res.Plan.Strategy, p); err == nil {
+		r.Stated = &se
+	}
 	if row.PeakGiB > 0 {
 		// A reserved figure against placer's reserved (the caching
 		// allocator simulated on the plan's trace), an allocated one

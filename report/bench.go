@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 )
 
 // Bench is placer report bench: the bench of real runs (MLPerf Training
@@ -15,6 +17,28 @@ type Bench struct {
 	ShowValidation bool      `json:"show_validation"`
 	Development    BenchPart `json:"development"`
 	Validation     BenchPart `json:"validation"`
+	// Stated is the error placer states beside its figures, calibrated
+	// on the development part, and how often it holds out of sample.
+	Stated *BenchStated `json:"stated_error,omitempty"`
+}
+
+// BenchStated is the stated error's calibration (calibration.Table):
+// each regime of the development part with the error stated beside its
+// plans, the development part's coverage leaving each row's sweep out,
+// and the validation part's coverage (aggregate only).
+type BenchStated struct {
+	Level       float64              `json:"quantile"`
+	Regimes     []BenchRegime        `json:"regimes"`
+	Development calibration.Coverage `json:"development_leave_one_sweep_out"`
+	Validation  calibration.Coverage `json:"validation"`
+}
+
+// BenchRegime is one regime of the development part: its rows and the
+// error stated beside its plans (Stated.From: whose rows gave it).
+type BenchRegime struct {
+	Regime calibration.Regime `json:"regime"`
+	Rows   int                `json:"rows"`
+	Stated calibration.Error  `json:"stated"`
 }
 
 // BenchPart is one part's figures: its MLPerf rows and its published
@@ -199,7 +223,48 @@ func WriteBench(w io.Writer, b Bench) error {
 		fmt.Fprintln(w)
 		para(w, "", "the validation part's rows are not printed (--show-validation prints them; a mechanism is chosen on the development part only)")
 	}
+	if b.Stated != nil {
+		return writeStated(w, *b.Stated)
+	}
 	return nil
+}
+
+// writeStated writes the stated error's calibration: the development
+// part's regimes, its leave-one-sweep-out coverage, and last, once, the
+// validation part's coverage.
+func writeStated(w io.Writer, s BenchStated) error {
+	fmt.Fprintln(w)
+	para(w, "", fmt.Sprintf("stated error (the %.0fth percentile of |step error| in each regime, development part; placer eval, search and the reports state it):", 100*s.Level))
+	var rows [][]string
+	for _, r := range s.Regimes {
+		from := r.Stated.From.Key()
+		if r.Stated.Basis == calibration.BasisRegime {
+			from = "its own"
+		}
+		rows = append(rows, []string{r.Regime.Key(), fmt.Sprint(r.Rows), "±" + r.Stated.BoundText(), r.Stated.Basis, from,
+			fmt.Sprintf("%d / %d", r.Stated.Rows, r.Stated.Sweeps)})
+	}
+	if err := Table(w, []string{"regime (kind/GPU/stack/GPUs/sequence)", "rows", "stated", "from", "from regime", "its rows / sweeps"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	para(w, "", "development part, each row against the error stated without its sweep (leave one sweep out): "+coverageLine(s.Development))
+	para(w, "", "validation part, each row against the development part's stated error: "+coverageLine(s.Validation))
+	return nil
+}
+
+// coverageLine is "176 of 204 rows within their stated error (86.3%);
+// stated by regime 115, nearest regime 68, whole bench 21; mean stated
+// ±23.6%".
+func coverageLine(c calibration.Coverage) string {
+	var by []string
+	for _, b := range []string{calibration.BasisRegime, calibration.BasisNearest, calibration.BasisWhole} {
+		if n := c.ByBasis[b]; n > 0 {
+			by = append(by, fmt.Sprintf("%s %d", b, n))
+		}
+	}
+	return fmt.Sprintf("%d of %d rows within their stated error (%.1f%%); stated by %s; mean stated ±%.1f%%",
+		c.Within, c.Rows, 100*c.Share(), strings.Join(by, ", "), 100*c.MeanBound)
 }
 
 // para writes text wrapped to MaxWidth, its first line after indent and

@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -51,6 +52,11 @@ type ScalePlan struct {
 	// every published peak), said beside its memory
 	// (published.MemoryErrorOf); nil where no published row can apply.
 	PeakRegimeError *published.MemoryError `json:"peak_regime_error,omitempty"`
+	// StatedError is the error placer states beside the plan's step
+	// and throughput, calibrated on the bench's development part
+	// (calibration.For): its regime's, the nearest regime's or the whole
+	// bench's, as it says; nil where none is stated (a CPU pod's plan).
+	StatedError *calibration.Error `json:"stated_error,omitempty"`
 	// StackNote, when set, is what the stack line says in place of
 	// Stack's words: on a CPU profile's pod, the profile's run (its
 	// layer, torch and backend), which no GPU stack's kernels cost.
@@ -330,16 +336,41 @@ func throughputRow(p *ScalePlan) [2]string {
 		return [2]string{"GFLOP/s per process", fmt.Sprintf("%.1f (no MFU: the profile measured no peak of the CPU)", 1e3*p.TFLOPs)}
 	}
 	line := fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))
-	if p.RegimeError != nil {
+	switch {
+	case p.StatedError != nil:
+		line += "; the step's stated error applies"
+	case p.RegimeError != nil:
 		line += "; the step's regime error applies"
 	}
 	return [2]string{"TFLOP/s per GPU", line}
+}
+
+// statedCell is the stated error as a table's step cell carries it
+// after the step: " ±12% regime" (its regime's), " ±18% nearest" (the
+// nearest regime's), " ±20% whole" (the whole bench's); "" where none.
+func statedCell(p *ScalePlan) string {
+	if p.StatedError == nil {
+		return ""
+	}
+	return " " + p.StatedError.Short()
+}
+
+// stated is a stated error on a figure's own line below it in a table's
+// cell ("\n±12% regime"); "" where none.
+func stated(e *calibration.Error) string {
+	if e == nil {
+		return ""
+	}
+	return "\n" + e.Short()
 }
 
 // regimeNote is the error of p's regime as the step's line carries it:
 // "; dense BF16 FSDP on H100: mean |error| 30% (...) on 4 published
 // rows (in-sample)", or "" where no published row can apply.
 func regimeNote(p *ScalePlan) string {
+	if p.StatedError != nil {
+		return "; " + p.StatedError.String()
+	}
 	if p.RegimeError == nil {
 		return ""
 	}
@@ -557,7 +588,7 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		for _, r := range s.tableOrder() {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
-			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), Mem(r.Memory),
+			row := []string{wrap(r.Strategy, 60), Seconds(r.Step) + statedCell(&r), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), Mem(r.Memory),
 				fmt.Sprintf("%.3fx", r.Step/fastest), wrap(checkedCell(&r), 24)}
 			if cpu {
 				// GFLOP/s per process, no MFU (throughputRow).
@@ -669,7 +700,12 @@ type MegatronRow struct {
 	// published.MegatronDefault) and placer's prediction of it.
 	MegatronPlan    string  `json:"megatron_plan"`
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
-	PredictedMFU    float64 `json:"predicted_mfu"`
+	// Stated and PlacerStated are the errors placer states beside
+	// Megatron's plan's figures and beside its own plan's, as placer eval
+	// states them (calibration.For).
+	Stated       *calibration.Error `json:"stated_error,omitempty"`
+	PlacerStated *calibration.Error `json:"placer_stated_error,omitempty"`
+	PredictedMFU float64            `json:"predicted_mfu"`
 	// Error is predicted over published, minus 1: the error counted.
 	Error float64 `json:"error"`
 	// OutOfSampleError is Error with the constants the row's own source
@@ -846,9 +882,9 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 	for _, r := range m.Bridge {
 		mem := memoryBeside(r)
 		out = append(out, []string{bridgeModel(r), strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
-			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
+			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens) + stated(r.Stated), fmt.Sprintf("%+.1f%%", 100*r.Error),
 			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), speedupCell(r),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens) + stated(r.PlacerStated), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), wrap(CompactPlan(r.FastestPlan), 24), fmt.Sprintf("%+.1f%%", 100*r.FastestError)})
 	}
 	if err := TableFit(w, header, out, []int{16, 15, 14, 12, 8, 7}); err != nil {
@@ -920,8 +956,8 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		}
 		// A plan longer than 24 columns takes two lines.
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
-			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, memoryBeside(r),
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), speedupCell(r),
+			fmt.Sprintf("%.1f", r.PredictedTFLOPs) + stated(r.Stated), errS, memoryBeside(r),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs) + stated(r.PlacerStated), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU), wrap(CompactPlan(r.FastestPlan), 24), fastErr})
 	}
 	// Narrow terminals lose the search time, placer's plan's memory, the

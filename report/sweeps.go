@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -138,6 +139,9 @@ type SweepRow struct {
 	Note      string  `json:"note,omitempty"`
 	Measured  float64 `json:"measured"`
 	Predicted float64 `json:"predicted,omitempty"`
+	// Stated is the error placer states beside the row's plan, as placer
+	// eval states it (calibration.For; nil where the row is refused).
+	Stated *calibration.Error `json:"stated_error,omitempty"`
 	// Error is predicted over measured, minus 1, in the sweep's unit.
 	Error float64 `json:"error,omitempty"`
 	// OutOfSamplePredicted and OutOfSampleError are Predicted and Error
@@ -183,6 +187,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 				pred, e = formatSweep(r.Predicted), fmt.Sprintf("%+.1f%%", 100*r.Error)
 				if sw.OrderOnly {
 					e = "n/a"
+				}
+				if r.Stated != nil {
+					e += "\n" + r.Stated.Short()
 				}
 				if !r.Fits {
 					pred += " (over)"
@@ -257,7 +264,7 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		without = fmt.Sprintf("; %s without the %d %s of a known regression", Percent(s.MeanAbsErrorWithoutRegressions), s.Regressions, plural(s.Regressions, "row", "rows"))
 	}
 	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s in sample, %s out of sample (each sweep's own source left out), largest %s%s\n"+
-		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; (regression): the framework's own tracker lists the row's figure as a regression of its release (its note cites it); "+
+		"±: the error placer states beside the row's plan (its regime's, the nearest regime's or the whole bench's: placer eval says which); (over): above the GPU's memory in placer's model; (host): a stage bound by its host; (regression): the framework's own tracker lists the row's figure as a regression of its release (its note cites it); "+
 		"flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
 		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.OutOfSampleMeanAbsError), Percent(s.MaxAbsError), without)
 	return err

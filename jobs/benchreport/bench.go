@@ -8,6 +8,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/bench"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
@@ -117,7 +118,38 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 		}
 	}
 	rep.Development, rep.Validation = *parts[bench.Development], *parts[bench.Validation]
+	st, err := stated()
+	if err != nil {
+		return rep, err
+	}
+	rep.Stated = &st
 	return rep, nil
+}
+
+// stated is the stated error's calibration: the development part's
+// regimes, each with the error placer states beside its plans, the
+// development part's coverage leaving each row's sweep out, and the
+// validation part's coverage against the development part's table.
+func stated() (report.BenchStated, error) {
+	t, err := calibration.Development()
+	if err != nil {
+		return report.BenchStated{}, err
+	}
+	val, err := calibration.Rows(bench.Validation)
+	if err != nil {
+		return report.BenchStated{}, err
+	}
+	st := report.BenchStated{Level: calibration.StatedLevel, Development: calibration.LeaveOneSweepOut(t.Rows(), calibration.StatedLevel),
+		Validation: calibration.Holdout(t, val)}
+	count := map[calibration.Regime]int{}
+	for _, r := range t.Rows() {
+		count[r.Regime]++
+	}
+	for g, n := range count {
+		st.Regimes = append(st.Regimes, report.BenchRegime{Regime: g, Rows: n, Stated: t.For(g)})
+	}
+	sort.Slice(st.Regimes, func(i, j int) bool { return st.Regimes[i].Regime.Key() < st.Regimes[j].Regime.Key() })
+	return st, nil
 }
 
 // benchRow reads and predicts one MLPerf row (a refusal is the row's

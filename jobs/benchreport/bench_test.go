@@ -52,9 +52,33 @@ func TestBenchParts(t *testing.T) {
 			t.Errorf("%s in the validation part", r.ID)
 		}
 	}
+	// The stated error: every development row counted once in the
+	// leave-one-sweep-out coverage and in its regime; the validation
+	// part's coverage over its predicted rows (the MLPerf ones and the
+	// published sweep's), aggregate only.
+	st := hidden.Stated
+	if st == nil {
+		t.Fatal("no stated error in the report")
+	}
+	n := 0
+	for _, g := range st.Regimes {
+		n += g.Rows
+		if g.Stated.Rows == 0 || g.Stated.Regime != g.Regime || !g.Stated.From.Contains(g.Regime) {
+			t.Errorf("regime %s: stated %+v", g.Regime.Key(), g.Stated)
+		}
+	}
+	if n != st.Development.Rows || n == 0 {
+		t.Errorf("the regimes hold %d rows, the leave-one-sweep-out coverage %d", n, st.Development.Rows)
+	}
+	if want := hidden.Validation.MLPerf.Predicted + hidden.Validation.Published.Rows; st.Validation.Rows != want {
+		t.Errorf("validation coverage over %d rows, want the %d the part predicts", st.Validation.Rows, want)
+	}
 	var out bytes.Buffer
 	if err := report.WriteBench(&out, hidden); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "leave one sweep out") || !strings.HasPrefix(lastLines(out.String(), 2), "validation part, each row against the development part's stated error") {
+		t.Errorf("the report does not end with the stated error's coverage:\n%s", lastLines(out.String(), 6))
 	}
 	if strings.Contains(out.String(), "v4.1/") {
 		t.Error("the report prints a validation row without --show-validation")
@@ -92,4 +116,10 @@ func TestResubmissionJudgedOnce(t *testing.T) {
 		return
 	}
 	t.Fatal("no resubmitted gpt3 row in runs.csv (smc-ac-power's are smc's runs)")
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }

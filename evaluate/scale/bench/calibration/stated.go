@@ -1,0 +1,299 @@
+package calibration
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// StatedLevel is the quantile of |error| a regime states: 0.9. The
+// stated error is the bound most of a regime's runs fall within, not its
+// mean (half of a regime's runs fall beyond a mean), and must hold on at
+// least 80% of runs it was not computed from: a regime's rows are few
+// and runs out of sample differ from them, so an 80th percentile would
+// hold on about 80% in sample and less out of it; the 90th leaves that
+// margin.
+const StatedLevel = 0.9
+
+// Quantile is the level-quantile bound of abs (absolute errors, any
+// order) as split conformal prediction takes it: the k-th smallest, k =
+// ceil(level x (n+1)), which a new run exchangeable with the n holds
+// below with probability at least level (Vovk, Gammerman and Shafer,
+// Algorithmic Learning in a Random World, 2005; Lei et al., 2018,
+// arXiv 1604.04173). ok is false where n is too few (k > n: at level
+// 0.9, fewer than 9 rows).
+func Quantile(abs []float64, level float64) (bound float64, ok bool) {
+	n := len(abs)
+	// The tolerance keeps a product such as 0.9 x 10 (9.000...02 in
+	// floating point) at its whole rank.
+	k := int(math.Ceil(level*float64(n+1) - 1e-9))
+	if n == 0 || k > n {
+		return 0, false
+	}
+	s := slices.Clone(abs)
+	slices.Sort(s)
+	return s[max(k, 1)-1], true
+}
+
+// Row is one bench row as the calibration reads it: its sweep (the
+// unit left out together), part, regime and placer's step error
+// (predicted step over measured, minus 1).
+type Row struct {
+	Name   string  `json:"name"`
+	Sweep  string  `json:"sweep"`
+	Part   string  `json:"part"`
+	Regime Regime  `json:"regime"`
+	Error  float64 `json:"error"`
+}
+
+// The bases of a stated error: the plan's own regime's rows, the
+// nearest coarser regime's, or the whole bench's.
+const (
+	BasisRegime  = "regime"
+	BasisNearest = "nearest regime"
+	BasisWhole   = "whole bench"
+)
+
+// Error is the error placer states beside a figure of a plan of Regime:
+// Bound, the StatedLevel quantile of |error| over the Rows development
+// rows (of Sweeps sweeps) of From, the plan's own regime or the nearest
+// coarser one with enough rows, or the whole bench (Basis).
+type Error struct {
+	Regime Regime  `json:"regime"`
+	From   Regime  `json:"from"`
+	Basis  string  `json:"basis"`
+	Level  float64 `json:"quantile"`
+	Rows   int     `json:"rows"`
+	Sweeps int     `json:"sweeps"`
+	Bound  float64 `json:"error"`
+}
+
+// String is the error as the step's line carries it: "±12% (90th
+// percentile of |error| on 33 development rows of 6 sweeps of its
+// regime: dense, Hopper, ...)".
+func (e Error) String() string {
+	if e.Rows == 0 {
+		return "no stated error: the bench's development part has no row to compute it from"
+	}
+	of := "its regime, " + e.From.String()
+	switch e.Basis {
+	case BasisNearest:
+		of = fmt.Sprintf("the nearest regime, %s (its own, %s, has too few)", e.From, e.Regime)
+	case BasisWhole:
+		of = fmt.Sprintf("the whole bench (its regime, %s, and every coarser one have too few)", e.Regime)
+	}
+	return fmt.Sprintf("±%s stated error (the %.0fth percentile of |error| on %d development rows of %d sweeps of %s)",
+		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of)
+}
+
+// BoundText is the bound as a whole percent ("12%").
+func (e Error) BoundText() string { return fmt.Sprintf("%.0f%%", 100*e.Bound) }
+
+// Short is the error as a table's cell holds it: "±12% regime",
+// "±18% nearest", "±20% whole".
+func (e Error) Short() string {
+	if e.Rows == 0 {
+		return "none"
+	}
+	word := map[string]string{BasisRegime: "regime", BasisNearest: "nearest", BasisWhole: "whole"}[e.Basis]
+	return "±" + e.BoundText() + " " + word
+}
+
+// Holds says a row of error x is within e.
+func (e Error) Holds(x float64) bool { return e.Rows > 0 && math.Abs(x) <= e.Bound }
+
+// Table states errors from rows (the development part's). A row's
+// error may be computed only when a stated error needs it (Lazy): the
+// level a regime's error comes from is chosen by how many rows each
+// level holds, which their regimes alone say.
+type Table struct {
+	rows  []*entry
+	level float64
+}
+
+// entry is a row whose error is computed once, when first needed
+// (errorOf: !ok where placer refuses the row).
+type entry struct {
+	Row
+	once    sync.Once
+	errorOf func() (float64, bool)
+	ok      bool
+}
+
+func (e *entry) get() bool {
+	e.once.Do(func() { e.Error, e.ok = e.errorOf() })
+	return e.ok
+}
+
+// NewTable is the table of rows, their errors known, at level.
+func NewTable(rows []Row, level float64) *Table {
+	t := &Table{level: level}
+	for _, r := range rows {
+		x := r.Error
+		t.rows = append(t.rows, &entry{Row: r, errorOf: func() (float64, bool) { return x, true }})
+	}
+	return t
+}
+
+// Lazy is a row whose regime is known and whose error errorOf computes
+// (!ok: placer refuses the row, which then states nothing).
+type Lazy struct {
+	Row
+	ErrorOf func() (float64, bool)
+}
+
+// NewLazyTable is the table of rows whose errors are computed when a
+// stated error first needs them, at level.
+func NewLazyTable(rows []Lazy, level float64) *Table {
+	t := &Table{level: level}
+	for _, r := range rows {
+		t.rows = append(t.rows, &entry{Row: r.Row, errorOf: r.ErrorOf})
+	}
+	return t
+}
+
+// Rows are the rows the table states its errors from, every error
+// computed (on every core), less the rows placer refuses.
+func (t *Table) Rows() []Row {
+	compute(t.rows)
+	var out []Row
+	for _, e := range t.rows {
+		if e.get() {
+			out = append(out, e.Row)
+		}
+	}
+	return out
+}
+
+// compute computes the errors of es on every core (each stands alone).
+func compute(es []*entry) {
+	next := make(chan *entry)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(es), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range next {
+				e.get()
+			}
+		}()
+	}
+	for _, e := range es {
+		next <- e
+	}
+	close(next)
+	wg.Wait()
+}
+
+// For is the error stated beside a plan of regime g: the first of
+// g.Levels whose rows give the quantile (Quantile's ok). Only the rows
+// of the levels tried are computed.
+func (t *Table) For(g Regime) Error {
+	for i, l := range g.Levels() {
+		var in []*entry
+		for _, e := range t.rows {
+			if l.Contains(e.Regime) {
+				in = append(in, e)
+			}
+		}
+		if _, ok := Quantile(make([]float64, len(in)), t.level); !ok {
+			continue // too few even were every row predicted
+		}
+		compute(in)
+		var abs []float64
+		sweeps := map[string]bool{}
+		for _, e := range in {
+			if e.get() {
+				abs = append(abs, math.Abs(e.Error))
+				sweeps[e.Sweep] = true
+			}
+		}
+		b, ok := Quantile(abs, t.level)
+		if !ok {
+			continue
+		}
+		basis := BasisNearest
+		switch {
+		case i == 0:
+			basis = BasisRegime
+		case l.Whole():
+			basis = BasisWhole
+		}
+		return Error{Regime: g, From: l, Basis: basis, Level: t.level, Rows: len(abs), Sweeps: len(sweeps), Bound: b}
+	}
+	return Error{Regime: g, Level: t.level}
+}
+
+// Coverage is how many rows fall within the error stated beside them,
+// and by which basis the errors were stated.
+type Coverage struct {
+	Rows   int `json:"rows"`
+	Within int `json:"within"`
+	// ByBasis counts the rows by the basis of their stated error.
+	ByBasis map[string]int `json:"by_basis"`
+	// MeanBound is the mean stated error over the rows.
+	MeanBound float64 `json:"mean_stated_error"`
+}
+
+// Share is Within over Rows (0 where none).
+func (c Coverage) Share() float64 {
+	if c.Rows == 0 {
+		return 0
+	}
+	return float64(c.Within) / float64(c.Rows)
+}
+
+func (c *Coverage) add(e Error, x float64) {
+	if c.ByBasis == nil {
+		c.ByBasis = map[string]int{}
+	}
+	c.Rows++
+	c.ByBasis[e.Basis]++
+	c.MeanBound += e.Bound
+	if e.Holds(x) {
+		c.Within++
+	}
+}
+
+func (c *Coverage) done() {
+	if c.Rows > 0 {
+		c.MeanBound /= float64(c.Rows)
+	}
+}
+
+// LeaveOneSweepOut is the development part's coverage out of sample:
+// each row of dev against the error stated from dev less every row of
+// the row's own sweep.
+func LeaveOneSweepOut(dev []Row, level float64) Coverage {
+	var c Coverage
+	tables := map[string]*Table{}
+	for _, r := range dev {
+		t, ok := tables[r.Sweep]
+		if !ok {
+			var rest []Row
+			for _, x := range dev {
+				if x.Sweep != r.Sweep {
+					rest = append(rest, x)
+				}
+			}
+			t = NewTable(rest, level)
+			tables[r.Sweep] = t
+		}
+		c.add(t.For(r.Regime), r.Error)
+	}
+	c.done()
+	return c
+}
+
+// Holdout is the coverage of rows (the validation part's) against the
+// errors t states (t: the development part's).
+func Holdout(t *Table, rows []Row) Coverage {
+	var c Coverage
+	for _, r := range rows {
+		c.add(t.For(r.Regime), r.Error)
+	}
+	c.done()
+	return c
+}
