@@ -18,7 +18,7 @@ var (
 	megatronKeys = []string{"dp", "mb", "schedule", "shard", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "recompute-modules",
 		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fp4", "fsdp", "grads",
 		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing",
-		"pack", "pack-len", "loss-fusion", "cp-comm-type"}
+		"pack", "pack-len", "loss-fusion", "cp-comm-type", "fp8-params", "hidden-dropout", "offload-layers", "graph-pool"}
 	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
 	// written by writing for torchtitan (titanStack).
 	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",

@@ -375,6 +375,9 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	if err := megatronFineTune(s, add); err != nil {
 		return nil, err
 	}
+	if err := megatronRecipe(s, slices.Contains(a, "--hidden-dropout"), add); err != nil {
+		return nil, err
+	}
 	if err := unwritten("megatron", s, megatronKeys); err != nil {
 		return nil, err
 	}
@@ -585,4 +588,51 @@ func flexBackend(st plan.Settings) string {
 		return plan.DispatcherHybridEP
 	}
 	return "deepep"
+}
+
+// megatronRecipe writes the plan's memory-recipe keys (plan.MemoryRecipe)
+// as Megatron-LM core_v0.16.1's arguments: fp8-params=on as
+// --fp8-param-gather (arguments.py: kw_args['fp8_param'] =
+// args.fp8_param_gather; validate_args: "--fp8-param-gather only
+// supported with distributed optimizer, torch fsdp2, megatron fsdp, or
+// inference mode"), hidden-dropout=0 as --hidden-dropout 0 (where the
+// model's settings did not write it: dropped is true), offload-layers=N
+// as --cpu-offloading-num-layers N (validate_args: "if
+// args.cpu_offloading_num_layers > 0: args.cpu_offloading = True"), and
+// graph-pool=layers as what cudaGraphs wrote (--cuda-graph-impl
+// transformer_engine: Transformer Engine's make_graphed_callables, a
+// graph a layer's modules and micro-batch; plan.MemoryRecipe's check
+// asks cuda-graphs for it). What pretrain_gpt.py cannot set is refused in
+// one line: arguments.py's _add_network_size_args excludes
+// fp8_dot_product_attention, activation_func_fp8_input_store and
+// disable_parameter_transpose_cache from its flags ("no CLI argument
+// exists for these"), and neither torch.cuda.set_per_process_memory_fraction
+// nor PYTORCH_CUDA_ALLOC_CONF is an argument of Megatron-LM.
+func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
+	r := s.MemoryRecipe
+	const noFlag = "megatron arguments: %s: Megatron-LM core_v0.16.1's pretrain_gpt.py has no argument for TransformerConfig's %s (arguments.py excludes it: \"no CLI argument exists for these\"); Megatron-Bridge's model.%s sets it"
+	switch {
+	case r.FP8DPA:
+		return fmt.Errorf(noFlag, "fp8-dpa=on", "fp8_dot_product_attention", "fp8_dot_product_attention")
+	case r.FP8Activation:
+		return fmt.Errorf(noFlag, "fp8-activation=on", "activation_func_fp8_input_store", "activation_func_fp8_input_store")
+	case r.NoTransposeCache:
+		return fmt.Errorf(noFlag, "fp8-transpose-cache=off", "disable_parameter_transpose_cache", "disable_parameter_transpose_cache")
+	case r.MemoryFraction > 0:
+		return fmt.Errorf("megatron arguments: memory-fraction=%g: Megatron-LM core_v0.16.1 has no argument that calls torch.cuda.set_per_process_memory_fraction", r.MemoryFraction)
+	case r.GCThreshold > 0:
+		return fmt.Errorf("megatron arguments: gc-threshold=%g: PYTORCH_CUDA_ALLOC_CONF's garbage_collection_threshold is the launch's environment, not a Megatron-LM argument (and acts only under a memory fraction, which Megatron-LM does not set)", r.GCThreshold)
+	case r.FP8Params && !s.DistOpt:
+		return fmt.Errorf("megatron arguments: --fp8-param-gather: fp8-params=on without distopt=on: Megatron-LM core_v0.16.1's validate_args: \"--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp, or inference mode\"")
+	}
+	if r.FP8Params {
+		add("--fp8-param-gather")
+	}
+	if r.NoHiddenDropout && !dropped {
+		add("--hidden-dropout", "0")
+	}
+	if r.OffloadLayers > 0 {
+		add("--cpu-offloading-num-layers", strconv.Itoa(r.OffloadLayers))
+	}
+	return nil
 }
