@@ -64,9 +64,7 @@ PLANS = {
                      {"peft.dim": 16, "peft.alpha": 32, "dataset.packed_sequence_specs.packed_sequence_size": 4096}),
     # The memory-recipe keys (evaluate/scale/plan recipe.go): fp8-params is
     # the FP8 recipe's own fp8_param_gather, the others the model's fields.
-    # (fp8-activation=on's model.activation_func_fp8_input_store is not
-    # here: Megatron-Core asks SwiGLU for it, which the family recipe
-    # gives and bridge_check's one-layer GPTModelProvider has not.)
+    # (fp8-activation=on: test_fp8_activation_store, on a SwiGLU model.)
     "memory recipe, fp8": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-transpose-cache=off,hidden-dropout=0,distopt=on",
                            {"@fp8_param_gather": True, "model.fp8_param": True,
                             "model.disable_parameter_transpose_cache": True, "model.hidden_dropout": 0.0}),
@@ -125,6 +123,23 @@ class BridgeReadsExports(unittest.TestCase):
                 # Every recipe placer names reduces gradients in FP32
                 # (why grads=bf16 is refused).
                 self.assertTrue(recipe.grad_reduce_in_fp32)
+
+    def test_fp8_activation_store(self):
+        # fp8-activation=on's model.activation_func_fp8_input_store:
+        # Megatron-Core stores the activation's input in FP8 for SwiGLU
+        # only ("Storing activation input in FP8 is supported only for
+        # SwiGLU"), which the llama family's provider holds (Bridge 0.5.0
+        # models/llama/llama_bridge.py: gated_linear_unit True, silu) and
+        # no override writes; without it Bridge refuses.
+        import torch.nn.functional as F
+
+        b = bc.load(BRIDGE)
+        kind, overrides = bc.read_export(export(LLAMA, 16, "tp=2,pp=1,dp=8,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-activation=on,distopt=on"))
+        self.assertIn("model.activation_func_fp8_input_store=true", overrides)
+        cfg, recipe = bc.check(b, kind, overrides, model={"gated_linear_unit": True, "activation_func": F.silu})
+        self.assertTrue(cfg.model.activation_func_fp8_input_store)
+        with self.assertRaisesRegex(ValueError, "only for SwiGLU"):
+            bc.check(b, kind, overrides)
 
     def test_refused(self):
         # What Bridge has no key for is refused by placer in one line.
