@@ -35,7 +35,7 @@ var bridgeMixedPrecision = map[string]string{
 // bridgeKeys are the plan keys the Bridge overrides write: Megatron-LM's
 // and LoRA's.
 var bridgeKeys = append([]string{"peft", "lora-rank", "lora-alpha", "lora-targets", "lora-dropout",
-	"fp8-activation", "fp8-transpose-cache", "gc-threshold"}, megatronKeys...)
+	"fp8-activation", "fp8-transpose-cache"}, megatronKeys...)
 
 // BridgeOverrides are Megatron-Bridge 0.5.0's ConfigContainer overrides of
 // plan s of model m on gpus GPUs, as its override machinery reads them
@@ -504,11 +504,7 @@ func BridgeScript(m transformer.Spec, planText string, s plan.Strategy, gpus, pe
 	default:
 		b.WriteString("# (the recipe of the model's family; the overrides set the shape, vocabulary and every setting placer costed)\n")
 	}
-	if g := s.MemoryRecipe.GCThreshold; g > 0 {
-		// gc-threshold: PyTorch's caching allocator reads it from the
-		// environment (c10/cuda/CUDAAllocatorConfig), not from Bridge.
-		fmt.Fprintf(&b, "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:%s\n", strconv.FormatFloat(g, 'g', -1, 64))
-	}
+	b.WriteString(allocatorEnv(s.String()))
 	b.WriteString("PLACER_OVERRIDES=(\n")
 	for _, o := range overrides {
 		b.WriteString("  " + shellWord(o) + "\n")

@@ -523,6 +523,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... %s \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus), megatronEntry(m))
 	fmt.Fprintf(&b, "#     --tokenizer-type NullTokenizer --vocab-size %d --mock-data ...   # or your data and tokenizer\n", m.Vocab-1)
 	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
+	b.WriteString(allocatorEnv(plan))
 	b.WriteString("PLACER_ARGS=(\n")
 	for i := 0; i < len(args); i++ {
 		line := shellWord(args[i])
@@ -606,8 +607,9 @@ func flexBackend(st plan.Settings) string {
 // one line: arguments.py's _add_network_size_args excludes
 // fp8_dot_product_attention, activation_func_fp8_input_store and
 // disable_parameter_transpose_cache from its flags ("no CLI argument
-// exists for these"), and neither torch.cuda.set_per_process_memory_fraction
-// nor PYTORCH_CUDA_ALLOC_CONF is an argument of Megatron-LM.
+// exists for these"), and torch.cuda.set_per_process_memory_fraction is
+// called by no argument. gc-threshold is the script's environment line
+// (MegatronScript: allocatorEnv).
 func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
 	r := s.MemoryRecipe
 	const noFlag = "megatron arguments: %s: Megatron-LM core_v0.16.1's pretrain_gpt.py has no argument for TransformerConfig's %s (arguments.py excludes it: \"no CLI argument exists for these\"); Megatron-Bridge's model.%s sets it"
@@ -620,8 +622,6 @@ func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
 		return fmt.Errorf(noFlag, "fp8-transpose-cache=off", "disable_parameter_transpose_cache", "disable_parameter_transpose_cache")
 	case r.MemoryFraction > 0:
 		return fmt.Errorf("megatron arguments: memory-fraction=%g: Megatron-LM core_v0.16.1 has no argument that calls torch.cuda.set_per_process_memory_fraction", r.MemoryFraction)
-	case r.GCThreshold > 0:
-		return fmt.Errorf("megatron arguments: gc-threshold=%g: PYTORCH_CUDA_ALLOC_CONF's garbage_collection_threshold is the launch's environment, not a Megatron-LM argument (and acts only under a memory fraction, which Megatron-LM does not set)", r.GCThreshold)
 	case r.FP8Params && !s.DistOpt:
 		return fmt.Errorf("megatron arguments: --fp8-param-gather: fp8-params=on without distopt=on: Megatron-LM core_v0.16.1's validate_args: \"--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp, or inference mode\"")
 	}
@@ -635,4 +635,18 @@ func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
 		add("--cpu-offloading-num-layers", strconv.Itoa(r.OffloadLayers))
 	}
 	return nil
+}
+
+// allocatorEnv is the environment line a plan's gc-threshold=F (in its
+// text, as plan.Strategy's String writes it) asks of the launch:
+// PyTorch's caching allocator reads garbage_collection_threshold from
+// PYTORCH_CUDA_ALLOC_CONF (c10/cuda/CUDAAllocatorConfig), not from any
+// framework's arguments; "" where the plan sets none.
+func allocatorEnv(planText string) string {
+	for _, kv := range strings.Split(planText, ",") {
+		if v, ok := strings.CutPrefix(kv, "gc-threshold="); ok {
+			return "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:" + v + "\n"
+		}
+	}
+	return ""
 }

@@ -75,7 +75,9 @@ func TestMegatronRecipeKeys(t *testing.T) {
 		{keys: "fp8=delayed,fp8-activation=on", err: "fp8-activation=on: Megatron-LM core_v0.16.1's pretrain_gpt.py has no argument for TransformerConfig's activation_func_fp8_input_store"},
 		{keys: "fp8=delayed,fp8-params=on,fp8-transpose-cache=off", err: "fp8-transpose-cache=off: Megatron-LM core_v0.16.1's pretrain_gpt.py has no argument for TransformerConfig's disable_parameter_transpose_cache"},
 		{keys: "fp8=delayed,memory-fraction=0.9", err: "memory-fraction=0.9: Megatron-LM core_v0.16.1 has no argument"},
-		{keys: "fp8=delayed,gc-threshold=0.6", err: "gc-threshold=0.6: PYTORCH_CUDA_ALLOC_CONF's garbage_collection_threshold is the launch's environment"},
+		// gc-threshold is the script's environment line
+		// (TestScriptAllocatorEnvironment).
+		{keys: "fp8=delayed,gc-threshold=0.6"},
 		{keys: "fp8=delayed,fp8-params=on,distopt=off", err: "fp8-params=on without distopt=on"},
 	} {
 		args, err := MegatronArgs(m, recipeStrategy(t, c.keys), 8)
@@ -184,35 +186,82 @@ func TestBridgeRecipeKeys(t *testing.T) {
 	}
 }
 
-// gc-threshold is written as the environment line PyTorch's caching
-// allocator reads (PYTORCH_CUDA_ALLOC_CONF), before the overrides; a plan
-// without it has no such line.
-func TestBridgeScriptAllocatorEnvironment(t *testing.T) {
+// gc-threshold is written to both Megatron scripts as the environment
+// line PyTorch's caching allocator reads (PYTORCH_CUDA_ALLOC_CONF),
+// before the array; a plan without it has no such line.
+func TestScriptAllocatorEnvironment(t *testing.T) {
 	m := recipeModel(t)
-	for _, c := range []struct {
-		keys, want string
-	}{
-		{"gc-threshold=0.6", "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6\n"},
-		{"gc-threshold=0.85", "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.85\n"},
-		{"fp8=delayed", ""},
-	} {
-		s := recipeStrategy(t, c.keys)
-		o, err := BridgeOverrides(m, s, 8)
+	for _, target := range []string{"megatron", "megatron-bridge"} {
+		for _, c := range []struct {
+			keys, want string
+		}{
+			{"gc-threshold=0.6", "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6\n"},
+			{"gc-threshold=0.85", "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.85\n"},
+			{"fp8=delayed", ""},
+		} {
+			s := recipeStrategy(t, c.keys)
+			var script, array string
+			if target == "megatron" {
+				args, err := MegatronArgs(m, s, 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				script, array = MegatronScript(m, s.String(), 8, 8, args), "PLACER_ARGS=("
+			} else {
+				o, err := BridgeOverrides(m, s, 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				script, array = BridgeScript(m, s.String(), s, 8, 8, o), "PLACER_OVERRIDES=("
+			}
+			got := ""
+			for _, l := range strings.SplitAfter(script, "\n") {
+				if strings.Contains(l, "PYTORCH_CUDA_ALLOC_CONF") {
+					got += l
+				}
+			}
+			if got != c.want {
+				t.Errorf("%s --to %s: %q, want %q", c.keys, target, got, c.want)
+			}
+			if c.want != "" && strings.Index(script, c.want) > strings.Index(script, array) {
+				t.Errorf("%s --to %s: the environment line is not before %s", c.keys, target, array)
+			}
+		}
+	}
+}
+
+// hidden-dropout=0 is what torchtitan's decoders run (they have no
+// dropout): the file is the one without the key but for the plan named
+// in its header; the other memory-recipe keys a torchtitan stack takes
+// are refused in one line naming the key.
+func TestTorchTitanRecipeKeys(t *testing.T) {
+	m := recipeModel(t)
+	for _, version := range []string{"0.2", "0.3"} {
+		s := recipeStrategy(t, "distopt=off,fsdp=on,stack=torchtitan-0.2")
+		base, err := TorchTitanTransformer(m, s, 8, version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		script := BridgeScript(m, s.String(), s, 8, 8, o)
-		got := ""
-		for _, l := range strings.SplitAfter(script, "\n") {
-			if strings.Contains(l, "PYTORCH_CUDA_ALLOC_CONF") {
-				got += l
+		s.NoHiddenDropout = true
+		out, err := TorchTitanTransformer(m, s, 8, version)
+		if err != nil {
+			t.Fatalf("%s: hidden-dropout=0: %v", version, err)
+		}
+		a, b := strings.Split(string(base), "\n"), strings.Split(string(out), "\n")
+		var diff []string
+		for i := range max(len(a), len(b)) {
+			if i >= len(a) || i >= len(b) || a[i] != b[i] {
+				diff = append(diff, strings.Join(b[i:min(i+1, len(b))], ""))
 			}
 		}
-		if got != c.want {
-			t.Errorf("%s: %q, want %q", c.keys, got, c.want)
+		if len(diff) != 1 || !strings.Contains(diff[0], "hidden-dropout=0") || !strings.HasPrefix(diff[0], "#") {
+			t.Errorf("torchtitan %s: hidden-dropout=0 changed %q, want the header's plan only", version, diff)
 		}
-		if c.want != "" && strings.Index(script, c.want) > strings.Index(script, "PLACER_OVERRIDES=(") {
-			t.Errorf("%s: the environment line is not before the overrides", c.keys)
+		for _, keys := range []string{"offload-layers=2", "gc-threshold=0.6", "memory-fraction=0.9"} {
+			_, err := TorchTitanTransformer(m, recipeStrategy(t, "distopt=off,fsdp=on,stack=torchtitan-0.2,"+keys), 8, version)
+			if err == nil || !strings.Contains(err.Error(), keys+" has no torchtitan setting") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("torchtitan %s: %s: got %v, want one line naming it", version, keys, err)
+			}
 		}
 	}
 }
