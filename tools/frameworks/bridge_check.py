@@ -105,12 +105,13 @@ def load(folder):
     return _loaded
 
 
-def container(b, kind):
+def container(b, kind, model=None):
     """A ConfigContainer as recipes/common.py's _pretrain_common
     (kind "pretrain"), _sft_common ("sft") or _peft_common ("peft")
     builds it: mock GPT data, or SQuAD packed to the sequence, and the
     LoRA of _peft_common; its model a one-layer GPTModelProvider the
-    overrides reshape."""
+    overrides reshape, with the fields model gives (a family's provider's
+    own, which no override writes: LlamaBridge's SwiGLU)."""
     C = b.C
     if kind == "pretrain":
         ds = C.GPTDatasetConfig(random_seed=1234, reset_attention_mask=False, reset_position_ids=False, eod_mask_loss=False, seq_length=4096)
@@ -120,7 +121,7 @@ def container(b, kind):
     if kind == "peft":
         peft = b.LoRA(target_modules=["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"], dim=32, alpha=32)
     return C.ConfigContainer(
-        model=b.GPTModelProvider(num_layers=1, hidden_size=64, num_attention_heads=4),
+        model=b.GPTModelProvider(num_layers=1, hidden_size=64, num_attention_heads=4, **(model or {})),
         train=C.TrainingConfig(global_batch_size=32, micro_batch_size=2),
         optimizer=C.OptimizerConfig(use_distributed_optimizer=True),
         scheduler=C.SchedulerConfig(),
@@ -168,11 +169,11 @@ def field(cfg, dotted):
     return obj
 
 
-def check(b, kind, overrides):
+def check(b, kind, overrides, model=None):
     """Applies the overrides with Bridge's machinery and returns the
     container; raises AssertionError where a value did not land as
     written, and Bridge's own errors where it refuses."""
-    cfg = b.apply(container(b, kind), cli_overrides=overrides)
+    cfg = b.apply(container(b, kind, model), cli_overrides=overrides)
     for o in overrides:
         k, v = o.split("=", 1)
         got, want = field(cfg, k), literal(v)

@@ -62,6 +62,16 @@ PLANS = {
              {"peft.dim": 8, "peft.alpha": 16, "peft.target_modules": ["linear_qkv", "linear_proj"], "dataset.packed_sequence_specs": None}),
     "lora, packed": (QWEN3, 8, "tp=2,pp=1,dp=4,mbs=1,peft=lora,pack=on,pack-len=1024:2048,distopt=on",
                      {"peft.dim": 16, "peft.alpha": 32, "dataset.packed_sequence_specs.packed_sequence_size": 4096}),
+    # The memory-recipe keys (evaluate/scale/plan recipe.go): fp8-params is
+    # the FP8 recipe's own fp8_param_gather, the others the model's fields.
+    # (fp8-activation=on: test_fp8_activation_store, on a SwiGLU model.)
+    "memory recipe, fp8": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-transpose-cache=off,hidden-dropout=0,distopt=on",
+                           {"@fp8_param_gather": True, "model.fp8_param": True,
+                            "model.disable_parameter_transpose_cache": True, "model.hidden_dropout": 0.0}),
+    "cpu offload": (LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,offload-layers=2,distopt=on",
+                    {"model.cpu_offloading": True, "model.cpu_offloading_num_layers": 2}),
+    "graph pool": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=2,cuda-graphs=dense,graph-pool=layers,distopt=on", {"model.cuda_graph_impl": "transformer_engine"}),
+    "lora dropout": (LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,peft=lora,lora-rank=8,lora-dropout=0.1,distopt=on", {"peft.dropout": 0.1, "peft.dropout_position": "pre"}),
     "full fine-tuning, packed": (QWEN3, 16, "tp=2,pp=2,dp=4,mbs=1,pack=on,pack-len=512,distopt=on", {"dataset.packed_sequence_specs.packed_sequence_size": 4096, "peft": None}),
 }
 
@@ -114,10 +124,29 @@ class BridgeReadsExports(unittest.TestCase):
                 # (why grads=bf16 is refused).
                 self.assertTrue(recipe.grad_reduce_in_fp32)
 
+    def test_fp8_activation_store(self):
+        # fp8-activation=on's model.activation_func_fp8_input_store:
+        # Megatron-Core stores the activation's input in FP8 for SwiGLU
+        # only ("Storing activation input in FP8 is supported only for
+        # SwiGLU"), which the llama family's provider holds (Bridge 0.5.0
+        # models/llama/llama_bridge.py: gated_linear_unit True, silu) and
+        # no override writes; without it Bridge refuses.
+        import torch.nn.functional as F
+
+        b = bc.load(BRIDGE)
+        kind, overrides = bc.read_export(export(LLAMA, 16, "tp=2,pp=1,dp=8,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-activation=on,distopt=on"))
+        self.assertIn("model.activation_func_fp8_input_store=true", overrides)
+        cfg, recipe = bc.check(b, kind, overrides, model={"gated_linear_unit": True, "activation_func": F.silu})
+        self.assertTrue(cfg.model.activation_func_fp8_input_store)
+        with self.assertRaisesRegex(ValueError, "only for SwiGLU"):
+            bc.check(b, kind, overrides)
+
     def test_refused(self):
         # What Bridge has no key for is refused by placer in one line.
         for strategy, words in [("tp=1,pp=1,dp=8,mbs=1,grads=bf16,distopt=on", "grads=bf16"),
-                                ("tp=1,pp=1,dp=8,mbs=1,fp8=rowwise,distopt=on", "fp8=rowwise")]:
+                                ("tp=1,pp=1,dp=8,mbs=1,fp8=rowwise,distopt=on", "fp8=rowwise"),
+                                ("tp=1,pp=1,dp=8,mbs=1,fp8=delayed,fp8-dpa=on,distopt=on", "fp8-dpa=on"),
+                                ("tp=1,pp=1,dp=8,mbs=1,memory-fraction=0.9,distopt=on", "memory-fraction=0.9")]:
             with self.subTest(strategy):
                 r = subprocess.run([PLACER, "export", "--workload", LLAMA, "--gpus", "8", "--strategy", strategy, "--to", "megatron-bridge"],
                                    capture_output=True, text=True)

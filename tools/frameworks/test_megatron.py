@@ -140,6 +140,11 @@ SETTINGS = {
     "stack-dense-layers-graphs": (MOE_DENSE, 8, "tp=1,pp=2,dp=4,ep=4,mbs=1,cuda-graphs=dense,recompute-modules=moe_act+layernorm"),
     "stack-epoverlap-graphs": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on,cuda-graphs=dense"),
     "stack-dense-model-graphs": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=full"),
+    # The memory-recipe keys (evaluate/scale/plan recipe.go) pretrain_gpt.py has.
+    "fp8-params-hidden-dropout": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=delayed,fp8-params=on,hidden-dropout=0"),
+    "offload-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,offload-layers=2"),
+    "graph-pool-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=dense,graph-pool=layers"),
+    "gc-threshold": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,gc-threshold=0.6"),
     "hf-mistral-7b": ("hf:" + os.path.join(HF, "mistral-7b-v0.1.json") + ":seq=8192,batch=64", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on"),
 }
 
@@ -424,6 +429,15 @@ class Megatron(unittest.TestCase):
             scope = ["attn"] + (["mlp"] if "experts" not in model or "dense_layers" in model else [])
             if graphs == "full" and "experts" in model:
                 scope.append("moe")
+        # The memory recipe's keys.
+        want["fp8_param"] = on("fp8-params")
+        want["cpu_offloading"] = "offload-layers" in k
+        want["cpu_offloading_num_layers"] = int(k.get("offload-layers", 0))
+        if k.get("hidden-dropout") == "0":
+            want["hidden_dropout"] = 0.0
+        # gc-threshold: the environment line the sourced script exports.
+        env = [l for l in out.splitlines() if l.startswith("export ")]
+        self.assertEqual(env, ["export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:" + k["gc-threshold"]] if "gc-threshold" in k else [], key)
         got = {name: getattr(c, name) for name in want}
         self.assertEqual(got, want, key)
         # DeepEP's fused multihot conversion, which placer's default stack
@@ -458,7 +472,8 @@ class Megatron(unittest.TestCase):
         self.assertEqual(a.cp_comm_type, [k.get("cp-comm-type", "p2p")], key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
-                 "stack", "pack", "pack-len", "loss-fusion", "cp-comm-type"} | set(STACK_KEYS)
+                 "stack", "pack", "pack-len", "loss-fusion", "cp-comm-type",
+                 "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 

@@ -34,7 +34,8 @@ var bridgeMixedPrecision = map[string]string{
 
 // bridgeKeys are the plan keys the Bridge overrides write: Megatron-LM's
 // and LoRA's.
-var bridgeKeys = append([]string{"peft", "lora-rank", "lora-alpha", "lora-targets"}, megatronKeys...)
+var bridgeKeys = append([]string{"peft", "lora-rank", "lora-alpha", "lora-targets", "lora-dropout",
+	"fp8-activation", "fp8-transpose-cache"}, megatronKeys...)
 
 // BridgeOverrides are Megatron-Bridge 0.5.0's ConfigContainer overrides of
 // plan s of model m on gpus GPUs, as its override machinery reads them
@@ -132,6 +133,9 @@ func BridgeOverrides(m transformer.Spec, s plan.Strategy, gpus int) ([]string, e
 		set("model.cross_entropy_fusion_impl", "te")
 	}
 	bridgeFineTune(s, m.Seq, set)
+	if err := bridgeRecipe(m, s, set); err != nil {
+		return nil, err
+	}
 	if err := unwritten("megatron-bridge", s, bridgeKeys); err != nil {
 		return nil, err
 	}
@@ -370,6 +374,12 @@ func bridgeFineTune(s plan.Strategy, seq int, set func(string, any)) {
 		set("+peft.dim", s.LoRARank)
 		set("+peft.alpha", s.Alpha())
 		set("+peft.target_modules", s.Targets().Names())
+		if s.LoRADropout > 0 {
+			// lora-dropout: LoRA.dropout, at its default
+			// dropout_position "pre" (on the adapter's input, as
+			// placer costs it).
+			set("+peft.dropout", s.LoRADropout)
+		}
 	}
 	switch {
 	case s.Packed():
@@ -494,10 +504,55 @@ func BridgeScript(m transformer.Spec, planText string, s plan.Strategy, gpus, pe
 	default:
 		b.WriteString("# (the recipe of the model's family; the overrides set the shape, vocabulary and every setting placer costed)\n")
 	}
+	b.WriteString(allocatorEnv(s.String()))
 	b.WriteString("PLACER_OVERRIDES=(\n")
 	for _, o := range overrides {
 		b.WriteString("  " + shellWord(o) + "\n")
 	}
 	b.WriteString(")\n")
 	return b.String()
+}
+
+// bridgeRecipe writes the plan's memory-recipe keys (plan.MemoryRecipe)
+// as Megatron-Bridge 0.5.0's overrides of Megatron-Core 0.18.0's
+// TransformerConfig (GPTModelProvider's fields): fp8-activation=on as
+// model.activation_func_fp8_input_store, fp8-transpose-cache=off as
+// model.disable_parameter_transpose_cache, hidden-dropout=0 as
+// model.hidden_dropout 0.0 (bridgeSettings writes it for a config.json's
+// model), offload-layers=N as model.cpu_offloading and
+// model.cpu_offloading_num_layers N, graph-pool=layers as the
+// transformer_engine graphs written (make_graphed_callables). fp8-params=on
+// is the FP8 recipe's own: Bridge 0.5.0's bf16_with_fp8_delayed_scaling_mixed
+// and bf16_with_fp8_current_scaling_mixed set fp8_param_gather True
+// (mixed_precision.py), which MixedPrecisionConfig.setup copies onto the
+// model's fp8_param; gc-threshold is the script's environment line
+// (BridgeScript). Refused in one line: fp8-dpa=on, since every 0.5.0
+// recipe holds fp8_dot_product_attention False and setup copies it onto
+// the model over an override of model.fp8_dot_product_attention (the
+// recipe is named, mixed_precision=NAME, so its fields take no
+// override), and memory-fraction, which no Bridge setting sets
+// (torch.cuda.set_per_process_memory_fraction is not called in 0.5.0).
+func bridgeRecipe(m transformer.Spec, s plan.Strategy, set func(string, any)) error {
+	const who = "megatron-bridge overrides"
+	r := s.MemoryRecipe
+	switch {
+	case r.FP8DPA:
+		return fmt.Errorf("%s: fp8-dpa=on: Megatron-Bridge %s's mixed-precision recipes hold fp8_dot_product_attention False and MixedPrecisionConfig.setup copies it onto the model, over model.fp8_dot_product_attention (the recipe is named by mixed_precision=, its fields take no override)", who, BridgeRelease)
+	case r.MemoryFraction > 0:
+		return fmt.Errorf("%s: memory-fraction=%g: Megatron-Bridge %s has no setting that calls torch.cuda.set_per_process_memory_fraction", who, r.MemoryFraction, BridgeRelease)
+	}
+	if r.FP8Activation {
+		set("model.activation_func_fp8_input_store", true)
+	}
+	if r.NoTransposeCache {
+		set("model.disable_parameter_transpose_cache", true)
+	}
+	if r.NoHiddenDropout && m.Config.ModelType == "" {
+		set("model.hidden_dropout", 0.0)
+	}
+	if r.OffloadLayers > 0 {
+		set("model.cpu_offloading", true)
+		set("model.cpu_offloading_num_layers", r.OffloadLayers)
+	}
+	return nil
 }

@@ -18,11 +18,14 @@ var (
 	megatronKeys = []string{"dp", "mb", "schedule", "shard", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "recompute-modules",
 		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fp4", "fsdp", "grads",
 		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing",
-		"pack", "pack-len", "loss-fusion", "cp-comm-type"}
+		"pack", "pack-len", "loss-fusion", "cp-comm-type", "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold"}
 	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
-	// written by writing for torchtitan (titanStack).
+	// written by writing for torchtitan (titanStack). hidden-dropout=0
+	// is what its decoders run: torchtitan 0.2.2's and 0.3.0's models
+	// (models/llama3, qwen3, deepseek_v3) have no dropout module, so
+	// there is nothing to write.
 	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",
-		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "fp8gather", "stack", "compile"}
+		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "fp8gather", "stack", "compile", "hidden-dropout"}
 	deepspeedKeys = []string{"dp", "mb", "schedule", "shard", "mbs", "ep", "etp", "fsdp"}
 	torchPlanKeys = []string{"dp", "mb", "schedule", "shard", "tp", "pp", "mbs", "sp", "recompute", "recompute-modules",
 		"recompute-layers", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fsdp"}

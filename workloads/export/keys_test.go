@@ -58,6 +58,14 @@ var keyPlans = []struct{ workload, plan string }{
 	{keysMoE, "dp=16,mbs=1,ep=4,epoverlap=on"},
 	{keysMoE, "tp=2,dp=8,mbs=1,sp=on,ep=4,etp=1,fsdp=on"},
 	{keysMoE, "dp=16,mbs=1,ep=4,fsdp=on,stack=torchtitan-0.2"},
+	// The memory recipe's keys (evaluate/scale/plan recipe.go).
+	{keysDense, "dp=16,mbs=1,distopt=on,fp8=delayed,fp8-params=on"},
+	{keysDense, "dp=16,mbs=1,offload-layers=2"},
+	{keysDense, "dp=16,mbs=1,hidden-dropout=0"},
+	{keysDense, "dp=16,mbs=1,cuda-graphs=dense,graph-pool=layers"},
+	{keysDense, "dp=16,mbs=1,fp8=delayed,fp8-dpa=on"},
+	{keysDense, "dp=16,mbs=1,distopt=on,fp8=delayed,fp8-params=on,fp8-transpose-cache=off"},
+	{keysDense, "dp=16,mbs=1,gc-threshold=0.6,memory-fraction=0.9"},
 }
 
 // TestEveryKeyEveryTarget: every key of a plan is written to each
@@ -176,6 +184,18 @@ func planKeys(t *testing.T, m transformer.Spec, pl plan.Plan, target string) map
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
 		case "first", "last", "embedding-layer", "loss-layer", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing":
+		case "graph-pool":
+			// Megatron-LM: written by the graphs' own settings
+			// (Transformer Engine's per-layer graphs), softwareKeys'
+			// cuda-graphs.
+			if target != "megatron" {
+				keys[k] = v
+			}
+		case "hidden-dropout":
+			// torchtitan: its decoders have no dropout (keys.go).
+			if !strings.HasPrefix(target, "torchtitan") {
+				keys[k] = v
+			}
 		default:
 			keys[k] = v
 		}
@@ -317,6 +337,15 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 	}
 	if has("--cross-entropy-loss-fusion") && slices.Contains(flags["--cross-entropy-fusion-impl"], "te") {
 		k["loss-fusion"] = "on"
+	}
+	if has("--fp8-param-gather") {
+		k["fp8-params"] = "on"
+	}
+	if n := num("--cpu-offloading-num-layers", 0); n > 0 {
+		k["offload-layers"] = strconv.Itoa(n)
+	}
+	if slices.Equal(flags["--hidden-dropout"], []string{"0"}) {
+		k["hidden-dropout"] = "0"
 	}
 	if scope := flags["--cuda-graph-scope"]; len(scope) > 0 {
 		k["cuda-graphs"] = plan.GraphsDense

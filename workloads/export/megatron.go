@@ -375,6 +375,9 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	if err := megatronFineTune(s, add); err != nil {
 		return nil, err
 	}
+	if err := megatronRecipe(s, slices.Contains(a, "--hidden-dropout"), add); err != nil {
+		return nil, err
+	}
 	if err := unwritten("megatron", s, megatronKeys); err != nil {
 		return nil, err
 	}
@@ -520,6 +523,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... %s \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus), megatronEntry(m))
 	fmt.Fprintf(&b, "#     --tokenizer-type NullTokenizer --vocab-size %d --mock-data ...   # or your data and tokenizer\n", m.Vocab-1)
 	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
+	b.WriteString(allocatorEnv(plan))
 	b.WriteString("PLACER_ARGS=(\n")
 	for i := 0; i < len(args); i++ {
 		line := shellWord(args[i])
@@ -585,4 +589,64 @@ func flexBackend(st plan.Settings) string {
 		return plan.DispatcherHybridEP
 	}
 	return "deepep"
+}
+
+// megatronRecipe writes the plan's memory-recipe keys (plan.MemoryRecipe)
+// as Megatron-LM core_v0.16.1's arguments: fp8-params=on as
+// --fp8-param-gather (arguments.py: kw_args['fp8_param'] =
+// args.fp8_param_gather; validate_args: "--fp8-param-gather only
+// supported with distributed optimizer, torch fsdp2, megatron fsdp, or
+// inference mode"), hidden-dropout=0 as --hidden-dropout 0 (where the
+// model's settings did not write it: dropped is true), offload-layers=N
+// as --cpu-offloading-num-layers N (validate_args: "if
+// args.cpu_offloading_num_layers > 0: args.cpu_offloading = True"), and
+// graph-pool=layers as what cudaGraphs wrote (--cuda-graph-impl
+// transformer_engine: Transformer Engine's make_graphed_callables, a
+// graph a layer's modules and micro-batch; plan.MemoryRecipe's check
+// asks cuda-graphs for it). What pretrain_gpt.py cannot set is refused in
+// one line: arguments.py's _add_network_size_args excludes
+// fp8_dot_product_attention, activation_func_fp8_input_store and
+// disable_parameter_transpose_cache from its flags ("no CLI argument
+// exists for these"), and torch.cuda.set_per_process_memory_fraction is
+// called by no argument. gc-threshold is the script's environment line
+// (MegatronScript: allocatorEnv).
+func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
+	r := s.MemoryRecipe
+	const noFlag = "megatron arguments: %s: Megatron-LM core_v0.16.1's pretrain_gpt.py has no argument for TransformerConfig's %s (arguments.py excludes it: \"no CLI argument exists for these\"); Megatron-Bridge's model.%s sets it"
+	switch {
+	case r.FP8DPA:
+		return fmt.Errorf(noFlag, "fp8-dpa=on", "fp8_dot_product_attention", "fp8_dot_product_attention")
+	case r.FP8Activation:
+		return fmt.Errorf(noFlag, "fp8-activation=on", "activation_func_fp8_input_store", "activation_func_fp8_input_store")
+	case r.NoTransposeCache:
+		return fmt.Errorf(noFlag, "fp8-transpose-cache=off", "disable_parameter_transpose_cache", "disable_parameter_transpose_cache")
+	case r.MemoryFraction > 0:
+		return fmt.Errorf("megatron arguments: memory-fraction=%g: Megatron-LM core_v0.16.1 has no argument that calls torch.cuda.set_per_process_memory_fraction", r.MemoryFraction)
+	case r.FP8Params && !s.DistOpt:
+		return fmt.Errorf("megatron arguments: --fp8-param-gather: fp8-params=on without distopt=on: Megatron-LM core_v0.16.1's validate_args: \"--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp, or inference mode\"")
+	}
+	if r.FP8Params {
+		add("--fp8-param-gather")
+	}
+	if r.NoHiddenDropout && !dropped {
+		add("--hidden-dropout", "0")
+	}
+	if r.OffloadLayers > 0 {
+		add("--cpu-offloading-num-layers", strconv.Itoa(r.OffloadLayers))
+	}
+	return nil
+}
+
+// allocatorEnv is the environment line a plan's gc-threshold=F (in its
+// text, as plan.Strategy's String writes it) asks of the launch:
+// PyTorch's caching allocator reads garbage_collection_threshold from
+// PYTORCH_CUDA_ALLOC_CONF (c10/cuda/CUDAAllocatorConfig), not from any
+// framework's arguments; "" where the plan sets none.
+func allocatorEnv(planText string) string {
+	for _, kv := range strings.Split(planText, ",") {
+		if v, ok := strings.CutPrefix(kv, "gc-threshold="); ok {
+			return "export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:" + v + "\n"
+		}
+	}
+	return ""
 }

@@ -102,6 +102,8 @@ func TestMegatronArgsNames(t *testing.T) {
 		{strings.Replace(llama, "layers=16", "layers=14", 1), "dgx-h100:1", "tp=1,pp=4,dp=2,vp=2,mbs=1,embedding-layer=on,loss-layer=on"},
 		{llama, "dgx-h100:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute-modules=core_attn+mlp,fp8=current"},
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fp8=delayed"},
+		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,distopt=on,fp8=delayed,fp8-params=on,hidden-dropout=0"},
+		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,offload-layers=2"},
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fsdp=on,fp8=blockwise"},
 		{llama, "dgx-b200:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=mxfp8"},
 		{llama, "dgx-b200:1", "tp=1,pp=2,dp=4,mbs=1,distopt=on,fp4=nvfp4"},
