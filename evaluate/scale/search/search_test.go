@@ -318,7 +318,9 @@ func TestContextSearch(t *testing.T) {
 // evaluation's Fits says, on the count (CountFitsTight, EvaluateCounted)
 // on every plan Search enumerates for models that fit, fit only with
 // recomputation, and do not fit at all, and on the reservation
-// (FitsTight, EvaluateCached) on a sample of them.
+// (FitsTight, EvaluateCached) on a sample of them. The evaluations go
+// through one phase cache, as Search's do (TestCachedAsEvaluated: the
+// same evaluation as without one).
 func TestFitsAsEvaluated(t *testing.T) {
 	const judgedEvery = 37
 	for _, c := range []struct {
@@ -335,9 +337,10 @@ func TestFitsAsEvaluated(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, yes := 0, 0
+		cache := scale.PhaseCache{}
 		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl plan.Plan) bool {
 			n++
-			want := scale.EvaluateCounted(c.m, pl, &p, nil).Fits
+			want := scale.EvaluateCounted(c.m, pl, &p, cache).Fits
 			if got := scale.CountFitsTight(c.m, pl, &p, true); got != want {
 				t.Errorf("%s: fits on the count %v, evaluated %v", pl, got, want)
 			}
