@@ -12,26 +12,28 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// rowsRead holds megatronRow's answer for the published rows the tests
-// read as published (keyed by the row's every field), computed once per
-// test binary: TestMegatronRowsReproduce, TestPredictionsIgnorePublished
-// and TestBesideMegatronLMEstimate search the same rows (the A100
-// table's first, the Megatron table's first, Llama 3's first), and a
-// row's searches are most of its cost. The tests only read the rows.
+// rowsRead holds megatronRow's and bridgeRow's answers for the published
+// rows the tests read as published (keyed by the function and the row's
+// every field), computed once per test binary: TestMegatronRowsReproduce,
+// TestPredictionsIgnorePublished, TestBesideMegatronLMEstimate,
+// TestBridgeIgnoresPublished, TestPublishedRunsFit and
+// TestMegatronReportFits (every row of report megatron) search the same
+// rows, and a row's searches are most of its cost. The tests only read
+// the rows.
 var rowsRead struct {
 	sync.Mutex
 	rows map[string]report.MegatronRow
 }
 
-// publishedRow is megatronRow(ctx, pub), computed once per row.
-func publishedRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
-	key := fmt.Sprintf("%#v", pub)
+// cachedRow is row(ctx, pub), computed once per row and function.
+func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row) (report.MegatronRow, error) {
+	key := kind + fmt.Sprintf("%#v", pub)
 	rowsRead.Lock()
 	defer rowsRead.Unlock()
 	if r, ok := rowsRead.rows[key]; ok {
 		return r, nil
 	}
-	r, err := megatronRow(ctx, pub)
+	r, err := row(ctx, pub)
 	if err != nil {
 		return r, err
 	}
@@ -40,6 +42,16 @@ func publishedRow(ctx context.Context, pub published.Row) (report.MegatronRow, e
 	}
 	rowsRead.rows[key] = r
 	return r, nil
+}
+
+// publishedRow is megatronRow(ctx, pub), computed once per row.
+func publishedRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+	return cachedRow(ctx, "megatron", megatronRow, pub)
+}
+
+// publishedBridgeRow is bridgeRow(ctx, pub), computed once per row.
+func publishedBridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+	return cachedRow(ctx, "bridge", bridgeRow, pub)
 }
 
 // TestMegatronRowsReproduce: one plan, one number. A row of report
@@ -152,7 +164,7 @@ func TestBridgeIgnoresPublished(t *testing.T) {
 	all := published.MegatronBridge()
 	ctx := context.Background()
 	for _, pub := range []published.Row{all[0], all[3], all[4]} {
-		want, err := bridgeRow(ctx, pub)
+		want, err := publishedBridgeRow(ctx, pub)
 		if err != nil {
 			t.Fatal(err)
 		}

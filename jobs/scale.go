@@ -432,8 +432,19 @@ type MegatronOptions struct {
 // throughput, placer's prediction of Megatron's own configuration, and
 // placer's best plan for the same model, GPUs and batch.
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
+	return megatronReport(ctx, o, megatronRow, bridgeRow)
+}
+
+// rowFunc answers one published row of report megatron: megatronRow, or
+// bridgeRow for Megatron-Bridge's table (a test passes the same
+// answers, each row computed once for all its tests).
+type rowFunc func(ctx context.Context, pub published.Row) (report.MegatronRow, error)
+
+// megatronReport is Megatron with its rows answered by megatron (the
+// Megatron-LM tables and Llama 3's) and bridge (Megatron-Bridge's).
+func megatronReport(ctx context.Context, o MegatronOptions, megatron, bridge rowFunc) (report.Megatron, error) {
 	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
-	row := func(pub published.Row) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
+	row := func(pub published.Row) (report.MegatronRow, error) { return megatron(ctx, pub) }
 	var speedups, pubTFLOPs, predTFLOPs []float64
 	var sumAbs, sum, sumFast float64
 	for _, pub := range published.MegatronTable() {
@@ -485,7 +496,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	}
 	var bAbs, bSum float64
 	for _, pub := range published.MegatronBridge() {
-		r, err := bridgeRow(ctx, pub)
+		r, err := bridge(ctx, pub)
 		if err != nil {
 			return rep, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -40,13 +41,21 @@ func TestSweepOrder(t *testing.T) {
 	}
 }
 
+// publishedSweeps is SweepsOf(published.Sweeps(), plan.Tuned), computed
+// once per test binary: TestSweeps, TestPublishedRunsFit and
+// TestPublishedPeaks read the same report (every sweep's rows predicted,
+// a few CPU seconds each time). The tests only read it.
+var publishedSweeps = sync.OnceValues(func() (report.Sweeps, error) {
+	return SweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
+})
+
 // TestSweeps: every published sweep's rows are either predicted (a
 // finite figure, its error against the published one) or refused with
 // one line; swapping every published figure for another leaves every
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := SweepsOf(context.Background(), sweeps, plan.Tuned)
+	a, err := publishedSweeps()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +157,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := SweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
+	rep, err := publishedSweeps()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +210,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		t.Errorf("torchtitan A100 Llama 2 70B, local batch 2, selective op (ran out of memory): fits %v, refused %q; want over", r.Fits, r.Refused)
 	}
 	for _, pub := range published.MegatronBridge() {
-		r, err := bridgeRow(context.Background(), pub)
+		r, err := publishedBridgeRow(context.Background(), pub)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,8 +257,7 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 // within 8% fails the test, so that the list stays the rows placer
 // still misses.
 func TestPublishedPeaks(t *testing.T) {
-	sweeps := published.Sweeps()
-	a, err := SweepsOf(context.Background(), sweeps, plan.Tuned)
+	a, err := publishedSweeps()
 	if err != nil {
 		t.Fatal(err)
 	}

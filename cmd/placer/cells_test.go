@@ -568,7 +568,7 @@ func TestRegalTrainRounds(t *testing.T) {
 	dir := t.TempDir()
 	args := func(out string, more ...string) []string {
 		return append([]string{"regal", "train", "--workloads", "trxl2,rnnlm2", "--copies", "1", "--gpus", "2", "--steps", "4", "--samples", "2",
-			"--batch", "1", "--evaluations", "60", "--dim", "6", "--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
+			"--batch", "1", "--evaluations", "20", "--dim", "6", "--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
 	}
 	// The model as it decides what comes next: weights and Adam's state
 	// (not the curve's times).
@@ -611,7 +611,7 @@ func TestRegalTrainRounds(t *testing.T) {
 	}
 	code, out, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--list-cells")...)
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 4 ||
-		lines[3] != `{"index":3,"round":1,"method":"regal-train-step","budget":"60-evals","seed":1,"file":"R/round-1/step-3.model"}` {
+		lines[3] != `{"index":3,"round":1,"method":"regal-train-step","budget":"20-evals","seed":1,"file":"R/round-1/step-3.model"}` {
 		t.Fatalf("--list-cells: exit %d, %q, %s", code, out, errs)
 	}
 	var wg sync.WaitGroup

@@ -1,65 +1,24 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
 )
 
 // TestEveryReportFits: what each command prints for people is at most
 // report.MaxWidth (120) columns, its tables and the lines around them,
 // and --wide draws the widest ones wider. Each command here runs in well
-// under a second but report megatron (its searches: 6 CPU s); the long
-// reports print through the same TableFit and line wrapping (report's
-// TestTableFit, TestTableFitBreaksCells), and the README's samples are
-// held by go test ./tools/readme.
+// under a second but the reports and the qwen search (a few CPU s each);
+// report megatron's report (its searches: 25 CPU s) is held by jobs'
+// TestMegatronReportFits, where its rows are searched once for that
+// package's tests of them; the long reports print through the same
+// TableFit and line wrapping (report's TestTableFit,
+// TestTableFitBreaksCells), and the README's samples are held by go test
+// ./tools/readme.
 func TestEveryReportFits(t *testing.T) {
-	// report megatron's report computed once (its searches are most of
-	// this package's CPU time) and written as the command writes it
-	// (emit): at both widths (report.WriteMegatron on the output, which
-	// --wide wraps in report.Wide) and as --json (report.JSON), one
-	// object per row with the fields the issue names.
-	t.Run("report megatron", func(t *testing.T) {
-		rep, err := jobs.Megatron(t.Context(), jobs.MegatronOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var js strings.Builder
-		if err := report.JSON(&js, rep); err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			Rows []map[string]any `json:"rows"`
-		}
-		if err := json.Unmarshal([]byte(js.String()), &got); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Rows) != 9 {
-			t.Fatalf("--json: %d rows, want 9", len(got.Rows))
-		}
-		for _, k := range []string{"model", "gpus", "published_tflops", "predicted_tflops", "placer_tflops", "placer_plan", "search_cpu_s"} {
-			if _, ok := got.Rows[0][k]; !ok {
-				t.Errorf("--json: row has no %q: %v", k, got.Rows[0])
-			}
-		}
-		var out, wide strings.Builder
-		if err := report.WriteMegatron(&out, rep); err != nil {
-			t.Fatal(err)
-		}
-		if w, line := widest(out.String()); w > report.MaxWidth {
-			t.Errorf("%d columns wide: %q", w, line)
-		}
-		if err := report.WriteMegatron(report.Wide{Writer: &wide}, rep); err != nil {
-			t.Fatal(err)
-		}
-		if w, _ := widest(wide.String()); w <= report.MaxWidth {
-			t.Errorf("--wide: %d columns wide, want wider than %d", w, report.MaxWidth)
-		}
-	})
 	qwen := []string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "-q"}
 	gpt := "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152,tied=false"
 	for _, tc := range []struct {
