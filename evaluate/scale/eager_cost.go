@@ -20,7 +20,7 @@ import (
 
 // eagerBlock is a dense block under an eager stack (eagerLayers):
 // eager.LayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
-// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
+// class's and dtype's roofline rate (roofline.KernelTime, the op-level
 // model's), one launch each (an allocation none); its GEMMs as the fused
 // model's (lgemm, back: FP8 where the plan says so) with the same
 // tensor-parallel collectives beside them (pair); SDPA as the fused
@@ -78,7 +78,7 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 			p = c.Pair(g, kinds[o.TP], act)
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
@@ -202,7 +202,7 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 			}
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 		}
 		if o.Backward {
 			bwd = bwd.Plus(p)
@@ -264,7 +264,7 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 			}
 		} else {
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
