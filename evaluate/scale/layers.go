@@ -2,8 +2,8 @@ package scale
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
@@ -50,53 +50,31 @@ type LayerCoster interface {
 	Output(c coster) (fwd, bwd phase)
 }
 
-// layerRegistry is the registered layer costs, in the order registered
-// (a handful: looked up by a scan, which is faster than a map's hash at
-// this size and keeps the order for listing).
-type layerRegistry struct{ costers []LayerCoster }
+// codeBase is layer costs as a plug-in of the one registry of plug-ins
+// (cost.Registry): registered under the layer costs' name, it prices a
+// shard whose plan's stack runs them (layerCoster), so that a code base
+// is named in a figure's provenance as a family or a mechanism is.
+type codeBase struct{ LayerCoster }
 
-// register adds lc under its name, or refuses it where the name is taken
-// or empty.
-func (r *layerRegistry) register(lc LayerCoster) error {
-	name := lc.Name()
-	if name == "" {
-		return fmt.Errorf("layer costs %T have no name", lc)
+// Prices reports whether shard s's plan runs b's layer costs.
+func (b codeBase) Prices(s *cost.Shard) bool { return layerCoster(&s.Plan.Run).Name() == b.Name() }
+
+// newLayerRegistry registers lcs in order (cost.Registry: refusing an
+// empty or a duplicate name).
+func newLayerRegistry(lcs ...LayerCoster) (*cost.Registry, error) {
+	ps := make([]cost.Plugin, len(lcs))
+	for i, lc := range lcs {
+		ps[i] = codeBase{lc}
 	}
-	if r.lookup(name) != nil {
-		return fmt.Errorf("layer costs %q registered twice (%T and %T)", name, r.lookup(name), lc)
-	}
-	r.costers = append(r.costers, lc)
-	return nil
+	return cost.NewRegistry(ps...)
 }
 
-// lookup is the layer costs registered as name (nil: none).
-func (r *layerRegistry) lookup(name string) LayerCoster {
-	for _, lc := range r.costers {
-		if lc.Name() == name {
-			return lc
-		}
+// lookupLayers is the layer costs registered in r as name (nil: none).
+func lookupLayers(r *cost.Registry, name string) LayerCoster {
+	if b, ok := r.Lookup(name).(codeBase); ok {
+		return b.LayerCoster
 	}
 	return nil
-}
-
-// names lists the registered names, comma-separated.
-func (r *layerRegistry) names() string {
-	names := make([]string, len(r.costers))
-	for i, lc := range r.costers {
-		names[i] = lc.Name()
-	}
-	return strings.Join(names, ", ")
-}
-
-// newLayerRegistry registers lcs in order, refusing a duplicate name.
-func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
-	r := &layerRegistry{}
-	for _, lc := range lcs {
-		if err := r.register(lc); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
 }
 
 // stackRows is layer costs that bring the named stacks running them: a
@@ -125,9 +103,10 @@ func addStacks(lc LayerCoster) error {
 	return nil
 }
 
-// layerCosters are the stacks' layer costs, one registration line each
-// (a duplicate name, of layer costs or of a stack they bring, stops the
-// program at its start, and the package's tests with it).
+// layerCosters are the stacks' layer costs, the code bases, one
+// registration line each in a cost.Registry (a duplicate name, of layer
+// costs or of a stack they bring, stops the program at its start, and the
+// package's tests with it).
 var layerCosters = mustLayerRegistry(
 	fusedLayers{},
 	llamaPyLayers{eagerLayers{eager.LayerLlamaPy}},
@@ -135,7 +114,7 @@ var layerCosters = mustLayerRegistry(
 	titanLayers{eagerLayers{eager.LayerTitan}},
 )
 
-func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
+func mustLayerRegistry(lcs ...LayerCoster) *cost.Registry {
 	r, err := newLayerRegistry(lcs...)
 	for _, lc := range lcs {
 		if err == nil {
@@ -157,13 +136,13 @@ func layerCoster(st *plan.Settings) LayerCoster {
 		if st.Layers == plan.LayersTitan {
 			return titanCompiled{}
 		}
-		return layerCosters.costers[0]
+		return lookupLayers(layerCosters, plan.LayersFused)
 	}
 	name := st.Layers
 	if name == "" {
 		name = plan.LayersLlamaPy
 	}
-	return layerCosters.lookup(name)
+	return lookupLayers(layerCosters, name)
 }
 
 // part is one half of a block (its attention, or its MLP or experts)

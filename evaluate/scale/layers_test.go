@@ -34,9 +34,9 @@ func TestLayerRegistry(t *testing.T) {
 		{"in-tree", []LayerCoster{fusedLayers{}, llamaPyLayers{eagerLayers{eager.LayerLlamaPy}}, hfLayers{eagerLayers{eager.LayerHF}}, titanLayers{eagerLayers{eager.LayerTitan}}},
 			"fused, llama.py, transformers, torchtitan", false},
 		{"two names", []LayerCoster{fusedLayers{}, namedLayers{name: "fused-slow"}}, "fused, fused-slow", false},
-		{"duplicate type", []LayerCoster{fusedLayers{}, fusedLayers{}}, `layer costs "fused" registered twice`, true},
-		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `layer costs "transformers" registered twice`, true},
-		{"no name", []LayerCoster{namedLayers{}}, "have no name", true},
+		{"duplicate type", []LayerCoster{fusedLayers{}, fusedLayers{}}, `plug-in "fused" registered twice`, true},
+		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `plug-in "transformers" registered twice`, true},
+		{"no name", []LayerCoster{namedLayers{}}, "has no name", true},
 	} {
 		r, err := newLayerRegistry(c.lcs...)
 		switch {
@@ -44,12 +44,31 @@ func TestLayerRegistry(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		case !c.refused && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case !c.refused && r.names() != c.want:
-			t.Errorf("%s: registered %q, want %q", c.name, r.names(), c.want)
+		case !c.refused && r.Names() != c.want:
+			t.Errorf("%s: registered %q, want %q", c.name, r.Names(), c.want)
 		}
 	}
-	if got, want := layerCosters.names(), "fused, llama.py, transformers, torchtitan"; got != want {
+	if got, want := layerCosters.Names(), "fused, llama.py, transformers, torchtitan"; got != want {
 		t.Errorf("layerCosters: %q, want %q", got, want)
+	}
+}
+
+// TestCodeBasePrices: of the registered code bases exactly one prices a
+// plan's shard, the one whose layer costs its stack runs: the fused
+// kernels' by default and for torchtitan compiled (its blocks compiled:
+// titanCompiled, fusedLayers' name), each eager stack's own otherwise.
+func TestCodeBasePrices(t *testing.T) {
+	for strategy, want := range map[string]string{
+		"dp=8":                              plan.LayersFused,
+		"dp=8,stack=torch-eager":            plan.LayersLlamaPy,
+		"dp=8,stack=hf-eager":               plan.LayersHF,
+		"dp=8,fsdp=on,stack=torchtitan-0.2": plan.LayersTitan,
+		"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on": plan.LayersFused,
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
+		if got := layerCosters.Priced(&c.Shard); !reflect.DeepEqual(got, []string{want}) {
+			t.Errorf("%s: priced by %q, want %q alone", strategy, got, want)
+		}
 	}
 }
 

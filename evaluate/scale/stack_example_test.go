@@ -107,9 +107,9 @@ func (splitMLPLayers) stacks() []plan.NamedStack {
 // the test ends.
 func addLayers(t *testing.T, lc LayerCoster) {
 	t.Helper()
-	stacks, costers := slices.Clip(plan.Stacks), slices.Clip(layerCosters.costers)
-	t.Cleanup(func() { plan.Stacks, layerCosters.costers = stacks, costers })
-	if err := layerCosters.register(lc); err != nil {
+	stacks, costers := slices.Clip(plan.Stacks), *layerCosters
+	t.Cleanup(func() { plan.Stacks, *layerCosters = stacks, costers })
+	if err := layerCosters.Register(codeBase{lc}); err != nil {
 		t.Fatal(err)
 	}
 	if err := addStacks(lc); err != nil {
@@ -254,8 +254,8 @@ func TestAddedStack(t *testing.T) {
 // bring it; the registries are as before each refusal.
 func TestAddedStackRefused(t *testing.T) {
 	addLayers(t, splitMLPLayers{eagerLayers{splitMLPCode{}}})
-	n, ns := len(layerCosters.costers), len(plan.Stacks)
-	if err := layerCosters.register(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
+	n, ns := layerCosters.Names(), len(plan.Stacks)
+	if err := layerCosters.Register(codeBase{splitMLPLayers{}}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
 		t.Errorf("the layer costs again: %v", err)
 	}
 	if err := addStacks(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `stack "torch-eager-split-mlp" named twice`) {
@@ -270,8 +270,8 @@ func TestAddedStackRefused(t *testing.T) {
 	if err := addStacks(wrongRow{}); err == nil || !strings.Contains(err.Error(), `runs layers "transformers"`) {
 		t.Errorf("a row running other layers: %v", err)
 	}
-	if len(layerCosters.costers) != n || len(plan.Stacks) != ns {
-		t.Errorf("%d layer costs and %d stacks after the refusals, want %d and %d", len(layerCosters.costers), len(plan.Stacks), n, ns)
+	if layerCosters.Names() != n || len(plan.Stacks) != ns {
+		t.Errorf("layer costs %s and %d stacks after the refusals, want %s and %d", layerCosters.Names(), len(plan.Stacks), n, ns)
 	}
 }
 
