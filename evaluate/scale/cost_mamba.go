@@ -26,7 +26,7 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		p.fwd, p.bwd, p.rec = p.fwd.Plus(cost.Scale(f, w)), p.bwd.Plus(cost.Scale(b, w)), p.rec.Plus(cost.Scale(r, w))
+		p.Fwd, p.Bwd, p.Rec = p.Fwd.Plus(cost.Scale(f, w)), p.Bwd.Plus(cost.Scale(b, w)), p.Rec.Plus(cost.Scale(r, w))
 	}
 	if nm > 0 {
 		f, b, r := families.Mamba{}.Block(&c.Shard)
@@ -40,5 +40,5 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		f, b, r := c.mlpBlock()
 		add(f, b, r, nf)
 	}
-	return c.join(p, part{}, false)
+	return c.Join(p, part{}, false)
 }
