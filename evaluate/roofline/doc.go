@@ -25,7 +25,8 @@
 // decisions against it without allocating; an Evaluator wraps a pool of
 // simulators for concurrent use.
 //
-// Where things are: hardware.go (presets and profiles), cluster.go
+// Where things are: evaluate/roofline/hardware (the presets, profiles
+// and measured convolutions; hw.go names them here), cluster.go
 // (topologies and channels), model.go (the compiled Model, op costs and
 // the lower bound), evaluator.go (the pool of simulators) and trace.go
 // (timelines and Chrome traces). The simulator is split by concern:
@@ -38,5 +39,5 @@
 // result.go the filling of the Result; raw.go (raw_check.go under the
 // simcheck tag) has the unchecked slice views of the hot loops.
 //
-// May import: graph, decision, evaluate, evaluate/roofline/convlayout, internal/...
+// May import: graph, decision, evaluate, evaluate/roofline/convlayout, evaluate/roofline/hardware, internal/...
 package roofline

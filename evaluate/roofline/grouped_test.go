@@ -110,7 +110,7 @@ func TestGroupedProfile(t *testing.T) {
 	for _, c := range []struct {
 		json, want, err string
 	}{
-		{`{"base": "h100", "name": "x"}`, h100GroupedName, ""},
+		{`{"base": "h100", "name": "x"}`, "h100-2026-11-26", ""},
 		{`{"base": "h100", "name": "x", "grouped_conv": ""}`, "", ""},
 		{`{"base": "a100", "name": "x"}`, "", ""},
 		{`{"base": "h100", "name": "x", "grouped_conv": "nope"}`, "", "grouped_conv"},

@@ -8,8 +8,14 @@ import (
 	"github.com/placer/placer/graph"
 )
 
+// tera and giga are the units of the tables below.
+const (
+	tera = 1e12
+	giga = 1e9
+)
+
 // TestBlackwellPresets: each Blackwell preset validates, and holds the
-// dense peaks its sources state per GPU (hardware_blackwell.go), worked
+// dense peaks its sources state per GPU (hardware/blackwell.go), worked
 // by hand from the tables: a sparse figure halved, a system's over its
 // GPUs; NVLink 5 is 18 links of 50 GB/s a direction, 900 GB/s.
 func TestBlackwellPresets(t *testing.T) {
@@ -67,7 +73,7 @@ func TestB200GEMMRoofline(t *testing.T) {
 		{"h100", 1486.72e-6},
 	} {
 		h, _ := Preset(c.name)
-		if got := h.KernelTime(&op); math.Abs(got-c.want) > 0.01e-6 {
+		if got := KernelTime(&h, &op); math.Abs(got-c.want) > 0.01e-6 {
 			t.Errorf("%s: %.6g s, want %.6g", c.name, got, c.want)
 		}
 	}

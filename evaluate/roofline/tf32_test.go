@@ -48,15 +48,15 @@ func TestTF32PerClass(t *testing.T) {
 		wantModel TF32
 	}{
 		{"no settings, preset", nil, false, "", fp32, fp32, TF32{}},
-		{"no settings, profile with TF32", nil, true, "", tf32, tf32, TF32{true, true}},
-		{"PyTorch's defaults", pyDefaults, false, "", fp32, tf32, TF32{false, true}},
-		{"recorded settings beat the hardware's", pyDefaults, true, "", fp32, tf32, TF32{false, true}},
-		{"both recorded on", allOn, false, "", tf32, tf32, TF32{true, true}},
+		{"no settings, profile with TF32", nil, true, "", tf32, tf32, TF32{MatMul: true, Conv: true}},
+		{"PyTorch's defaults", pyDefaults, false, "", fp32, tf32, TF32{MatMul: false, Conv: true}},
+		{"recorded settings beat the hardware's", pyDefaults, true, "", fp32, tf32, TF32{MatMul: false, Conv: true}},
+		{"both recorded on", allOn, false, "", tf32, tf32, TF32{MatMul: true, Conv: true}},
 		{"--tf32 off", allOn, true, "off", fp32, fp32, TF32{}},
-		{"--tf32 on", nil, false, "on", tf32, tf32, TF32{true, true}},
-		{"--tf32 matmul", pyDefaults, false, "matmul", tf32, fp32, TF32{true, false}},
-		{"--tf32 conv", nil, true, "conv", fp32, tf32, TF32{false, true}},
-		{"--tf32 graph", pyDefaults, true, "graph", fp32, tf32, TF32{false, true}},
+		{"--tf32 on", nil, false, "on", tf32, tf32, TF32{MatMul: true, Conv: true}},
+		{"--tf32 matmul", pyDefaults, false, "matmul", tf32, fp32, TF32{MatMul: true, Conv: false}},
+		{"--tf32 conv", nil, true, "conv", fp32, tf32, TF32{MatMul: false, Conv: true}},
+		{"--tf32 graph", pyDefaults, true, "graph", fp32, tf32, TF32{MatMul: false, Conv: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,8 +17,9 @@ const bf16 = cost.BF16
 // layer (evaluate/scale/cost), set from the registries by hookUp: the
 // mechanisms that price a layer's attention with its context-parallel
 // exchange (mechanisms.Ring) and fine-tuning's adapters
-// (mechanisms.LoRA), and the families' traits and mechanisms that add
-// kernels, asked in the order registered (families first).
+// (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
+// families.GatedDeltaNet), and the families' traits and mechanisms that
+// add kernels, asked in the order registered (families first).
 var (
 	cpAttention      cost.CPAttention
 	fineTune         cost.FineTune
@@ -26,6 +27,8 @@ var (
 	expertActivation []cost.ExpertActivation
 	expertOutput     []cost.ExpertOutput
 	routerKernels    []cost.RouterKernels
+	ssmBlock         cost.SSMBlock
+	linearMixer      cost.LinearMixer
 )
 
 func init() { hookUp() }
@@ -36,6 +39,8 @@ func init() { hookUp() }
 func hookUp() {
 	cpAttention = cost.First[cost.CPAttention](mechanisms.Registered)
 	fineTune = cost.First[cost.FineTune](mechanisms.Registered)
+	ssmBlock = cost.First[cost.SSMBlock](families.Registered)
+	linearMixer = cost.First[cost.LinearMixer](families.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)

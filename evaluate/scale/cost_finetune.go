@@ -24,27 +24,29 @@ func (l loraLayers) Name() string { return l.stack.Name() }
 // Dense is the stack's dense block with the weight gradients of its
 // four linear layers gone and the adapters of the targeted ones added
 // (their forward again in the backward under full recomputation).
-func (l loraLayers) Dense(c coster) (fwd, bwd phase) {
-	fwd, bwd = l.stack.Dense(c)
-	af, ab := fineTune.Adapters(&c.Shard)
+func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Dense(b)
+	s := b.Base()
+	af, ab := fineTune.Adapters(s)
 	fwd = fwd.Plus(af)
-	bwd = minus(bwd, fineTune.FrozenWeightGrads(&c.Shard)).Plus(ab)
-	if c.Plan.Recompute == plan.FullRecompute {
+	bwd = minus(bwd, fineTune.FrozenWeightGrads(s)).Plus(ab)
+	if s.Plan.Recompute == plan.FullRecompute {
 		bwd = bwd.Plus(af)
 	}
 	return fwd, bwd
 }
 
 // MoE is the stack's: LoRA is refused with experts (plan.FineTuneFits).
-func (l loraLayers) MoE(c coster) (fwd, bwd phase) { return l.stack.MoE(c) }
+func (l loraLayers) MoE(b cost.Blocks) (fwd, bwd phase) { return l.stack.MoE(b) }
 
 // Embedding is the stack's (its weight gradient left in: above).
-func (l loraLayers) Embedding(c coster) (fwd, bwd phase) { return l.stack.Embedding(c) }
+func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.Embedding(b) }
 
 // Output is the stack's output layer less its weight-gradient GEMM.
-func (l loraLayers) Output(c coster) (fwd, bwd phase) {
-	fwd, bwd = l.stack.Output(c)
-	return fwd, minus(bwd, c.Run(fineTune.OutputWeightGrad(&c.Shard)))
+func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Output(b)
+	s := b.Base()
+	return fwd, minus(bwd, s.Run(fineTune.OutputWeightGrad(s)))
 }
 
 // minus is phase a less b (b's kernels taken out of a).

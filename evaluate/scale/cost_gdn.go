@@ -2,14 +2,14 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/families"
 )
 
 // A model whose layers' token mixers differ (transformer.Spec.Mixers:
 // Qwen3-Next) has in each layer one mixer and its experts. The
 // attention half the cost model asks of a block (attnBlock) is the mean
 // of the layers' mixers: a gated attention layer (attnBlock's, with the
-// gate's GEMM and product: attnGate) or a Gated DeltaNet (gdnBlock); the
+// gate's GEMM and product: attnGate) or a Gated DeltaNet (gdnBlock: the
+// registered cost.LinearMixer's, families.GatedDeltaNet); the
 // experts are moeBlock's. As for hybridLayer, a stage's layers cost their
 // number times one layer, so the mean is exact over the model and a
 // stage of another mix is costed at it.
@@ -28,11 +28,11 @@ func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
 		plain := *c
 		plain.M.Mixers = ""
 		f, b, r := plain.attnBlock()
-		gf, gb := families.GatedDeltaNet{}.AttnGate(&c.Shard)
+		gf, gb := linearMixer.AttnGate(&c.Shard)
 		add(f.Plus(gf), b.Plus(gb), r, na)
 	}
 	if ng > 0 {
-		f, b, r := families.GatedDeltaNet{}.Block(&c.Shard)
+		f, b, r := linearMixer.MixerBlock(&c.Shard)
 		add(f, b, r, ng)
 	}
 	return fwd, bwd, rec

@@ -2,7 +2,6 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/families"
 )
 
 // A hybrid model (transformer.Spec.Pattern: Nemotron-H) is a stack of
@@ -14,8 +13,8 @@ import (
 // exact over the model; a stage whose layers are not the pattern's mix
 // (a pipeline cut beside its attention layers) is costed at the mean,
 // left out. Attention and MLP blocks are attnBlock's and mlpBlock's
-// alone (each with its own norm and residual); the Mamba-2 block is
-// families.Mamba's.
+// alone (each with its own norm and residual); the Mamba-2 block is the
+// registered cost.SSMBlock's (families.Mamba).
 
 // hybridLayer is one layer of a hybrid model for one micro-batch on one
 // GPU, forward and backward, recomputation included: the mean over its
@@ -26,10 +25,10 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
-		p.fwd, p.bwd, p.rec = p.fwd.Plus(cost.Scale(f, w)), p.bwd.Plus(cost.Scale(b, w)), p.rec.Plus(cost.Scale(r, w))
+		p.Fwd, p.Bwd, p.Rec = p.Fwd.Plus(cost.Scale(f, w)), p.Bwd.Plus(cost.Scale(b, w)), p.Rec.Plus(cost.Scale(r, w))
 	}
 	if nm > 0 {
-		f, b, r := families.Mamba{}.Block(&c.Shard)
+		f, b, r := ssmBlock.SSMBlock(&c.Shard)
 		add(f, b, r, nm)
 	}
 	if na > 0 {
@@ -40,5 +39,5 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		f, b, r := c.mlpBlock()
 		add(f, b, r, nf)
 	}
-	return c.join(p, part{}, false)
+	return c.Join(p, part{}, false)
 }

@@ -70,7 +70,7 @@ func TestMambaBlockCost(t *testing.T) {
 			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	f, b, rec := families.Mamba{}.Block(&c.Shard)
+	f, b, rec := families.Mamba{}.SSMBlock(&c.Shard)
 	if math.Abs(f.Busy/fwd-1) > 1e-12 || math.Abs(b.Busy/bwd-1) > 1e-12 {
 		t.Errorf("Mamba-2 block: forward %g s, backward %g s; want %g, %g", f.Busy, b.Busy, fwd, bwd)
 	}
@@ -88,7 +88,7 @@ func TestMambaBlockCost(t *testing.T) {
 // evaluate/scale/memory's TestHybridLayerMemory).
 func TestHybridLayerMean(t *testing.T) {
 	c := hybridCoster(t, hybridShape(t, "M*-"))
-	mf, mb, _ := families.Mamba{}.Block(&c.Shard)
+	mf, mb, _ := families.Mamba{}.SSMBlock(&c.Shard)
 	af, ab, _ := c.attnBlock()
 	ff, fb, _ := c.mlpBlock()
 	f, b := c.layer()
@@ -184,7 +184,7 @@ func TestGDNBlockCost(t *testing.T) {
 			bwd += c.Run(cost.Twice(k)).Busy
 		}
 	}
-	gf, gb, _ := families.GatedDeltaNet{}.Block(&c.Shard)
+	gf, gb, _ := families.GatedDeltaNet{}.MixerBlock(&c.Shard)
 	if math.Abs(gf.Busy/fwd-1) > 1e-12 || math.Abs(gb.Busy/bwd-1) > 1e-12 {
 		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.Busy, gb.Busy, fwd, bwd)
 	}
@@ -240,5 +240,36 @@ func TestQwen3NextPlans(t *testing.T) {
 	}
 	if _, err := plan.Resolve(small, s4, p1); err == nil || !strings.Contains(err.Error(), "tp=4 does not divide the 2 key and 8 value heads of the Gated DeltaNet") {
 		t.Errorf("tp=4 over 2 key heads: %v", err)
+	}
+}
+
+// TestMixerExtensionPoints: a hybrid layer's mixers are asked of the
+// registered families through their extension points, each implemented
+// by one family alone: the state-space block (cost.SSMBlock) by mamba,
+// the linear mixer and its gate (cost.LinearMixer) by gated-deltanet;
+// the coster's are those (hookUp).
+func TestMixerExtensionPoints(t *testing.T) {
+	names := func(ps []cost.Plugin) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name())
+		}
+		return strings.Join(out, ",")
+	}
+	var ssm, lin []cost.Plugin
+	for _, p := range cost.Each[cost.SSMBlock](families.Registered) {
+		ssm = append(ssm, p)
+	}
+	for _, p := range cost.Each[cost.LinearMixer](families.Registered) {
+		lin = append(lin, p)
+	}
+	if got := names(ssm); got != "mamba" {
+		t.Errorf("state-space blocks registered: %q, want mamba alone", got)
+	}
+	if got := names(lin); got != "gated-deltanet" {
+		t.Errorf("linear mixers registered: %q, want gated-deltanet alone", got)
+	}
+	if ssmBlock == nil || ssmBlock.Name() != "mamba" || linearMixer == nil || linearMixer.Name() != "gated-deltanet" {
+		t.Errorf("the coster's mixers %v, %v: want mamba's and gated-deltanet's", ssmBlock, linearMixer)
 	}
 }

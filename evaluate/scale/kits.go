@@ -105,17 +105,17 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 	}
 	h := &c.Pod.Kernels.Host
 	lc := c.layerCosts()
-	ph.embedFwd, ph.embedBwd = lc.Embedding(*c)
-	ph.outputFwd, ph.outputBwd = lc.Output(*c)
+	ph.embedFwd, ph.embedBwd = lc.Embedding(c.blocks())
+	ph.outputFwd, ph.outputBwd = lc.Output(c.blocks())
 	ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd = expose(h, ph.embedFwd, false), expose(h, ph.embedBwd, true), expose(h, ph.outputFwd, false), expose(h, ph.outputBwd, true)
 	if c.M.MoE() && c.M.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
-		ph.denseFwd, ph.denseBwd = lc.Dense(*c)
+		ph.denseFwd, ph.denseBwd = lc.Dense(c.blocks())
 		ph.denseBwdKeep = ph.denseBwd
 		if block {
 			keep := *c
 			keep.Plan.Recompute = plan.NoRecompute
-			_, ph.denseBwdKeep = lc.Dense(keep)
+			_, ph.denseBwdKeep = lc.Dense(keep.blocks())
 		}
 	}
 	if c.M.MTP > 0 {

@@ -2,8 +2,9 @@ package scale
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/placer/placer/evaluate/scale/codebases"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
@@ -36,74 +37,46 @@ import (
 //     stage's final norm, output layer and loss, their host's wait not
 //     exposed (the caller exposes it).
 //
-// A stack's layer costs are one implementation in a file of their own
-// (layers_fused.go, layers_llamapy.go, ...), registered by name in
-// layerCosters and chosen by the plan's stack (Settings.layerCoster). A
-// profile wraps them (profiledLayers), answering where it measured.
-type LayerCoster interface {
-	// Name is the name the layer costs are registered under (a stack
-	// names them in Settings.Layers).
-	Name() string
-	Dense(c coster) (fwd, bwd phase)
-	MoE(c coster) (fwd, bwd phase)
-	Embedding(c coster) (fwd, bwd phase)
-	Output(c coster) (fwd, bwd phase)
+// A stack's layer costs are a code base (cost.CodeBase), one
+// implementation in a file of its own in evaluate/scale/codebases
+// (fused.go, llamapy.go, ...), handed the coster's blocks (cost.Blocks),
+// registered by name in layerCosters and chosen by the plan's stack
+// (layerCoster). A profile wraps them (profiledLayers), answering where
+// it measured.
+type LayerCoster = cost.CodeBase
+
+// codeBase is layer costs as a plug-in of the one registry of plug-ins
+// (cost.Registry): registered under the layer costs' name, it prices a
+// shard whose plan's stack runs them (layerCoster), so that a code base
+// is named in a figure's provenance as a family or a mechanism is.
+type codeBase struct{ LayerCoster }
+
+// Prices reports whether shard s's plan runs b's layer costs.
+func (b codeBase) Prices(s *cost.Shard) bool { return layerCoster(&s.Plan.Run).Name() == b.Name() }
+
+// newLayerRegistry registers lcs in order (cost.Registry: refusing an
+// empty or a duplicate name).
+func newLayerRegistry(lcs ...LayerCoster) (*cost.Registry, error) {
+	ps := make([]cost.Plugin, len(lcs))
+	for i, lc := range lcs {
+		ps[i] = codeBase{lc}
+	}
+	return cost.NewRegistry(ps...)
 }
 
-// layerRegistry is the registered layer costs, in the order registered
-// (a handful: looked up by a scan, which is faster than a map's hash at
-// this size and keeps the order for listing).
-type layerRegistry struct{ costers []LayerCoster }
-
-// register adds lc under its name, or refuses it where the name is taken
-// or empty.
-func (r *layerRegistry) register(lc LayerCoster) error {
-	name := lc.Name()
-	if name == "" {
-		return fmt.Errorf("layer costs %T have no name", lc)
-	}
-	if r.lookup(name) != nil {
-		return fmt.Errorf("layer costs %q registered twice (%T and %T)", name, r.lookup(name), lc)
-	}
-	r.costers = append(r.costers, lc)
-	return nil
-}
-
-// lookup is the layer costs registered as name (nil: none).
-func (r *layerRegistry) lookup(name string) LayerCoster {
-	for _, lc := range r.costers {
-		if lc.Name() == name {
-			return lc
-		}
+// lookupLayers is the layer costs registered in r as name (nil: none).
+func lookupLayers(r *cost.Registry, name string) LayerCoster {
+	if b, ok := r.Lookup(name).(codeBase); ok {
+		return b.LayerCoster
 	}
 	return nil
-}
-
-// names lists the registered names, comma-separated.
-func (r *layerRegistry) names() string {
-	names := make([]string, len(r.costers))
-	for i, lc := range r.costers {
-		names[i] = lc.Name()
-	}
-	return strings.Join(names, ", ")
-}
-
-// newLayerRegistry registers lcs in order, refusing a duplicate name.
-func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
-	r := &layerRegistry{}
-	for _, lc := range lcs {
-		if err := r.register(lc); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
 }
 
 // stackRows is layer costs that bring the named stacks running them: a
 // stack added in one file, its row (plan.NamedStack) beside its layer
 // costs, added to plan.Stacks when they are registered (addStacks).
 type stackRows interface {
-	stacks() []plan.NamedStack
+	Stacks() []plan.NamedStack
 }
 
 // addStacks adds the named stacks lc brings (stackRows) to plan.Stacks,
@@ -114,7 +87,7 @@ func addStacks(lc LayerCoster) error {
 	if !ok {
 		return nil
 	}
-	for _, ns := range sr.stacks() {
+	for _, ns := range sr.Stacks() {
 		if !ns.Settings.Eager || ns.Settings.Layers != lc.Name() {
 			return fmt.Errorf("stack %q brought by layer costs %q runs layers %q (eager %t), not them", ns.Name, lc.Name(), ns.Settings.Layers, ns.Settings.Eager)
 		}
@@ -125,17 +98,18 @@ func addStacks(lc LayerCoster) error {
 	return nil
 }
 
-// layerCosters are the stacks' layer costs, one registration line each
-// (a duplicate name, of layer costs or of a stack they bring, stops the
-// program at its start, and the package's tests with it).
+// layerCosters are the stacks' layer costs, the code bases, one
+// registration line each in a cost.Registry (a duplicate name, of layer
+// costs or of a stack they bring, stops the program at its start, and the
+// package's tests with it).
 var layerCosters = mustLayerRegistry(
-	fusedLayers{},
-	llamaPyLayers{eagerLayers{eager.LayerLlamaPy}},
-	hfLayers{eagerLayers{eager.LayerHF}},
-	titanLayers{eagerLayers{eager.LayerTitan}},
+	codebases.Fused{},
+	codebases.LlamaPy{Eager: codebases.Eager{Code: eager.LayerLlamaPy}},
+	codebases.HF{Eager: codebases.Eager{Code: eager.LayerHF}},
+	codebases.Titan{Eager: codebases.Eager{Code: eager.LayerTitan}},
 )
 
-func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
+func mustLayerRegistry(lcs ...LayerCoster) *cost.Registry {
 	r, err := newLayerRegistry(lcs...)
 	for _, lc := range lcs {
 		if err == nil {
@@ -155,31 +129,28 @@ func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 func layerCoster(st *plan.Settings) LayerCoster {
 	if !st.Eager {
 		if st.Layers == plan.LayersTitan {
-			return titanCompiled{}
+			return codebases.TitanCompiled{}
 		}
-		return layerCosters.costers[0]
+		return lookupLayers(layerCosters, plan.LayersFused)
 	}
 	name := st.Layers
 	if name == "" {
 		name = plan.LayersLlamaPy
 	}
-	return layerCosters.lookup(name)
+	return lookupLayers(layerCosters, name)
 }
 
-// part is one half of a block (its attention, or its MLP or experts)
-// for one micro-batch on one GPU: its forward, its backward without
-// recomputation, and rec, the forward selective recomputation runs again
-// of it.
-type part struct{ fwd, bwd, rec phase }
+// part is one half of a block (cost.Part).
+type part = cost.Part
 
-// join is the block of attention half a and MLP or experts half f (an
+// Join is the block of attention half a and MLP or experts half f (an
 // MoE block's with moe), forward and backward: CUDA graphs replay what
 // the plan graphs of it, the backward runs the recomputation the plan
 // asks for (selective: the halves' rec; full: the whole forward), and
 // the host's wait is exposed in each direction (unless c.noHost).
-func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
-	af, ab, ar := a.fwd, a.bwd, a.rec
-	mf, mb, mr := f.fwd, f.bwd, f.rec
+func (c *coster) Join(a, f part, moe bool) (fwd, bwd phase) {
+	af, ab, ar := a.Fwd, a.Bwd, a.Rec
+	mf, mb, mr := f.Fwd, f.Bwd, f.Rec
 	if g := c.Plan.Run.Graphs; g == plan.GraphsDense || g == plan.GraphsFull {
 		// The attention and a dense layer's MLP are replayed from their
 		// graphs; an MoE layer stays eager unless the whole layer is
@@ -203,8 +174,27 @@ func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 	return expose(h, fwd, false), expose(h, bwd, true)
 }
 
-// half is a block half's three phases as a part.
-func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
+// The coster's blocks, as a code base asks them (cost.Blocks): its
+// shard, the fused kernels' halves, ends and attention kernel.
+var _ cost.Blocks = (*coster)(nil)
+
+func (c *coster) Base() *cost.Shard                { return &c.Shard }
+func (c *coster) AttnBlock() (fwd, bwd, rec phase) { return c.attnBlock() }
+func (c *coster) MLPBlock() (fwd, bwd, rec phase)  { return c.mlpBlock() }
+func (c *coster) MoEBlock() (fwd, bwd, rec phase)  { return c.moeBlock() }
+func (c *coster) CoreAttention() (fwd, bwd phase)  { return c.coreAttention() }
+func (c *coster) Embedding() (fwd, bwd phase)      { return c.embedding() }
+func (c *coster) FusedOutput() (fwd, bwd phase)    { return c.fusedOutput() }
+func (c *coster) DispatchComm(recv, rows, nl float64) phase {
+	return dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
+}
+
+// blocks is a copy of c as the blocks a code base is handed (a code
+// base's costs are c's, whatever they change of their copy).
+func (c *coster) blocks() cost.Blocks {
+	cc := *c
+	return &cc
+}
 
 // layersOf is the layer costs a coster of a plan of settings run on pod
 // p asks: the stack's (Settings.layerCoster), the profile's
@@ -234,9 +224,9 @@ func (c *coster) layer() (fwd, bwd phase) {
 		return c.hybridLayer() // cost_mamba.go
 	}
 	if c.M.MoE() {
-		return c.layerCosts().MoE(*c)
+		return c.layerCosts().MoE(c.blocks())
 	}
-	return c.layerCosts().Dense(*c)
+	return c.layerCosts().Dense(c.blocks())
 }
 
 // block is a transformer block as the plan's stack costs it (no
@@ -247,11 +237,11 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 	}
 	st := layerCoster(&c.Plan.Run)
 	if moe {
-		return st.MoE(*c)
+		return st.MoE(c.blocks())
 	}
-	return st.Dense(*c)
+	return st.Dense(c.blocks())
 }
 
 // output is the output layer and its loss as the plan's stack costs it
 // (no profile).
-func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.Plan.Run).Output(*c) }
+func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.Plan.Run).Output(c.blocks()) }

@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -29,7 +30,8 @@ func (p profiledLayers) Name() string { return p.stack.Name() }
 // has none and leaves them the stack's). The communication around the
 // measured kernels is the stack's dense block's: a dense layer has no
 // token dispatch, whose all-to-alls and host sync an MoE block adds.
-func (p profiledLayers) Dense(c coster) (fwd, bwd phase) {
+func (p profiledLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
+	c := b.(*coster)
 	pr := c.Pod.Profile
 	at, inPlace := pr.Layer, pr.LayerInPlace
 	if c.M.MoE() {
@@ -38,36 +40,39 @@ func (p profiledLayers) Dense(c coster) (fwd, bwd phase) {
 	if f, b, ok := c.profiled(at, inPlace, p.stack.Dense); ok {
 		return f, b
 	}
-	return p.stack.Dense(c)
+	return p.stack.Dense(b)
 }
 
 // MoE is an MoE block from the profile's layers where the plan runs the
 // experts as the profile ran them (layerAsProfiled).
-func (p profiledLayers) MoE(c coster) (fwd, bwd phase) {
+func (p profiledLayers) MoE(b cost.Blocks) (fwd, bwd phase) {
+	c := b.(*coster)
 	if c.layerAsProfiled() {
 		if f, b, ok := c.profiled(c.Pod.Profile.Layer, c.Pod.Profile.LayerInPlace, p.stack.MoE); ok {
 			return f, b
 		}
 	}
-	return p.stack.MoE(c)
+	return p.stack.MoE(b)
 }
 
 // Embedding is the embedding from the profile's (EmbeddingAt), else the
 // stack's.
-func (p profiledLayers) Embedding(c coster) (fwd, bwd phase) {
+func (p profiledLayers) Embedding(b cost.Blocks) (fwd, bwd phase) {
+	c := b.(*coster)
 	if f, b, ok := c.profiled(c.Pod.Profile.EmbeddingAt, c.Pod.Profile.EmbeddingInPlace, p.stack.Embedding); ok {
 		return f, b
 	}
-	return p.stack.Embedding(c)
+	return p.stack.Embedding(b)
 }
 
 // Output is the output layer and loss from the profile's (LossAt), else
 // the stack's.
-func (p profiledLayers) Output(c coster) (fwd, bwd phase) {
+func (p profiledLayers) Output(b cost.Blocks) (fwd, bwd phase) {
+	c := b.(*coster)
 	if f, b, ok := c.profiled(c.Pod.Profile.LossAt, c.Pod.Profile.LossInPlace, p.stack.Output); ok {
 		return f, b
 	}
-	return p.stack.Output(c)
+	return p.stack.Output(b)
 }
 
 // layerShape is the profile's shape of c's layer.
@@ -99,7 +104,7 @@ func (c *coster) layerShape() profile.Shape {
 // the loss, which no recipe covers, take their measured times either
 // way. ok false: nothing measured, the
 // roofline's part stands.
-func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(coster) (phase, phase)) (fwd, bwd phase, ok bool) {
+func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(cost.Blocks) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.Pod.Profile
 	// Selective recomputation is the profile's where it recomputes the
 	// attention core alone (the profile's "selective"); other modules
@@ -114,8 +119,8 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 	comm, alone := *c, *c
 	comm.NoHost = true
 	alone.NoComm, alone.NoHost = true, true
-	f1, b1 := part(comm)
-	f0, b0 := part(alone)
+	f1, b1 := part(comm.blocks())
+	f0, b0 := part(alone.blocks())
 	fwd, bwd = f1, b1
 	fwd.Busy += mf - f0.Busy
 	bwd.Busy += mb - b0.Busy
@@ -190,7 +195,10 @@ func (c *coster) expertsInPlace(tp bool) bool {
 // profile's layer is one: its communication, the dispatcher's
 // collectives, is what the roofline adds beside the measured kernels
 // where no in-place timing stands for it), else a dense one.
-func blockOf(c coster) (phase, phase) { return c.block(c.M.MoE()) }
+func blockOf(b cost.Blocks) (phase, phase) {
+	c := b.(*coster)
+	return c.block(c.M.MoE())
+}
 
 // Sources says where each of a plan's figures came from: measured on
 // this machine (a profile), composed from measured neighbours, or

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/codebases"
 	"math"
 	"reflect"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // namedLayers is layer costs under another name: fused's under name.
 type namedLayers struct {
-	fusedLayers
+	codebases.Fused
 	name string
 }
 
@@ -31,12 +32,12 @@ func TestLayerRegistry(t *testing.T) {
 		want    string // the names registered, or the error's words
 		refused bool
 	}{
-		{"in-tree", []LayerCoster{fusedLayers{}, llamaPyLayers{eagerLayers{eager.LayerLlamaPy}}, hfLayers{eagerLayers{eager.LayerHF}}, titanLayers{eagerLayers{eager.LayerTitan}}},
+		{"in-tree", []LayerCoster{codebases.Fused{}, codebases.LlamaPy{Eager: codebases.Eager{Code: eager.LayerLlamaPy}}, codebases.HF{Eager: codebases.Eager{Code: eager.LayerHF}}, codebases.Titan{Eager: codebases.Eager{Code: eager.LayerTitan}}},
 			"fused, llama.py, transformers, torchtitan", false},
-		{"two names", []LayerCoster{fusedLayers{}, namedLayers{name: "fused-slow"}}, "fused, fused-slow", false},
-		{"duplicate type", []LayerCoster{fusedLayers{}, fusedLayers{}}, `layer costs "fused" registered twice`, true},
-		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `layer costs "transformers" registered twice`, true},
-		{"no name", []LayerCoster{namedLayers{}}, "have no name", true},
+		{"two names", []LayerCoster{codebases.Fused{}, namedLayers{name: "fused-slow"}}, "fused, fused-slow", false},
+		{"duplicate type", []LayerCoster{codebases.Fused{}, codebases.Fused{}}, `plug-in "fused" registered twice`, true},
+		{"duplicate name, another type", []LayerCoster{codebases.HF{Eager: codebases.Eager{Code: eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `plug-in "transformers" registered twice`, true},
+		{"no name", []LayerCoster{namedLayers{}}, "has no name", true},
 	} {
 		r, err := newLayerRegistry(c.lcs...)
 		switch {
@@ -44,12 +45,31 @@ func TestLayerRegistry(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		case !c.refused && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case !c.refused && r.names() != c.want:
-			t.Errorf("%s: registered %q, want %q", c.name, r.names(), c.want)
+		case !c.refused && r.Names() != c.want:
+			t.Errorf("%s: registered %q, want %q", c.name, r.Names(), c.want)
 		}
 	}
-	if got, want := layerCosters.names(), "fused, llama.py, transformers, torchtitan"; got != want {
+	if got, want := layerCosters.Names(), "fused, llama.py, transformers, torchtitan"; got != want {
 		t.Errorf("layerCosters: %q, want %q", got, want)
+	}
+}
+
+// TestCodeBasePrices: of the registered code bases exactly one prices a
+// plan's shard, the one whose layer costs its stack runs: the fused
+// kernels' by default and for torchtitan compiled (its blocks compiled:
+// codebases.TitanCompiled, codebases.Fused' name), each eager stack's own otherwise.
+func TestCodeBasePrices(t *testing.T) {
+	for strategy, want := range map[string]string{
+		"dp=8":                              plan.LayersFused,
+		"dp=8,stack=torch-eager":            plan.LayersLlamaPy,
+		"dp=8,stack=hf-eager":               plan.LayersHF,
+		"dp=8,fsdp=on,stack=torchtitan-0.2": plan.LayersTitan,
+		"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on": plan.LayersFused,
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
+		if got := layerCosters.Priced(&c.Shard); !reflect.DeepEqual(got, []string{want}) {
+			t.Errorf("%s: priced by %q, want %q alone", strategy, got, want)
+		}
 	}
 }
 
@@ -63,27 +83,27 @@ func TestTitanCompiledOutput(t *testing.T) {
 	for _, strategy := range []string{"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on", "tp=4,dp=2,sp=on,stack=torchtitan-0.2,compile=on"} {
 		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
 		lc := layerCoster(&c.Plan.Run)
-		if _, ok := lc.(titanCompiled); !ok {
-			t.Fatalf("%s: layer costs %T, want titanCompiled", strategy, lc)
+		if _, ok := lc.(codebases.TitanCompiled); !ok {
+			t.Fatalf("%s: layer costs %T, want codebases.TitanCompiled", strategy, lc)
 		}
-		gotF, gotB := lc.Output(c)
-		wantF, wantB := c.eagerOutput(eager.LayerTitan)
+		gotF, gotB := lc.Output(c.blocks())
+		wantF, wantB := codebases.EagerOutput(c.blocks(), eager.LayerTitan)
 		megF, _ := c.fusedOutput()
 		if gotF != wantF || gotB != wantB || gotF == megF {
 			t.Errorf("%s: output %+v, %+v; want torchtitan's eager %+v, %+v (not Megatron-Core's %+v)", strategy, gotF, gotB, wantF, wantB, megF)
 		}
-		dF, dB := lc.Dense(c)
-		fF, fB := fusedLayers{}.Dense(c)
-		rf, rb, _ := c.titanRotary()
+		dF, dB := lc.Dense(c.blocks())
+		fF, fB := codebases.Fused{}.Dense(c.blocks())
+		rf, rb, _ := codebases.TitanRotary(c.blocks())
 		fF, fB = fF.Plus(c.RunAll(rf...)), fB.Plus(c.RunAll(rb...))
-		tf, tb, nf, nb := c.titanResidualNorms()
+		tf, tb, nf, nb := codebases.TitanResidualNorms(c.blocks())
 		fF = fF.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(nf...), -1))
 		fB = fB.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(nb...), -1))
-		for _, pr := range c.titanProjections() {
-			fF = fF.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
-			fB = fB.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
+		for _, pr := range codebases.TitanProjections(c.blocks()) {
+			fF = fF.Plus(c.RunAll(pr.TitanF...)).Plus(cost.Scale(c.RunAll(pr.FusedF...), -1))
+			fB = fB.Plus(c.RunAll(pr.TitanB...)).Plus(pr.InNorm).Plus(cost.Scale(c.RunAll(pr.FusedB...), -1))
 		}
-		ua, uf := c.titanUnfusedBwd()
+		ua, uf := codebases.TitanUnfusedBwd(c.blocks())
 		fB = fB.Plus(ua).Plus(uf)
 		if math.Abs(dF.Busy-fF.Busy) > 1e-12 || math.Abs(dB.Busy-fB.Busy) > 1e-12 || dF.Launches != fF.Launches || dB.Launches != fB.Launches {
 			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' and the rotary's %+v, %+v", strategy, dF, dB, fF, fB)
@@ -124,17 +144,17 @@ func TestTitanSACCompiled(t *testing.T) {
 		}
 		mlp := norm.Plus(sel.Run(sel.GEMM(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
 			Plus(sel.Run(kernel{Class: graph.ClassElementwise, FLOPs: 6 * n * f / c.T, Read: 2 * n * f / c.T * 2, Writes: n * f / c.T * 2}))
-		gotA, gotM := sel.titanSAC()
+		gotA, gotM := codebases.TitanSAC(sel.blocks())
 		if math.Abs(gotA.Busy-attn.Busy) > 1e-12 || math.Abs(gotM.Busy-mlp.Busy) > 1e-12 || gotA.Launches != attn.Launches || gotM.Launches != mlp.Launches {
 			t.Errorf("%s: recomputed %+v, %+v; want %+v, %+v", c.strategy, gotA, gotM, attn, mlp)
 		}
-		_, bSel := layerCoster(&sel.Plan.Run).Dense(sel)
-		_, bNone := layerCoster(&none.Plan.Run).Dense(none)
-		_, _, rr := sel.titanRotary()
+		_, bSel := layerCoster(&sel.Plan.Run).Dense(sel.blocks())
+		_, bNone := layerCoster(&none.Plan.Run).Dense(none.blocks())
+		_, _, rr := codebases.TitanRotary(sel.blocks())
 		attn = attn.Plus(sel.RunAll(rr...))
 		gathers := 0.0
 		if c.T > 1 {
-			ua, uf := none.titanUnfusedBwd() // the gathers none does not run, negative
+			ua, uf := codebases.TitanUnfusedBwd(none.blocks()) // the gathers none does not run, negative
 			gathers = -(ua.Busy + uf.Busy)
 		}
 		if want := bNone.Busy + attn.Busy + mlp.Busy + gathers; math.Abs(bSel.Busy-want) > 1e-9 {
@@ -178,7 +198,7 @@ func TestTitanRotaryByHand(t *testing.T) {
 			k(ew, q, 2*q, 4*q), k(ew, 3*q, 4*q+fr, 4*q), k(ew, q, 4*q, 2*q),
 		}
 		cs := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy, "grand-teton:1,attention=flash")
-		f, b, r := cs.titanRotary()
+		f, b, r := codebases.TitanRotary(cs.blocks())
 		if !reflect.DeepEqual(f, wantF) || !reflect.DeepEqual(b, wantB) || !reflect.DeepEqual(r, wantF) {
 			t.Errorf("%s:\nforward %v\nwant    %v\nbackward %v\nwant     %v\nrecomputed %v", c.strategy, f, wantF, b, wantB, r)
 		}
@@ -187,9 +207,9 @@ func TestTitanRotaryByHand(t *testing.T) {
 		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients);
 		// with titanProjections' separate GEMMs forward 3 - 1 and 2 - 1
 		// more, backward 6 - 2 and 4 - 2 (TestTitanProjectionsByHand).
-		fc, bc := layerCoster(&cs.Plan.Run).Dense(cs)
-		a, m := half(cs.attnBlock()), half(cs.mlpBlock())
-		fw, bw := cs.join(a, m, false)
+		fc, bc := layerCoster(&cs.Plan.Run).Dense(cs.blocks())
+		a, m := cost.Half(cs.attnBlock()), cost.Half(cs.mlpBlock())
+		fw, bw := cs.Join(a, m, false)
 		if d, w := fc.Launches-fw.Launches, 6.0+3; d != w {
 			t.Errorf("%s: forward launches %g more than the fused block's, want %g", c.strategy, d, w)
 		}
@@ -235,7 +255,7 @@ func TestTitanResidualNormsByHand(t *testing.T) {
 			cluster = "grand-teton:2,attention=flash"
 		}
 		cs := stackCoster(t, c.workload, c.strategy, cluster)
-		tf, tb, ff, fb := cs.titanResidualNorms()
+		tf, tb, ff, fb := codebases.TitanResidualNorms(cs.blocks())
 		if !reflect.DeepEqual(tf, wantTF) || !reflect.DeepEqual(tb, wantTB) || !reflect.DeepEqual(ff, wantFF) || !reflect.DeepEqual(fb, wantFB) {
 			t.Errorf("%s %s:\n%v\n%v\n%v\n%v\nwant\n%v\n%v\n%v\n%v", c.workload, c.strategy, tf, tb, ff, fb, wantTF, wantTB, wantFF, wantFB)
 		}

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/codebases"
 	"math"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestTitanProjectionsByHand(t *testing.T) {
 	}
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:8,attention=flash")
 	L := c.H.Launch
-	sw := c.titanProjections()
+	sw := codebases.TitanProjections(c.blocks())
 	if len(sw) != 2 {
 		t.Fatalf("%d halves, want attention and MLP", len(sw))
 	}
@@ -53,10 +54,10 @@ func TestTitanProjectionsByHand(t *testing.T) {
 		titan, fused      []kernel
 		wantMs, wantLaunc float64
 	}{
-		{"attention forward", sw[0].titanF, sw[0].fusedF, 0.52140, 2},
-		{"attention backward", sw[0].titanB, sw[0].fusedB, 2.62183, 5},
-		{"MLP forward", sw[1].titanF, sw[1].fusedF, 0, 1},
-		{"MLP backward", sw[1].titanB, sw[1].fusedB, 1.18427, 3},
+		{"attention forward", sw[0].TitanF, sw[0].FusedF, 0.52140, 2},
+		{"attention backward", sw[0].TitanB, sw[0].FusedB, 2.62183, 5},
+		{"MLP forward", sw[1].TitanF, sw[1].FusedF, 0, 1},
+		{"MLP backward", sw[1].TitanB, sw[1].FusedB, 1.18427, 3},
 	}
 	for _, k := range cases {
 		tb, tl := total(k.titan, c)
@@ -72,24 +73,24 @@ func TestTitanProjectionsByHand(t *testing.T) {
 	// The compiled block runs them: beside the fused block its forward
 	// issues the rotary kernels, Inductor's norms in place of the fused
 	// ones, and 2 + 1 projection launches more.
-	rf, _, _ := c.titanRotary()
-	tf, _, ff, _ := c.titanResidualNorms()
-	tfwd, _ := titanCompiled{}.Dense(c)
-	ffwd, _ := fusedLayers{}.Dense(c)
+	rf, _, _ := codebases.TitanRotary(c.blocks())
+	tf, _, ff, _ := codebases.TitanResidualNorms(c.blocks())
+	tfwd, _ := codebases.TitanCompiled{}.Dense(c.blocks())
+	ffwd, _ := codebases.Fused{}.Dense(c.blocks())
 	if got, want := tfwd.Launches-ffwd.Launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
 		t.Errorf("compiled block: %v forward launches beside the fused block's, want %v", got, want)
 	}
-	if sw[0].inNorm.Busy != 0 {
-		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].inNorm.Busy)
+	if sw[0].InNorm.Busy != 0 {
+		t.Errorf("TP 8: the gradients' sum read by the norm (%g s), want a kernel of its own", sw[0].InNorm.Busy)
 	}
 	one := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
-	s1 := one.titanProjections()
-	if got := s1[0].inNorm.Busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].inNorm.Launches != 0 {
-		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].inNorm.Launches)
+	s1 := codebases.TitanProjections(one.blocks())
+	if got := s1[0].InNorm.Busy / ms; math.Abs(got-0.14913) > 2e-4 || s1[0].InNorm.Launches != 0 {
+		t.Errorf("TP 1: the sum in the norm's backward %.5f ms, %v launches; by hand 0.14913, 0", got, s1[0].InNorm.Launches)
 	}
 	for i, s := range s1 {
-		tb, tl := total(s.titanF, one)
-		fb, fl := total(s.fusedF, one)
+		tb, tl := total(s.TitanF, one)
+		fb, fl := total(s.FusedF, one)
 		if got := (tb - fb - (tl-fl)*one.H.Launch) / ms; math.Abs(got) > 2e-4 {
 			t.Errorf("TP 1, half %d: the separate forward GEMMs %.5f ms beside the fused, by hand 0 (compute-bound)", i, got)
 		}
@@ -128,7 +129,7 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 		{"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on", -1.98853, -1.98853, -1},
 	} {
 		c := stackCoster(t, "llama3-8b:seq=8192,batch=96", k.strategy, "grand-teton:8,attention=flash")
-		a, m := c.titanUnfusedBwd()
+		a, m := codebases.TitanUnfusedBwd(c.blocks())
 		if math.Abs(a.Busy/ms-k.attn) > 1e-4 || math.Abs(m.Busy/ms-k.mlp) > 1e-4 {
 			t.Errorf("%s: %.5f and %.5f ms exposed, by hand %.5f and %.5f", k.strategy, a.Busy/ms, m.Busy/ms, k.attn, k.mlp)
 		}
@@ -137,8 +138,8 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 		}
 		// The compiled block's backward carries it: its exposed TP time is
 		// the fused block's plus these (the other swaps run no collective).
-		_, tb := titanCompiled{}.Dense(c)
-		_, fb := fusedLayers{}.Dense(c)
+		_, tb := codebases.TitanCompiled{}.Dense(c.blocks())
+		_, fb := codebases.Fused{}.Dense(c.blocks())
 		if got, want := tb.TPExposed-fb.TPExposed, a.TPExposed+m.TPExposed; math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: compiled backward exposes %.6g s of TP beside the fused block's, want %.6g", k.strategy, got, want)
 		}
@@ -167,7 +168,7 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 	const ms = 1e-3
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,tpoverlap=on,fp8=rowwise", "grand-teton:8,attention=flash")
-	af, ab, mf, mb := c.titanRowwiseUnfused()
+	af, ab, mf, mb := codebases.TitanRowwiseUnfused(c.blocks())
 	for _, k := range []struct {
 		name      string
 		got, want float64
@@ -184,14 +185,14 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 		"tp=8,dp=8,mbs=12,sp=on,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on,fp8=rowwise",
 	} {
 		o := stackCoster(t, "llama3-8b:seq=8192,batch=96", s, "grand-teton:8,attention=flash")
-		if a, b, m, d := o.titanRowwiseUnfused(); a != (phase{}) || b != (phase{}) || m != (phase{}) || d != (phase{}) {
+		if a, b, m, d := codebases.TitanRowwiseUnfused(o.blocks()); a != (phase{}) || b != (phase{}) || m != (phase{}) || d != (phase{}) {
 			t.Errorf("%s: %+v %+v %+v %+v, want nothing", s, a, b, m, d)
 		}
 	}
 	// The compiled block carries it, forward and backward.
-	tf, tb := titanCompiled{}.Dense(c)
-	ff, fb := fusedLayers{}.Dense(c)
-	ua, uf := c.titanUnfusedBwd()
+	tf, tb := codebases.TitanCompiled{}.Dense(c.blocks())
+	ff, fb := codebases.Fused{}.Dense(c.blocks())
+	ua, uf := codebases.TitanUnfusedBwd(c.blocks())
 	if got, want := tf.TPExposed-ff.TPExposed, af.TPExposed+mf.TPExposed; math.Abs(got-want) > 1e-12 {
 		t.Errorf("compiled forward exposes %.6g s of TP beside the fused block's, want %.6g", got, want)
 	}

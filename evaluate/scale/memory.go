@@ -15,7 +15,7 @@ import (
 // the code base of its layers and the measured error of the traced
 // peak).
 type stepTracer interface {
-	eagerTrace() memory.EagerTrace
+	EagerTrace() memory.EagerTrace
 }
 
 // memoryStep is plan pl of m on p as the memory model counts it, with
@@ -26,7 +26,7 @@ func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
 	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
-			e := tr.eagerTrace()
+			e := tr.EagerTrace()
 			step.Eager = &e
 		}
 	}

@@ -21,8 +21,9 @@ type PricedBy struct {
 	Mechanisms []string `json:"mechanisms,omitempty"`
 }
 
-// PricedByOf is what priced plan pl's step of model m on pod p: its
-// stack's layer costs, and each registered trait and mechanism that
+// PricedByOf is what priced plan pl's step of model m on pod p: the
+// registered code base (layerCosters) whose layer costs its stack runs,
+// and each registered trait and mechanism that
 // prices the shard of one of its stages' tensor-parallel degrees
 // (cost.Plugin.Prices).
 func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
@@ -36,9 +37,9 @@ func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
 	for i, T := range tps {
 		c := newCoster(m, pl, p, T, tokens)
 		shards[i] = &c.Shard
-		if i == 0 {
-			by.CodeBase = layerCoster(&c.Plan.Run).Name()
-		}
+	}
+	if names := layerCosters.Priced(shards[0]); len(names) > 0 {
+		by.CodeBase = names[0]
 	}
 	by.Families = families.Registered.Priced(shards...)
 	by.Mechanisms = mechanisms.Registered.Priced(shards...)

@@ -201,7 +201,7 @@ func TestProfiledDenseOwnComm(t *testing.T) {
 	if mf, _ := c.block(true); !(mf.EPExposed > 0) || !(mf.Syncs > 0) {
 		t.Fatalf("the MoE block at ep=2: %g s expert-parallel, %g syncs: the test needs both", mf.EPExposed, mf.Syncs)
 	}
-	f, b := c.layerCosts().Dense(c)
+	f, b := c.layerCosts().Dense(c.blocks())
 	for _, d := range []struct {
 		dir  string
 		p    phase

@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/codebases"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"regexp"
 	"slices"
 	"strconv"
@@ -80,23 +82,23 @@ func (splitMLPCode) Layer(w eager.Writer) {
 }
 
 // splitMLPLayers are the example's layer costs: its code base's layers
-// priced as every eager stack's (eagerLayers), layers.py's Experts for
+// priced as every eager stack's (codebases.Eager), layers.py's Experts for
 // an MoE block, and its stack's row (stackRows). Not a stepTracer: its
 // one-GPU memory is not traced, having no measured error of its own.
-type splitMLPLayers struct{ eagerLayers }
+type splitMLPLayers struct{ codebases.Eager }
 
-var _ eagerStack = splitMLPLayers{}
+var _ codebases.EagerStack = splitMLPLayers{}
 
 func (splitMLPLayers) Name() string { return "llama.py-split-mlp" }
 
-func (l splitMLPLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.Plan.Run)
-	return l.moe(c, impl, loop)
+func (l splitMLPLayers) MoE(b cost.Blocks) (fwd, bwd phase) {
+	impl, loop := l.Experts(b.Base().Plan.Run)
+	return l.MoEWith(b, impl, loop)
 }
 
-func (splitMLPLayers) experts(plan.Settings) (eager.MoEImpl, bool) { return eager.MoELlamaPy, false }
+func (splitMLPLayers) Experts(plan.Settings) (eager.MoEImpl, bool) { return eager.MoELlamaPy, false }
 
-func (splitMLPLayers) stacks() []plan.NamedStack {
+func (splitMLPLayers) Stacks() []plan.NamedStack {
 	return []plan.NamedStack{{Name: "torch-eager-split-mlp",
 		Settings: plan.Settings{Dispatcher: plan.DispatcherAllToAll, Graphs: plan.GraphsOff, Eager: true, Layers: "llama.py-split-mlp"},
 		Source:   "the worked example of docs/stacks.md: torch-eager-bf16 with the MLP's gate and up projections two GEMMs"}}
@@ -107,9 +109,9 @@ func (splitMLPLayers) stacks() []plan.NamedStack {
 // the test ends.
 func addLayers(t *testing.T, lc LayerCoster) {
 	t.Helper()
-	stacks, costers := slices.Clip(plan.Stacks), slices.Clip(layerCosters.costers)
-	t.Cleanup(func() { plan.Stacks, layerCosters.costers = stacks, costers })
-	if err := layerCosters.register(lc); err != nil {
+	stacks, costers := slices.Clip(plan.Stacks), *layerCosters
+	t.Cleanup(func() { plan.Stacks, *layerCosters = stacks, costers })
+	if err := layerCosters.Register(codeBase{lc}); err != nil {
 		t.Fatal(err)
 	}
 	if err := addStacks(lc); err != nil {
@@ -201,7 +203,7 @@ func TestExampleOps(t *testing.T) {
 // memory is torch-eager-bf16's, its stack line says it is a plain
 // PyTorch loop's, and its step is not torch-eager-bf16's.
 func TestAddedStack(t *testing.T) {
-	addLayers(t, splitMLPLayers{eagerLayers{splitMLPCode{}}})
+	addLayers(t, splitMLPLayers{codebases.Eager{Code: splitMLPCode{}}})
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
 	p, err := plan.ParsePod("grand-teton:1,power=off")
 	if err != nil {
@@ -253,9 +255,9 @@ func TestAddedStack(t *testing.T) {
 // already a stack), and a row that does not run the layer costs that
 // bring it; the registries are as before each refusal.
 func TestAddedStackRefused(t *testing.T) {
-	addLayers(t, splitMLPLayers{eagerLayers{splitMLPCode{}}})
-	n, ns := len(layerCosters.costers), len(plan.Stacks)
-	if err := layerCosters.register(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
+	addLayers(t, splitMLPLayers{codebases.Eager{Code: splitMLPCode{}}})
+	n, ns := layerCosters.Names(), len(plan.Stacks)
+	if err := layerCosters.Register(codeBase{splitMLPLayers{}}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
 		t.Errorf("the layer costs again: %v", err)
 	}
 	if err := addStacks(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `stack "torch-eager-split-mlp" named twice`) {
@@ -270,8 +272,8 @@ func TestAddedStackRefused(t *testing.T) {
 	if err := addStacks(wrongRow{}); err == nil || !strings.Contains(err.Error(), `runs layers "transformers"`) {
 		t.Errorf("a row running other layers: %v", err)
 	}
-	if len(layerCosters.costers) != n || len(plan.Stacks) != ns {
-		t.Errorf("%d layer costs and %d stacks after the refusals, want %d and %d", len(layerCosters.costers), len(plan.Stacks), n, ns)
+	if layerCosters.Names() != n || len(plan.Stacks) != ns {
+		t.Errorf("layer costs %s and %d stacks after the refusals, want %s and %d", layerCosters.Names(), len(plan.Stacks), n, ns)
 	}
 }
 
@@ -280,6 +282,6 @@ type wrongRow struct{ splitMLPLayers }
 
 func (wrongRow) Name() string { return "wrong-row" }
 
-func (wrongRow) stacks() []plan.NamedStack {
+func (wrongRow) Stacks() []plan.NamedStack {
 	return []plan.NamedStack{{Name: "torch-eager-wrong", Settings: plan.Settings{Eager: true, Layers: plan.LayersHF}}}
 }

@@ -3,6 +3,7 @@ package scale
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/placer/placer/evaluate/scale/codebases"
 	"math"
 	"os"
 	"testing"
@@ -126,7 +127,7 @@ func evalSweepPlan(t *testing.T, l sweepLine, p plan.Pod) Result {
 
 func relErr(pred, meas int64) float64 { return float64(pred-meas) / float64(meas) }
 
-// TestLlamaSweepMemoryError: EagerOneGPUMemoryError, the verdicts'
+// TestLlamaSweepMemoryError: codebases.EagerOneGPUMemoryError, the verdicts'
 // margin for plain PyTorch on one GPU, is the largest error of the
 // measured sweep's plans that ran (allocated and reserved), rounded up
 // to a tenth of a percent: a change of the trace that moves it fails
@@ -143,12 +144,12 @@ func TestLlamaSweepMemoryError(t *testing.T) {
 		}
 		r := evalSweepPlan(t, l, p)
 		worst = max(worst, math.Abs(relErr(r.Memory, l.Allocated)), math.Abs(relErr(r.Allocator.Reserved, l.Reserved)))
-		if r.MemoryError != EagerOneGPUMemoryError || r.MemoryErrorSource == "" {
-			t.Errorf("%s: memory error %g (%q), want %g", l.Strategy, r.MemoryError, r.MemoryErrorSource, EagerOneGPUMemoryError)
+		if r.MemoryError != codebases.EagerOneGPUMemoryError || r.MemoryErrorSource == "" {
+			t.Errorf("%s: memory error %g (%q), want %g", l.Strategy, r.MemoryError, r.MemoryErrorSource, codebases.EagerOneGPUMemoryError)
 		}
 	}
-	if want := math.Ceil(worst*1000) / 1000; math.Abs(want-EagerOneGPUMemoryError) > 1e-12 {
-		t.Errorf("largest error of %s %.4f: EagerOneGPUMemoryError %g, want %g", llamaSweep, worst, EagerOneGPUMemoryError, want)
+	if want := math.Ceil(worst*1000) / 1000; math.Abs(want-codebases.EagerOneGPUMemoryError) > 1e-12 {
+		t.Errorf("largest error of %s %.4f: codebases.EagerOneGPUMemoryError %g, want %g", llamaSweep, worst, codebases.EagerOneGPUMemoryError, want)
 	}
 }
 

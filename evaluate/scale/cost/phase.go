@@ -19,7 +19,7 @@ type Kernel struct {
 // Time is k's time on h (its roofline, in BF16).
 func (k Kernel) Time(h *roofline.Hardware) float64 {
 	op := graph.Op{Class: k.Class, DType: graph.BF16, FLOPs: k.FLOPs, BytesRead: int64(k.Read), BytesWritten: int64(k.Writes)}
-	return h.KernelTime(&op)
+	return roofline.KernelTime(h, &op)
 }
 
 // Phase is what one layer (or the embedding, or the output layer) does in

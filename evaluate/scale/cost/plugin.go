@@ -80,3 +80,25 @@ type FineTune interface {
 	FrozenWeightGrads(s *Shard) Phase
 	OutputWeightGrad(s *Shard) Kernel
 }
+
+// The extension points of the mixers a hybrid model's layers run in
+// place of attention, each the first registered plug-in that implements
+// it (First):
+//
+//   - SSMBlock: a state-space block, the "M" layers of a hybrid pattern
+//     (transformer.Spec.Pattern: Nemotron-H's Mamba-2), forward,
+//     backward and what selective recomputation runs again;
+//   - LinearMixer: a linear-attention mixer, the "G" layers of a model
+//     of mixed mixers (transformer.Spec.Mixers: Qwen3-Next's Gated
+//     DeltaNet), and the output gate its attention layers carry.
+type (
+	SSMBlock interface {
+		Plugin
+		SSMBlock(s *Shard) (fwd, bwd, rec Phase)
+	}
+	LinearMixer interface {
+		Plugin
+		MixerBlock(s *Shard) (fwd, bwd, rec Phase)
+		AttnGate(s *Shard) (fwd, bwd Phase)
+	}
+)

@@ -7,8 +7,9 @@ import (
 
 // GatedDeltaNet is the Gated DeltaNet mixer of a model whose layers mix
 // Gated DeltaNet and gated attention (transformer.Spec.Mixers:
-// Qwen3-Next): Block, one Gated DeltaNet block's mixer half, and
-// AttnGate, the output gate of its gated attention layers, which the
+// Qwen3-Next): MixerBlock, one Gated DeltaNet block's mixer half, and
+// AttnGate, the output gate of its gated attention layers (the
+// cost.LinearMixer extension point), which the
 // coster's mixer block weighs by the layers of each kind.
 type GatedDeltaNet struct{}
 
@@ -21,8 +22,10 @@ func (GatedDeltaNet) Prices(s *cost.Shard) bool {
 	return ng > 0
 }
 
-// Block is one Gated DeltaNet block's mixer half on shard s (gdnBlock's).
-func (GatedDeltaNet) Block(s *cost.Shard) (fwd, bwd, rec cost.Phase) { return recurrent{s}.gdnBlock() }
+// MixerBlock is one Gated DeltaNet block's mixer half on shard s (gdnBlock's).
+func (GatedDeltaNet) MixerBlock(s *cost.Shard) (fwd, bwd, rec cost.Phase) {
+	return recurrent{s}.gdnBlock()
+}
 
 // AttnGate is the output gate of a gated attention layer on shard s
 // (attnGate's).

@@ -8,7 +8,7 @@ import (
 
 // Mamba is the Mamba-2 mixer of a hybrid model's Mamba blocks
 // (transformer.Spec.Pattern: Nemotron-H), as Megatron-Core's MambaStack
-// builds it: Block, one block for one micro-batch on one GPU, which the
+// builds it: SSMBlock (the cost.SSMBlock extension point), one block for one micro-batch on one GPU, which the
 // coster's hybrid layer weighs by the pattern's Mamba blocks.
 type Mamba struct{}
 
@@ -21,9 +21,9 @@ func (Mamba) Prices(s *cost.Shard) bool {
 	return s.M.Hybrid() && nm > 0
 }
 
-// Block is one Mamba-2 block on shard s, forward, backward and what
+// SSMBlock is one Mamba-2 block on shard s, forward, backward and what
 // recomputation runs again (mambaBlock's).
-func (Mamba) Block(s *cost.Shard) (fwd, bwd, rec cost.Phase) { return recurrent{s}.mambaBlock() }
+func (Mamba) SSMBlock(s *cost.Shard) (fwd, bwd, rec cost.Phase) { return recurrent{s}.mambaBlock() }
 
 // recurrent is the shard a recurrent mixer's kernels are priced on.
 type recurrent struct{ *cost.Shard }

@@ -5,15 +5,16 @@
 // interleaved and uneven stages, recomputation, the distributed
 // optimizer, FSDP, FP8), the software stack that runs it (Settings,
 // Stacks: Megatron-Core, torchtitan, plain PyTorch, transformers), the
-// pod of nodes it runs on (Pod, ParsePod, PodOf) with what its node
-// measures beyond the roofline (Pod.Kernels, evaluate/scale/kernels' data)
-// or what a profile measured (WithProfile, ProfilePod), and
+// pod of nodes it runs on (Pod, ParsePod, PodOf: evaluate/scale/plan/pod's,
+// named in podnames.go) with what its node measures beyond the roofline
+// (Pod.Kernels, evaluate/scale/kernels' data) or what a profile measured
+// (WithProfile, ProfilePod), and
 // the plan resolved against a model and a pod (Resolve: Plan, its mesh's
 // groups and each stage's layers), with the memory a GPU has for it
-// (Pod.Usable, the margin and the regime's error: memory_fit.go).
+// (Pod.Usable, the margin and the regime's error: pod's memory_fit.go).
 // Nothing here costs a step: the cost model (evaluate/scale) and the
 // published tables and checks (evaluate/scale/published) are its
 // clients.
 //
-// May import: graph/..., decision, evaluate/roofline, evaluate/profile, evaluate/scale/kernels, internal/...
+// May import: graph/..., decision, evaluate/roofline, evaluate/profile, evaluate/scale/kernels, evaluate/scale/plan/pod, internal/...
 package plan

@@ -1,30 +1,30 @@
-package scale
+package codebases
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// llamaPyLayers are a plain PyTorch loop's layers (torch-eager,
+// LlamaPy are a plain PyTorch loop's layers (torch-eager,
 // torch-eager-bf16, compile=off on a stack without eager layers of its
 // own): placer_torch.profile.layers' Block as eager PyTorch issues it
 // (LayerLlamaPy) and its Experts, a bmm over the local experts at forced
 // balance (MoELlamaPy, no host sync).
-type llamaPyLayers struct{ eagerLayers }
+type LlamaPy struct{ Eager }
 
-var _ eagerStack = llamaPyLayers{}
+var _ EagerStack = LlamaPy{}
 
-func (llamaPyLayers) Name() string { return plan.LayersLlamaPy }
+func (LlamaPy) Name() string { return plan.LayersLlamaPy }
 
-func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.Plan.Run)
-	return l.moe(c, impl, loop)
+func (l LlamaPy) MoE(b cost.Blocks) (fwd, bwd phase) {
+	c := b.Base()
+	impl, loop := l.Experts(c.Plan.Run)
+	return l.MoEWith(b, impl, loop)
 }
 
-func (llamaPyLayers) experts(plan.Settings) (eager.MoEImpl, bool) { return eager.MoELlamaPy, false }
-
-var _ stepTracer = llamaPyLayers{}
+func (LlamaPy) Experts(plan.Settings) (eager.MoEImpl, bool) { return eager.MoELlamaPy, false }
 
 // EagerOneGPUMemoryError is the measured error of a plain PyTorch plan's
 // traced peak on one GPU: the largest |predicted - measured| / measured
@@ -37,6 +37,6 @@ const EagerOneGPUMemoryError = 0.019
 
 // eagerTrace is layers.py's model's code base with the traced peak's
 // measured error (EagerOneGPUMemoryError).
-func (l llamaPyLayers) eagerTrace() memory.EagerTrace {
-	return memory.EagerTrace{Layer: l.code, Error: plan.RegimeError{Frac: EagerOneGPUMemoryError, Source: "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}}
+func (l LlamaPy) EagerTrace() memory.EagerTrace {
+	return memory.EagerTrace{Layer: l.Code, Error: plan.RegimeError{Frac: EagerOneGPUMemoryError, Source: "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}}
 }

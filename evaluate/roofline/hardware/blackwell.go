@@ -1,4 +1,4 @@
-package roofline
+package hardware
 
 // Blackwell presets: the B200 (HGX/DGX B200, 1,000 W), the Blackwell GPU
 // of the GB200 superchip (1,200 W), the B300 (Blackwell Ultra, HGX B300,

@@ -1,26 +1,23 @@
-package scale
+package codebases
 
 import (
-	"fmt"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"math"
-	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/eager"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/graph/transformer"
 )
 
 // The cost model's side of the eager stacks: the coster prices the ATen
 // ops each eager code base issues (eager.go's op lists) at the plan's
 // shard shape, kernel by kernel, with the tensor-parallel collectives
 // beside the GEMMs and the host's launches (eagerBlock, eagerMoE,
-// eagerOutput), and says how it did (EagerCosting).
+// EagerOutput), and says how it did (EagerCosting).
 
-// eagerBlock is a dense block under an eager stack (eagerLayers):
+// eagerBlock is a dense block under an eager stack (Eager):
 // eager.LayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
-// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
+// class's and dtype's roofline rate (roofline.KernelTime, the op-level
 // model's), one launch each (an allocation none); its GEMMs as the fused
 // model's (lgemm, back: FP8 where the plan says so) with the same
 // tensor-parallel collectives beside them (pair); SDPA as the fused
@@ -36,11 +33,12 @@ import (
 //
 // With noMLP (an MoE layer) the list is the attention half's
 // (eager.Shape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phase) {
+func eagerBlock(b cost.Blocks, code eager.CodeBase, noMLP bool) (fwd, bwd, rec phase) {
+	c := b.Base()
 	m := c.M
 	ops := eager.LayerOps(m, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: m.Seq / max(1, c.Plan.CP),
 		FP32Weights: c.Plan.Run.FP32Weights, Layer: code, NoMLP: noMLP})
-	fa, fb := c.coreAttention()
+	fa, fb := b.CoreAttention()
 	before, after, bwdAfter, bwdBefore := c.TPKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	act := c.Tokens * float64(m.Hidden) * bf16
@@ -78,7 +76,7 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 			p = c.Pair(g, kinds[o.TP], act)
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
@@ -90,89 +88,19 @@ func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phas
 	return fwd, bwd, rec
 }
 
-// EagerCosting says how plan pl's layers are costed under an eager
-// stack: whose layer, its precision, the kernels a layer launches
-// forward and backward at its middle stage's shard shape, and what the
-// op list was checked against; in a model with experts, the MoE layers'
-// the same (their attention half and whose experts' block, with its
-// host syncs); "" where the layers are fused (not eager).
-func EagerCosting(m transformer.Spec, pl plan.Plan) string {
-	es, ok := layerCoster(&pl.Run).(eagerStack)
-	if !ok {
-		return ""
-	}
-	code := es.eagerCode()
-	T := pl.TP
-	if len(pl.TPs) > 0 {
-		T = pl.TPs[len(pl.TPs)/2]
-	}
-	count := func(ops []eager.Op) (fwd, bwd int) {
-		for _, o := range ops {
-			if o.Backward {
-				bwd += o.Launches
-			} else {
-				fwd += o.Launches
-			}
-		}
-		return fwd, bwd
-	}
-	sh := eager.Shape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.CP),
-		FP32Weights: pl.Run.FP32Weights, Layer: code}
-	prec := "BF16 weights"
-	if pl.Run.FP32Weights {
-		prec = "autocast BF16 over FP32 weights"
-	}
-	stack := pl.Software.Stack
-	if stack == "" {
-		stack = "compile=off"
-	}
-	var parts []string
-	if !m.MoE() || m.DenseLayers > 0 {
-		fwd, bwd := count(eager.LayerOps(m, sh))
-		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
-	}
-	if m.MoE() {
-		sh.NoMLP = true
-		af, ab := count(eager.LayerOps(m, sh))
-		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.CP)) / float64(max(1, T))
-		local := max(1, m.Experts/max(1, pl.EP))
-		me := m
-		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-		impl, loop := es.experts(pl.Run)
-		syncs := "no host sync"
-		switch n := eager.MoESyncs(impl, local, pl.EP, loop); {
-		case n == 1:
-			syncs = "1 host sync"
-		case n > 1:
-			syncs = fmt.Sprintf("%.0f host syncs", n)
-		}
-		mf, mb := count(eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.LoadFactor() * float64(pl.ETP),
-			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
-		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
-			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
-	}
-	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
-		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
-		stack, code.Name(), prec, strings.Join(parts, "; "))
-}
-
-// eagerMoENames are the MoE blocks' names in EagerCosting.
-var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	eager.MoETitan: "torchtitan's MoE", eager.MoELlamaPy: "layers.py's Experts (bmm)",
-	eager.MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
-
-// eagerOutput is the output part of an eager stack running code base
-// code's layers (eagerLayers): the ops of eager.OutputOps (the
+// EagerOutput is the output part of an eager stack running code base
+// code's layers (Eager): the ops of eager.OutputOps (the
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
 // layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
 // transformers' gathered logits: layerOps.loss), each at its class's
 // roofline rate and one launch (allocations none); the GEMMs as
-// fusedOutput's, with the tensor-parallel collectives beside them as the
+// FusedOutput's, with the tensor-parallel collectives beside them as the
 // layers' (pair); the loss's collectives (the max's and the sums'
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
+func EagerOutput(b cost.Blocks, code eager.CodeBase) (fwd, bwd phase) {
+	c := b.Base()
 	ops := eager.OutputOps(c.M, eager.Shape{T: c.Plan.TP, SP: c.Plan.SequenceParallel, Batch: c.Plan.MBS, Seq: c.M.Seq / max(1, c.Plan.CP),
 		FP32Weights: c.Plan.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.TPKinds()
@@ -202,7 +130,7 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 			}
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 		}
 		if o.Backward {
 			bwd = bwd.Plus(p)
@@ -213,8 +141,8 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// eagerMoE is moeBlock's experts part under an eager stack
-// (eagerLayers): eager.MoEOps of the stack's block impl (with loop,
+// eagerMoE is MoEBlock's experts part under an eager stack
+// (Eager): eager.MoEOps of the stack's block impl (with loop,
 // torchtitan's for-loop over the experts: eager.MoEShape.Loop) on
 // this GPU's tokens (the sequence shard, as
 // moe's), the local experts receiving the most loaded rank's copies; each
@@ -228,7 +156,8 @@ func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 // layer's attention half ran before (the per-op policy's count, which
 // the router's mm continues: every second mm recomputed, _grouped_mm
 // not in torchtitan's save list and so recomputed).
-func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
+func eagerMoE(b cost.Blocks, impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
+	c := b.Base()
 	m, pl := c.M, c.Plan
 	k := float64(m.TopK)
 	nl := c.Tokens / float64(pl.TP)
@@ -264,7 +193,7 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 			}
 		} else {
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{Busy: c.H.KernelTime(&op), Launches: 1}
+			p = phase{Busy: roofline.KernelTime(c.H, &op), Launches: 1}
 			r = p
 		}
 		if o.Backward {
@@ -277,7 +206,7 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 	fwd.Syncs += syncs
 	rec.Syncs += syncs
 	if pl.EP > 1 && !c.NoComm {
-		comm := dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
+		comm := b.DispatchComm(recv, rows, nl)
 		fwd, bwd = fwd.Plus(comm), bwd.Plus(comm)
 	}
 	return fwd, bwd, rec

@@ -1,4 +1,4 @@
-package plan
+package pod
 
 import (
 	"os"
@@ -68,7 +68,7 @@ func TestTunedDeclared(t *testing.T) {
 // it names holds the constant (one of its `names`, the part after the
 // last dot).
 func TestTunedInventory(t *testing.T) {
-	doc, err := os.ReadFile("../../../docs/constants.md")
+	doc, err := os.ReadFile("../../../../docs/constants.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestTunedInventory(t *testing.T) {
 			}
 		}
 		file, _, _ := strings.Cut(col(3), ":")
-		src, err := os.ReadFile("../../../" + file)
+		src, err := os.ReadFile("../../../../" + file)
 		if err != nil {
 			t.Errorf("%s: %v", col(1), err)
 			continue

@@ -1,4 +1,4 @@
-package scale
+package codebases
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
@@ -9,79 +9,81 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// titanLayers are torchtitan's layers run eager (torchtitan-0.2 with
+// Titan are torchtitan's layers run eager (torchtitan-0.2 with
 // compile=false, its default): its Llama TransformerBlock (9dec370) as
 // eager PyTorch issues it (LayerTitan: FSDP2's BF16 weights), and its
 // MoE (v0.2.0 torchtitan/models/moe/moe.py: MoETitan, torch._grouped_mm
 // over the local experts, one host sync with expert parallelism), with
 // grouped-gemm=off its use_grouped_mm=False for-loop over the experts
 // (one sync more).
-type titanLayers struct{ eagerLayers }
+type Titan struct{ Eager }
 
-var _ eagerStack = titanLayers{}
+var _ EagerStack = Titan{}
 
-func (titanLayers) Name() string { return plan.LayersTitan }
+func (Titan) Name() string { return plan.LayersTitan }
 
-func (l titanLayers) MoE(c coster) (fwd, bwd phase) {
-	impl, loop := l.experts(c.Plan.Run)
-	return l.moe(c, impl, loop)
+func (l Titan) MoE(b cost.Blocks) (fwd, bwd phase) {
+	c := b.Base()
+	impl, loop := l.Experts(c.Plan.Run)
+	return l.MoEWith(b, impl, loop)
 }
 
-func (titanLayers) experts(run plan.Settings) (eager.MoEImpl, bool) {
+func (Titan) Experts(run plan.Settings) (eager.MoEImpl, bool) {
 	return eager.MoETitan, run.ExpertLoop
 }
 
-// titanCompiled is torchtitan's model compiled (compile=on): torch.compile
+// TitanCompiled is torchtitan's model compiled (compile=on): torch.compile
 // wraps each TransformerBlock alone (9dec370
 // parallelisms/parallelize_llama.py apply_compile: torch.compile of every
 // child of model.layers, fullgraph=True), so the blocks are costed as
-// fused kernels (fusedLayers) while the final norm, the output layer and
+// fused kernels (Fused) while the final norm, the output layer and
 // the loss run eager as torchtitan writes them (train.py loss_fn:
 // cross_entropy of pred.flatten(0, 1).float(), an FP32 copy of the
-// logits; loss_parallel at T > 1): eagerOutput of its code.
-type titanCompiled struct{ fusedLayers }
+// logits; loss_parallel at T > 1): EagerOutput of its code.
+type TitanCompiled struct{ Fused }
 
-func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(eager.LayerTitan) }
+func (TitanCompiled) Output(b cost.Blocks) (fwd, bwd phase) { return EagerOutput(b, eager.LayerTitan) }
 
-// Dense is a compiled block (fusedLayers') whose selective recomputation
+// Dense is a compiled block (Fused') whose selective recomputation
 // is torchtitan's per-op policy as the compiled graph runs it
-// (titanSAC), not Megatron-Core's core attention.
+// (TitanSAC), not Megatron-Core's core attention.
 //
 // Its rotary embedding and repeat_kv are what Inductor leaves of them
-// (titanRotary), which Transformer Engine's fused blocks do not run; its
+// (TitanRotary), which Transformer Engine's fused blocks do not run; its
 // residual adds and norms are Inductor's fusions of them
-// (titanResidualNorms).
-func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
-	a, f := half(c.attnBlock()), half(c.mlpBlock())
-	rf, rb, rr := c.titanRotary()
-	a.fwd, a.bwd = a.fwd.Plus(c.RunAll(rf...)), a.bwd.Plus(c.RunAll(rb...))
+// (TitanResidualNorms).
+func (TitanCompiled) Dense(b cost.Blocks) (fwd, bwd phase) {
+	c := b.Base()
+	a, f := cost.Half(b.AttnBlock()), cost.Half(b.MLPBlock())
+	rf, rb, rr := TitanRotary(b)
+	a.Fwd, a.Bwd = a.Fwd.Plus(c.RunAll(rf...)), a.Bwd.Plus(c.RunAll(rb...))
 	// The residual adds and norms as Inductor fuses them, in place of the
 	// fused blocks' (each a run of kernels: launches and busy time only).
-	tf, tb, ff, fb := c.titanResidualNorms()
-	a.fwd = a.fwd.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(ff...), -1))
-	a.bwd = a.bwd.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(fb...), -1))
+	tf, tb, ff, fb := TitanResidualNorms(b)
+	a.Fwd = a.Fwd.Plus(c.RunAll(tf...)).Plus(cost.Scale(c.RunAll(ff...), -1))
+	a.Bwd = a.Bwd.Plus(c.RunAll(tb...)).Plus(cost.Scale(c.RunAll(fb...), -1))
 	// wq, wk, wv and w1, w3 as the separate GEMMs torchtitan's block runs,
 	// in place of the fused blocks' QKV and gate-up GEMMs.
-	for i, pr := range c.titanProjections() {
+	for i, pr := range TitanProjections(b) {
 		p := &a
 		if i == 1 {
 			p = &f
 		}
-		p.fwd = p.fwd.Plus(c.RunAll(pr.titanF...)).Plus(cost.Scale(c.RunAll(pr.fusedF...), -1))
-		p.bwd = p.bwd.Plus(c.RunAll(pr.titanB...)).Plus(pr.inNorm).Plus(cost.Scale(c.RunAll(pr.fusedB...), -1))
+		p.Fwd = p.Fwd.Plus(c.RunAll(pr.TitanF...)).Plus(cost.Scale(c.RunAll(pr.FusedF...), -1))
+		p.Bwd = p.Bwd.Plus(c.RunAll(pr.TitanB...)).Plus(pr.InNorm).Plus(cost.Scale(c.RunAll(pr.FusedB...), -1))
 	}
-	ua, uf := c.titanUnfusedBwd()
-	a.bwd, f.bwd = a.bwd.Plus(ua), f.bwd.Plus(uf)
-	raf, rab, rmf, rmb := c.titanRowwiseUnfused()
-	a.fwd, a.bwd, f.fwd, f.bwd = a.fwd.Plus(raf), a.bwd.Plus(rab), f.fwd.Plus(rmf), f.bwd.Plus(rmb)
+	ua, uf := TitanUnfusedBwd(b)
+	a.Bwd, f.Bwd = a.Bwd.Plus(ua), f.Bwd.Plus(uf)
+	raf, rab, rmf, rmb := TitanRowwiseUnfused(b)
+	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(raf), a.Bwd.Plus(rab), f.Fwd.Plus(rmf), f.Bwd.Plus(rmb)
 	if c.Plan.Recompute == plan.SelectiveRecompute {
-		a.rec, f.rec = c.titanSAC()
-		a.rec = a.rec.Plus(c.RunAll(rr...))
+		a.Rec, f.Rec = TitanSAC(b)
+		a.Rec = a.Rec.Plus(c.RunAll(rr...))
 	}
-	return c.join(a, f, false)
+	return b.Join(a, f, false)
 }
 
-// titanRotary is the kernels of torchtitan's rotary embedding and
+// TitanRotary is the kernels of torchtitan's rotary embedding and
 // repeat_kv in a compiled block, forward, backward and what its per-op
 // selective checkpointing recomputes (all of the forward's: none of
 // these ops is in its save list, and SDPA's backward reads their
@@ -105,7 +107,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 // gradient cast to FP32, multiplied by conj(freqs_cis) (the conjugate
 // resolved once: ATen's clone of the table; the joint graph's CSE
 // shares it between Q and K) and cast back.
-func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
+func TitanRotary(b cost.Blocks) (fwd, bwd, rec []kernel) {
+	c := b.Base()
 	m, T := c.M, float64(c.Plan.TP)
 	d := float64(m.HeadDim())
 	eq := c.Tokens * float64(m.Heads) / T * d // Q's elements
@@ -133,7 +136,7 @@ func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
 	return fwd, bwd, fwd
 }
 
-// titanSAC is what torchtitan's per-op selective checkpointing recomputes
+// TitanSAC is what torchtitan's per-op selective checkpointing recomputes
 // of a compiled dense block, attention half and MLP half. Its policy
 // (9dec370 parallelisms/parallelize_llama.py _apply_ac_to_transformer_block,
 // _custom_policy) saves the outputs of the ops in _save_list (mm, the
@@ -149,20 +152,21 @@ func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
 // again), w3's output and SwiGLU's product (w2's weight gradient), the
 // FP8 casts of the recomputed GEMMs' inputs (their amax saved: abs and
 // max). The rotary embeddings and repeat_kv recomputed are
-// titanRotary's. Without SwiGLU no third mm of the MLP is recomputed.
-func (c *coster) titanSAC() (attn, mlp phase) {
+// TitanRotary's. Without SwiGLU no third mm of the MLP is recomputed.
+func TitanSAC(b cost.Blocks) (attn, mlp phase) {
+	c := b.Base()
 	m, T := c.M, float64(c.Plan.TP)
 	n, h, f := c.Tokens, float64(m.Hidden), float64(m.FFN)
 	kw := float64(m.KVHeads) * float64(m.HeadDim()) / T
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	sp := c.SP()
 	act := n * h * bf16
-	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(mechanisms.Casts(&c.Shard, n*h*sp))
+	norm := c.Run(kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}).Plus(mechanisms.Casts(c, n*h*sp))
 	attn = norm.Plus(c.Run(c.LGEMM(2*n*h*kw, act+h*kw*bf16, n*kw*bf16)))
 	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 {
 		_, after, _, _ := c.TPKinds()
 		wo := c.LGEMM(2*n*qd*h, n*qd*bf16+qd*h*bf16, act)
-		attn = attn.Plus(mechanisms.Casts(&c.Shard, n*qd)).Plus(c.Pair(wo, after, act))
+		attn = attn.Plus(mechanisms.Casts(c, n*qd)).Plus(c.Pair(wo, after, act))
 	}
 	mlp = norm
 	if m.SwiGLU() {
@@ -173,9 +177,9 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 	return attn, mlp
 }
 
-// titanResidualNorms is a compiled block's residual adds and RMS norms as
+// TitanResidualNorms is a compiled block's residual adds and RMS norms as
 // Inductor fuses them (titan, forward and backward) and what the fused
-// blocks (attnBlock, mlpBlock) charge for them (fused): the caller
+// blocks (AttnBlock, MLPBlock) charge for them (fused): the caller
 // swaps the one for the other. torchtitan's block (9dec370
 // torchtitan/models/llama/model.py TransformerBlock.forward) is
 // h = x + attention(attention_norm(x)); out = h + feed_forward(ffn_norm(h)),
@@ -198,7 +202,8 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 // row ran on), its second kernel's FP32 partials
 // negligible beside the activations (both read the gradient and the
 // input).
-func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) {
+func TitanResidualNorms(b cost.Blocks) (titanF, titanB, fusedF, fusedB []kernel) {
+	c := b.Base()
 	m := c.M
 	if m.Mixed() || m.MLA() || m.NormsPerBlock() > 2 {
 		return nil, nil, nil, nil
@@ -228,24 +233,24 @@ func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) 
 // Core GPU Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
 const h100SMs = 132
 
-// projSwap is one block half's input projections as torchtitan's
-// compiled block runs them (titanF, titanB: forward, backward) and as
+// ProjSwap is one block half's input projections as torchtitan's
+// compiled block runs them (TitanF, TitanB: forward, backward) and as
 // the fused blocks charge them (fusedF, fusedB), which the caller swaps;
-// inNorm is the input gradients' sum where the norm's backward reads it
+// InNorm is the input gradients' sum where the norm's backward reads it
 // (no kernel of its own).
-type projSwap struct {
-	titanF, titanB, fusedF, fusedB []kernel
-	inNorm                         phase
+type ProjSwap struct {
+	TitanF, TitanB, FusedF, FusedB []kernel
+	InNorm                         phase
 }
 
-// titanProjections is a compiled torchtitan block's input projections,
+// TitanProjections is a compiled torchtitan block's input projections,
 // attention half then MLP half: torchtitan's Attention has wq, wk and wv
 // and its FeedForward w1 and w3, each its own nn.Linear (9dec370
 // torchtitan/models/llama/model.py; the same at v0.2.0), so torch.compile
 // runs each as its own extern cuBLAS mm (Inductor merges parallel
 // linears only under pre_grad_fusion_options, empty by default:
 // torch/_inductor/config.py, as installed here at 2.14.1), each reading
-// the whole input, where the fused blocks (attnBlock, mlpBlock) read it
+// the whole input, where the fused blocks (AttnBlock, MLPBlock) read it
 // once in one GEMM of the summed width. Each GEMM at its own shape and
 // bytes: forward reads the input and the weight and writes its output;
 // the input gradient reads the output's gradient and the weight and
@@ -260,7 +265,8 @@ type projSwap struct {
 // Inductor fuses it into the norm's backward reduction, which then
 // reads the other gradients too (no launch). The fused blocks charge
 // each backward GEMM the forward's bytes (back), as here swapped out.
-func (c *coster) titanProjections() []projSwap {
+func TitanProjections(b cost.Blocks) []ProjSwap {
+	c := b.Base()
 	m, T := c.M, float64(c.Plan.TP)
 	if m.Mixed() || m.MLA() {
 		return nil
@@ -268,49 +274,49 @@ func (c *coster) titanProjections() []projSwap {
 	n, h := c.Tokens, float64(m.Hidden)
 	d := float64(m.HeadDim())
 	act := n * h * bf16
-	swap := func(cols []float64) projSwap {
-		var s projSwap
+	swap := func(cols []float64) ProjSwap {
+		var s ProjSwap
 		total := 0.0
 		for _, o := range cols {
 			total += o
-			s.titanF = append(s.titanF, c.LGEMM(2*n*h*o, act+h*o*bf16, n*o*bf16))
+			s.TitanF = append(s.TitanF, c.LGEMM(2*n*h*o, act+h*o*bf16, n*o*bf16))
 			dgrad := c.Back(c.LGEMM(2*n*h*o, n*o*bf16+h*o*bf16, act))
 			wgrad := c.Back(c.LGEMM(2*n*h*o, act+n*o*bf16, h*o*bf16))
-			s.titanB = append(s.titanB, dgrad, wgrad)
+			s.TitanB = append(s.TitanB, dgrad, wgrad)
 		}
 		k := float64(len(cols))
 		if T > 1 {
-			s.titanB = append(s.titanB, kernel{Class: graph.ClassElementwise, FLOPs: (k - 1) * n * h, Read: k * act, Writes: act})
+			s.TitanB = append(s.TitanB, kernel{Class: graph.ClassElementwise, FLOPs: (k - 1) * n * h, Read: k * act, Writes: act})
 		} else {
-			s.inNorm = c.Run(kernel{Class: graph.ClassReduction, FLOPs: (k - 1) * n * h, Read: (k - 1) * act})
-			s.inNorm.Busy -= c.H.Launch
-			s.inNorm.Launches = 0
+			s.InNorm = c.Run(kernel{Class: graph.ClassReduction, FLOPs: (k - 1) * n * h, Read: (k - 1) * act})
+			s.InNorm.Busy -= c.H.Launch
+			s.InNorm.Launches = 0
 		}
 		g := c.LGEMM(2*n*h*total, act+h*total*bf16, n*total*bf16)
-		s.fusedF, s.fusedB = []kernel{g}, []kernel{c.Back(g), c.Back(g)}
+		s.FusedF, s.FusedB = []kernel{g}, []kernel{c.Back(g), c.Back(g)}
 		return s
 	}
 	kv := float64(m.KVHeads) * d / T
 	attn := swap([]float64{float64(m.Heads) * d / T, kv, kv})
 	if !m.SwiGLU() {
-		return []projSwap{attn}
+		return []ProjSwap{attn}
 	}
 	f := float64(m.FFN) / T
-	return []projSwap{attn, swap([]float64{f, f})}
+	return []ProjSwap{attn, swap([]float64{f, f})}
 }
 
-// titanUnfusedBwd is what a compiled torchtitan block's backward runs of
+// TitanUnfusedBwd is what a compiled torchtitan block's backward runs of
 // its column-parallel layers' (wq, wk, wv; w1, w3) collectives under
 // sequence parallelism (sp=on, T > 1), attention half and MLP half, as a
-// change to the fused blocks' overlapped or sequential pairs (attnBlock,
-// mlpBlock: their input gradient's reduce-scatter and the all-gather of
+// change to the fused blocks' overlapped or sequential pairs (AttnBlock,
+// MLPBlock: their input gradient's reduce-scatter and the all-gather of
 // their input for the weight gradients, bwdBefore and before).
 //
 // The all-gather: torchtitan gathers the input outside the linears
 // (PrepareModuleInput and ColwiseParallel's input layout, a DTensor
 // redistribute) and each F.linear saves the gathered input for its
 // weight gradient. Under its per-op policy (recompute=selective) the
-// all-gather's output is not saved (not in _save_list: titanSAC) and the
+// all-gather's output is not saved (not in _save_list: TitanSAC) and the
 // backward gathers again; under full checkpointing the block's forward
 // runs again before its backward, its all-gather with it (the recomputed
 // forward, charged apart), and that output is what the weight gradients
@@ -331,14 +337,15 @@ func (c *coster) titanProjections() []projSwap {
 // all-gathers of wo's and w2's output gradients before their input
 // gradients. Not so:
 //   - the reduce-scatter of the input gradient: its input is autograd's
-//     sum of the three (two) input gradients (titanProjections), an add,
+//     sum of the three (two) input gradients (TitanProjections), an add,
 //     not a matmul;
 //   - the backward's all-gather for the weight gradients (selective): the
 //     gathered input is the weight gradient's right operand
 //     (grad_output^T @ input), not its left.
 //
 // These run after their GEMM (gemmComm without overlap).
-func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
+func TitanUnfusedBwd(b cost.Blocks) (attn, mlp phase) {
+	c := b.Base()
 	m, T := c.M, float64(c.Plan.TP)
 	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 || m.Mixed() || m.MLA() {
 		return phase{}, phase{}
@@ -369,8 +376,8 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 	return attn, half(fcols)
 }
 
-// titanRowwiseUnfused is what async TP leaves unfused besides
-// titanUnfusedBwd's under torchao's rowwise recipes (fp8=rowwise,
+// TitanRowwiseUnfused is what async TP leaves unfused besides
+// TitanUnfusedBwd's under torchao's rowwise recipes (fp8=rowwise,
 // rowwise_with_gw_hp): the all-gathers, forward and backward, whose
 // output is cast before its GEMM. torchtitan runs those recipes under
 // plain ColwiseParallel and RowwiseParallel (the tensorwise recipe's
@@ -385,7 +392,8 @@ func (c *coster) titanUnfusedBwd() (attn, mlp phase) {
 // overlap) in place of the fused blocks' overlapped pair; attention
 // half then MLP half, forward then backward. The reduce-scatters after
 // wo and w2 (produced by _scaled_mm) stay fused. Elsewhere nothing.
-func (c *coster) titanRowwiseUnfused() (attnF, attnB, mlpF, mlpB phase) {
+func TitanRowwiseUnfused(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
+	c := b.Base()
 	m, T := c.M, float64(c.Plan.TP)
 	if !plan.Rowwise(c.Plan.FP8) || !c.Plan.TPOverlap || !c.Plan.SequenceParallel || c.Plan.TP <= 1 || m.Mixed() || m.MLA() {
 		return

@@ -1,4 +1,4 @@
-package plan
+package pod
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ var blackwellPods = map[string]podPreset{
 		source: "DGX H100/H200 user guide: 8 x H200 SXM (141 GB, 700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX B200: 8 x B200 SXM (180 GB, 1,000 W TGP) on NVLink 5 NVSwitch
 	// (1.8 TB/s a GPU both ways), 8 x ConnectX-7 NDR 400 Gb/s (the MLPerf
-	// B200 node of roofline's hardware_blackwell.go: "8x ConnectX-7 IB
+	// B200 node of roofline/hardware's blackwell.go: "8x ConnectX-7 IB
 	// NDR 400Gb/s", "B200 TGP 1000W").
 	"dgx-b200": {hardware: "b200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
 		kernels: blackwellKernels("b200", 148, kernels.MUFUBlackwell, 1000), power: 1000,
@@ -50,7 +50,7 @@ var blackwellPods = map[string]podPreset{
 	// DGX B300: 8 x B300 (Blackwell Ultra, 270 GB, 1,100 W) on NVLink 5
 	// NVSwitch, 8 x 800 Gb/s ConnectX-8 (HGX B300's "networking bandwidth
 	// 1.6 TB/s", twice HGX B200's 0.8 TB/s of 8 x 400 Gb/s, both ways: the
-	// table of roofline's hardware_blackwell.go [hgx]).
+	// table of roofline/hardware's blackwell.go [hgx]).
 	"dgx-b300": {hardware: "b300", perNode: 8, nics: 8, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
 		kernels: blackwellKernels("b300", 160, kernels.MUFUBlackwellUltra, 1100), power: 1100,
 		source: "DGX B300: 8 x B300 (270 GB, 1,100 W), NVLink 5 NVSwitch, 8 x 800 Gb/s ConnectX-8; kernels modelled"},

@@ -1,10 +1,8 @@
-package roofline
+package hardware
 
 import (
 	"math"
 	"sort"
-
-	"github.com/placer/placer/graph"
 )
 
 // GroupedConv is one grouped convolution measured on a GPU: its
@@ -84,17 +82,4 @@ func GroupedTime(rows []GroupedConv, prec string, backward bool, flops float64) 
 		rate = a.rate + (b.rate-a.rate)*(x-a.x)/(b.x-a.x)
 	}
 	return flops / rate, true
-}
-
-// groupedPrecision is the precision an op runs in, as Hardware.Grouped
-// names it: "tf32" for an f32 convolution on TF32 tensor cores, "bf16",
-// else "" (FP32 without TF32 and FP16 are not measured).
-func groupedPrecision(op *graph.Op, tf TF32) string {
-	switch {
-	case op.DType == graph.F32 && tf.Conv:
-		return "tf32"
-	case op.DType == graph.BF16:
-		return "bf16"
-	}
-	return ""
 }

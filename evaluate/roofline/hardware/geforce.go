@@ -1,4 +1,4 @@
-package roofline
+package hardware
 
 // The GeForce RTX 3090 (GA102, Ampere, 2020): the GPU of timm's published
 // training benchmark (results/benchmark-train-amp-*-rtx3090.csv in

@@ -1,4 +1,4 @@
-package plan
+package pod
 
 import (
 	"fmt"
@@ -29,19 +29,6 @@ const CUDAContext = 723 << 20
 // direction of each of its channels, taken as 16 channels (an
 // assumption: NCCL picks its channel count by topology).
 const NCCLBuffersPerGroup = 4 << 20 * 2 * 16
-
-// NCCLBuffers is NCCL's buffers on one GPU of plan pl: one set for each
-// of its communicators (tensor, context, data, pipeline neighbours,
-// expert and expert-data parallel) of more than one rank.
-func NCCLBuffers(pl *Plan) int64 {
-	var groups int64
-	for _, n := range []int{pl.TP, pl.CP, pl.DP * pl.CP, pl.PP, pl.EP, pl.EDP} {
-		if n > 1 {
-			groups++
-		}
-	}
-	return groups * NCCLBuffersPerGroup
-}
 
 // DefaultMemoryMargin is the share of the GPU's memory a plan leaves
 // free by default beyond the CUDA context and NCCL's buffers: none. The

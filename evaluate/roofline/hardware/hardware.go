@@ -1,4 +1,4 @@
-package roofline
+package hardware
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ type Hardware struct {
 	// kernels queue back to back (0: not measured). Launch lumps the
 	// host's issue and the GPU's per-kernel time together; with the host
 	// modelled on its own (Options.Host, placer eval --host) a kernel
-	// costs the GPU this in Launch's place (Cluster.hostHardware).
+	// costs the GPU this in Launch's place (roofline.Cluster.hostHardware).
 	KernelFloor float64 `json:"kernel_floor_s,omitempty"`
 
 	// SerialStep and SerialStepBwd are the least time one serial step of
@@ -228,18 +228,6 @@ const (
 	h100KernelFloor = 2.093e-6
 	h200KernelFloor = 1.773e-6
 )
-
-// hostHardware is the hardware a model with the host modelled (host)
-// costs kernels on: the cluster's, its kernel floor in place of its
-// launch where it has one.
-func (c *Cluster) hostHardware(host bool) *Hardware {
-	if !host || c.Hardware.KernelFloor <= 0 {
-		return &c.Hardware
-	}
-	h := c.Hardware
-	h.Launch = h.KernelFloor
-	return &h
-}
 
 // h100Depthwise and h100DepthwiseBwd are an H100's depthwise convolution
 // per element, seconds [base, per tap]: the line through the medians of
@@ -441,19 +429,6 @@ func (h *Hardware) Validate() error {
 		}
 	}
 	return nil
-}
-
-// KernelTime is how long op takes alone on one GPU of hardware h,
-// unfused: its launch plus the larger of its compute and its memory
-// traffic at its class's attainable rates, or its measured time. It is
-// what a Model charges an op of its graph.
-func (h *Hardware) KernelTime(op *graph.Op) float64 {
-	rate := 0.0
-	if int(op.Class) < len(h.MemEff) && h.MemBandwidth > 0 && h.MemEff[op.Class] > 0 {
-		rate = 1 / (h.MemBandwidth * h.MemEff[op.Class])
-	}
-	dur, _ := opDuration(h, op, rate, TF32{MatMul: h.AllowTF32, Conv: h.AllowTF32})
-	return dur
 }
 
 // PeakFLOPS is the peak rate for an op of class c and dtype t: tensor cores
