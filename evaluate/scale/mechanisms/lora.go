@@ -29,8 +29,9 @@ import (
 // elements, under 1/100 of the layer's own collectives at r <= 64); the
 // embedding's weight gradient (a scatter-add, memory-bound, left in);
 // the inputs a frozen, untargeted linear layer need not save (kept:
-// every linear layer is a target by default); LoRA's dropout (Bridge's
-// default 0.0 in its recipes' LoRA).
+// every linear layer is a target by default). With lora-dropout each
+// adapter's input dropout is priced too (loraDropout; Bridge's default
+// is 0.0, none).
 
 // LoRA is fine-tuning's low-rank adapters on a frozen base
 // (plan/finetune.go), on a plan that trains them: what the code base's
@@ -118,6 +119,35 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).
 		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
+		if c.Plan.LoRADropout > 0 {
+			df, db := c.loraDropout(i)
+			fwd, bwd = fwd.Plus(c.Run(df)), bwd.Plus(c.Run(db))
+		}
 	}
+	return fwd, bwd
+}
+
+// loraDropout is the dropout on the input of target i's adapter
+// (lora-dropout above 0), forward and backward, for one micro-batch on
+// one GPU: NeMo's ParallelLinearAdapter applies it first in its forward
+// ("if self.dropout is not None and self.dropout_position == 'pre': x =
+// self.dropout(x)"; NVIDIA's MLPerf v4.0 Llama 2 70B LoRA
+// megatron_gpt_peft_tuning_config.yaml: adapter_dropout 0.1,
+// dropout_position "pre"), on the input as this GPU holds it, before the
+// adapter's gather (memory/recipe.go reads it so for the mask it keeps):
+// a column-parallel target's (qkv, fc1) norm output, its sequence shard
+// of the n tokens under sequence parallelism (whole without), a
+// row-parallel target's (proj, fc2) input shard, n x in. PyTorch's fused
+// dropout kernel reads the input (2 bytes an element) and writes its
+// output (2) and its mask (1, bool); its backward reads the gradient
+// (2) and the mask (1) and writes the input's gradient (2).
+func (c lora) loraDropout(i int) (fwd, bwd cost.Kernel) {
+	in, _, column := c.loraWidths()
+	elems := c.Tokens * in[i]
+	if column[i] && c.Plan.SequenceParallel {
+		elems /= float64(c.Plan.TP)
+	}
+	fwd = cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * cost.BF16, Writes: elems * (cost.BF16 + 1)}
+	bwd = cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * (cost.BF16 + 1), Writes: elems * cost.BF16}
 	return fwd, bwd
 }
