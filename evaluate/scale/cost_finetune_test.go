@@ -33,7 +33,9 @@ func fineTuneCoster(t *testing.T, m transformer.Spec, text string) coster {
 // at n = s = 512 tokens, LoRA rank 16, by hand. Its linear layers' (in,
 // out): qkv (1,024, 3,072), proj (1,024, 1,024), fc1 (1,024, 4,096), fc2
 // (4,096, 1,024). An adapter's forward is 2 n r (in + out) of GEMMs and
-// n out of the add; its backward twice the GEMMs. The frozen base loses
+// n out of the add; its backward twice the GEMMs, and for a target fed
+// by a TE norm (qkv, fc1) the adapter's gradient of the norm output added
+// into the layer's, n h. The frozen base loses
 // its weight gradients, 24 n h^2 (the forward's GEMMs). Full training:
 // forward 24 n h^2 + 2 n s h + 62 n h, backward 48 n h^2 + 5 n s h +
 // 124 n h (TestLayerFLOPs).
@@ -50,10 +52,11 @@ func TestLoRALayerFLOPs(t *testing.T) {
 		inOut    float64 // sum of (in + out) over the targets
 		outs     float64 // sum of out: the adds
 		adapters float64 // parameters: r x inOut
+		norms    float64 // targets fed by a TE norm (qkv, fc1)
 	}{
-		{"qkv+proj+fc1+fc2", 4096 + 2048 + 5120 + 5120, 3072 + 1024 + 4096 + 1024, 262144},
-		{"qkv", 4096, 3072, 65536},
-		{"fc2", 5120, 1024, 81920},
+		{"qkv+proj+fc1+fc2", 4096 + 2048 + 5120 + 5120, 3072 + 1024 + 4096 + 1024, 262144, 2},
+		{"qkv", 4096, 3072, 65536, 1},
+		{"fc2", 5120, 1024, 81920, 0},
 	} {
 		lc := fineTuneCoster(t, m, "mbs=1,peft=lora,lora-rank=16,lora-targets="+c.targets)
 		f, b := lc.layer()
@@ -61,7 +64,7 @@ func TestLoRALayerFLOPs(t *testing.T) {
 		if want := bf.Busy + adapterF/1e12; !near(f.Busy, want) {
 			t.Errorf("%s: forward %g s, want %g (adapters %g FLOPs)", c.targets, f.Busy, want, adapterF)
 		}
-		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut)/1e12; !near(b.Busy, want) {
+		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+c.norms*n*h)/1e12; !near(b.Busy, want) {
 			t.Errorf("%s: backward %g s, want %g", c.targets, b.Busy, want)
 		}
 		if got := lc.Plan.FineTune.AdapterParams(&m, 1); got != c.adapters {

@@ -29,8 +29,9 @@ import (
 // elements, under 1/100 of the layer's own collectives at r <= 64); the
 // embedding's weight gradient (a scatter-add, memory-bound, left in);
 // the inputs a frozen, untargeted linear layer need not save (kept:
-// every linear layer is a target by default); LoRA's dropout (Bridge's
-// default 0.0 in its recipes' LoRA).
+// every linear layer is a target by default). Each adapter's input
+// dropout (lora-dropout; Bridge's default is 0.0, none) and the costs of
+// TE returning a norm's output to an adapter are adapterInput's.
 
 // LoRA is fine-tuning's low-rank adapters on a frozen base
 // (plan/finetune.go), on a plan that trains them: what the code base's
@@ -118,6 +119,79 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).
 		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
+		ifwd, ibwd := c.adapterInput(i)
+		fwd, bwd = fwd.Plus(ifwd), bwd.Plus(ibwd)
 	}
 	return fwd, bwd
+}
+
+// adapterInput is the memory-bound work around the input of target i's
+// adapter, forward and backward, for one micro-batch on one GPU: the
+// adapter's input dropout where lora-dropout is above 0, and, for a
+// target whose input is a Transformer Engine layer-norm output (qkv,
+// fc1), the costs of returning that output to the adapter.
+//
+// The dropout: NeMo's ParallelLinearAdapter applies it first in its
+// forward ("if self.dropout is not None and self.dropout_position ==
+// 'pre': x = self.dropout(x)"; NVIDIA's MLPerf v4.0 Llama 2 70B LoRA
+// megatron_gpt_peft_tuning_config.yaml: adapter_dropout 0.1,
+// dropout_position "pre"). PyTorch's fused dropout kernel reads the
+// input (2 bytes an element) and writes its output (2) and its mask (1,
+// bool); its backward reads the gradient (2) and the mask (1) and
+// writes the input's gradient (2).
+//
+// The input (adapterInputElems): a row-parallel target's (proj, fc2) is
+// its input shard, n x in. A column-parallel target's (qkv, fc1) is the
+// norm's output, which Transformer Engine's LayerNormColumnParallelLinear
+// returns to it (NeMo's mcore_mixins: "return_layernorm_output = True #
+// need layernorm output for lora"): without sequence parallelism whole,
+// n x hidden; with it and TP overlap off gathered, n x hidden (TE 1.5's
+// return_layernorm_output_gathered, set "unless TP communication overlap
+// is used"); with TP overlap the GPU's sequence shard, n/T x hidden, which
+// the adapter gathers itself after its dropout (ParallelLinearAdapter:
+// gather_from_sequence_parallel_region; that gather is not priced here).
+// Read from the NeMo that Supermicro's MLPerf v4.0 Llama 2 70B LoRA
+// submission carries (implementations/nemo/NeMo: mcore_mixins.py,
+// parallel_adapters.py).
+//
+// Returning the norm's output costs, under an FP8 recipe, the cast to
+// FP8 the norm no longer fuses (TE v1.6 layernorm_linear.py:
+// _apply_normalization with fp8 "and not return_layernorm_output", then
+// tex.cast_to_fp8 of the output, "this comes at the cost of an extra fp8
+// cast": 2 bytes read, 1 written an element of the adapter's input), and
+// backward the adapter's gradient of it added into the layer's data
+// gradient ("dgrad = dgrad + grad_outputs[1].view_as(dgrad)": 2 + 2
+// read, 2 written).
+func (c lora) adapterInput(i int) (fwd, bwd cost.Phase) {
+	elems, norm := c.adapterInputElems(i)
+	k := func(read, write float64) cost.Kernel {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}
+	}
+	if c.Plan.LoRADropout > 0 {
+		fwd, bwd = fwd.Plus(c.Run(k(cost.BF16, cost.BF16+1))), bwd.Plus(c.Run(k(cost.BF16+1, cost.BF16)))
+	}
+	if norm {
+		if c.FP8Fwd > 0 {
+			fwd = fwd.Plus(c.Run(k(cost.BF16, 1)))
+		}
+		bwd = bwd.Plus(c.Run(k(2*cost.BF16, cost.BF16)))
+	}
+	return fwd, bwd
+}
+
+// adapterInputElems is the elements of target i's adapter input on one
+// GPU (adapterInput) and whether it is a layer-norm output TE returns.
+func (c lora) adapterInputElems(i int) (elems float64, norm bool) {
+	in, _, column := c.loraWidths()
+	elems = c.Tokens * in[i]
+	if !column[i] || c.Plan.Software.Framework() != plan.FrameworkMegatron {
+		// A row-parallel target's input shard; off Megatron-Core's TE
+		// layers (torchtitan, eager PyTorch, transformers) the norm is
+		// its own module, its output the linear layer's whole input.
+		return elems, false
+	}
+	if c.Plan.SequenceParallel && c.Plan.TPOverlap {
+		elems /= float64(c.Plan.TP)
+	}
+	return elems, true
 }

@@ -1,0 +1,78 @@
+package mechanisms
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+)
+
+// TestAdapterInputByHand: a llama block of hidden 512 (8 heads of 64,
+// as many key-value heads) at tp=2, LoRA on qkv (target 0) and proj
+// (target 1), one micro-batch of n = 1,024 tokens on the GPU. The work
+// around each adapter's input, worked by hand (bytes read + written an
+// element: dropout 2 + 3 forward, 3 + 2 backward; the norm output's FP8
+// cast 2 + 1; the adapter's gradient added into the layer's 4 + 2):
+//   - sp, tpoverlap, fp8, lora-dropout 0.1: qkv's input is the norm
+//     output's sequence shard, 1,024 / 2 x 512 = 262,144 elements:
+//     dropout and cast forward, dropout and add backward (2 and 2
+//     launches); proj's its input shard, 1,024 x 512 / 2 = 262,144:
+//     dropout only (1 and 1);
+//   - sp without tpoverlap, BF16, dropout: qkv's input the gathered norm
+//     output, 1,024 x 512 = 524,288: dropout forward (1), dropout and add
+//     backward (2); proj as above;
+//   - sp, tpoverlap, BF16, no dropout: qkv the add only (0 and 1), proj
+//     nothing;
+//   - no sp, on torchtitan's stack: the norm is not TE's, qkv's input
+//     (1,024 x 512) has the dropout only.
+func TestAdapterInputByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8")
+	k := func(elems, read, write float64) float64 {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}.Time(&p.Hardware)
+	}
+	const lo = "tp=2,dp=4,mbs=1,peft=lora,lora-rank=16,lora-targets=qkv+proj"
+	const e, whole = 262144.0, 524288.0
+	for _, c := range []struct {
+		name, strategy string
+		fp8            bool
+		target         int
+		fwd, bwd       float64
+		nf, nb         float64
+	}{
+		{"qkv sp overlap fp8", lo + ",sp=on,tpoverlap=on,fp8=delayed,lora-dropout=0.1", true, 0, k(e, 2, 3) + k(e, 2, 1), k(e, 3, 2) + k(e, 4, 2), 2, 2},
+		{"proj sp overlap fp8", lo + ",sp=on,tpoverlap=on,fp8=delayed,lora-dropout=0.1", true, 1, k(e, 2, 3), k(e, 3, 2), 1, 1},
+		{"qkv sp", lo + ",sp=on,lora-dropout=0.1", false, 0, k(whole, 2, 3), k(whole, 3, 2) + k(whole, 4, 2), 1, 2},
+		{"proj sp", lo + ",sp=on,lora-dropout=0.1", false, 1, k(e, 2, 3), k(e, 3, 2), 1, 1},
+		{"qkv no dropout", lo + ",sp=on,tpoverlap=on", false, 0, 0, k(e, 4, 2), 0, 1},
+		{"proj no dropout", lo + ",sp=on,tpoverlap=on", false, 1, 0, 0, 0, 0},
+		{"qkv torchtitan", lo + ",stack=torchtitan-0.2,lora-dropout=0.1", false, 0, k(whole, 2, 3), k(whole, 3, 2), 1, 1},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 2, Nodes: 1}, Tokens: 1024}
+		if c.fp8 {
+			sh.FP8Fwd, sh.FP8Bwd = 0.5, 0.5
+		}
+		f, b := lora{sh}.adapterInput(c.target)
+		if math.Abs(f.Busy-c.fwd) > 1e-15 || math.Abs(b.Busy-c.bwd) > 1e-15 || f.Launches != c.nf || b.Launches != c.nb {
+			t.Errorf("%s: %g s, %g launches forward, %g s, %g backward; want %g, %g, %g, %g", c.name, f.Busy, f.Launches, b.Busy, b.Launches, c.fwd, c.nf, c.bwd, c.nb)
+		}
+	}
+	// Sanity of the hand figure: the dropout over the qkv shard moves
+	// 262,144 x 5 bytes, no faster than the preset's peak memory rate.
+	if floor := e * 5 / p.Hardware.MemBandwidth; k(e, 2, 3) < floor {
+		t.Errorf("dropout kernel %g s, under its bytes' %g s at peak", k(e, 2, 3), floor)
+	}
+}
