@@ -42,6 +42,7 @@ venv-frameworks-03); without one, its tests are skipped, saying so.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,10 +85,13 @@ TITAN_ARGS = [
 # tensorwise recipe then runs torchao's Float8Linear, whose scaled matmul
 # torch 2.14 has on the CPU. So the float8 plan runs as exported but eager.
 FLOAT8_ARGS = ["--quantize.linear.float8.emulate", "--compile.no-enable"]
+TP_CPU_ARGS = ["--compile.no-enable"]
 # A mixture of experts in placer's shape of titan_cpu's placer_tiny_moe
 # (torchtitan's qwen3 debugmodel_moe narrowed), expert parallel 2.
 MOE = "llama:layers=2,hidden=64,heads=4,kv_heads=2,seq=32,vocab=256,batch=4,experts=4,topk=2,expert_ffn=64"
-MOE_STOP = "NotImplementedError: \"histogram_cpu\" not implemented for 'Long'"
+# (eager: NotImplementedError ... for 'Long'; compiled, as placer's torchtitan
+# stack exports: Dynamo's fake-tensor run of the same call, ... for 'torch.int64')
+MOE_STOP = re.compile(r"\"histogram_cpu\" not implemented for '(Long|torch\.int64)'")
 
 # torchtitan 0.3.0: the same llama's plans, on its trainer through
 # titan03_cpu.py. The settings a CPU run needs beside the module's: float32
@@ -189,9 +193,9 @@ class TestTorchtitanRuns(unittest.TestCase):
             assert rc == 0, "torchtitan on %d processes: exit %s\n%s" % (n, rc, tail(log))
         return {"ranks": read_ranks(dump), "rc": rc, "log": log, "seconds": secs}
 
-    def compare(self, name, n=4, grad_scale=1.0, float8=False):
+    def compare(self, name, n=4, grad_scale=1.0, float8=False, args=()):
         ref = (self.unsplit8 if float8 else self.unsplit)["ranks"][0]
-        res = self.titan(n, self.toml[name], os.path.join(self.tmp, name.replace(" ", "_").replace(",", "")), *(FLOAT8_ARGS if float8 else []))
+        res = self.titan(n, self.toml[name], os.path.join(self.tmp, name.replace(" ", "_").replace(",", "")), *(FLOAT8_ARGS if float8 else []), *args)
         self.assertEqual(sorted(res["ranks"]), list(range(n)))
         last = res["ranks"][n - 1]  # the last rank holds the last pipeline stage: its loss is the step's
         self.assertEqual([r["step"] for r in last], [1, 2])
@@ -205,8 +209,12 @@ class TestTorchtitanRuns(unittest.TestCase):
     def test_fsdp(self):
         self.compare("FSDP 4")
 
+    # The TP plan runs eager on the CPU: compiled (placer's torchtitan stack
+    # exports compile=on), torch 2.14.1's Dynamo traces DTensor's
+    # collectives by process-group name and gloo's TP group is not found
+    # ("Could not resolve the process group registered under the name 12").
     def test_tp_fsdp(self):
-        self.compare("TP 2 x FSDP 2")
+        self.compare("TP 2 x FSDP 2", args=TP_CPU_ARGS)
 
     # torchtitan 0.2.2's pipeline backpropagates each micro-batch's loss
     # sum (reduction "sum", scale_grads=False) and divides by the global
@@ -238,7 +246,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         self.assertNotEqual(res["rc"], 0)
         with open(res["log"]) as f:
             log = f.read()
-        self.assertTrue(MOE_STOP in log and "torchtitan/models/moe/moe.py" in log and "torch.histc(" in log,
+        self.assertTrue(MOE_STOP.search(log) and "torchtitan/models/moe/moe.py" in log and "torch.histc(" in log,
                         "want torchtitan's router stopping at torch.histc:\n" + tail(res["log"]))
         TIMES.append(("torchtitan 0.2.2", "MoE, EP 2 in FSDP 2: stops (torch.histc)", 2, None, res["seconds"]))
 
