@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +114,44 @@ func TestSlowestAndCPU(t *testing.T) {
 	w.Reset()
 	if err := printCPU(&w, path+".absent", 1); err != nil || !strings.Contains(w.String(), "no CPU times") {
 		t.Errorf("no file: %q, %v", w.String(), err)
+	}
+}
+
+// TestPhaseTable runs phase.sh as make test does: two phases (one
+// failing), then the table with and without the start file. The sum of
+// the walls and the end-to-end wall are separate lines, so that phases
+// run side by side are not read as their sum.
+func TestPhaseTable(t *testing.T) {
+	d := t.TempDir()
+	file, start := filepath.Join(d, "phases.txt"), filepath.Join(d, "start")
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command("bash", append([]string{"phase.sh"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if err := os.WriteFile(start, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(file, "first", "true"); err != nil || !strings.Contains(out, "phase first: wall") {
+		t.Fatalf("first phase: %v %q", err, out)
+	}
+	out, err := run(file, "second", "false")
+	if err == nil || !strings.Contains(out, "FAILED 1") || !strings.Contains(out, "make test phase") {
+		t.Fatalf("failed phase: err %v, output %q (want its status and the table so far)", err, out)
+	}
+	out, err = run("--table", file, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "first") || !strings.HasPrefix(lines[3], "total") ||
+		!strings.HasPrefix(lines[4], "make test, end to end") {
+		t.Fatalf("table:\n%s\nwant header, 2 phases, total, end to end", out)
+	}
+	// The start file says 1 (1970): end to end is decades of seconds.
+	if f := strings.Fields(strings.TrimPrefix(lines[4], "make test, end to end")); len(f) == 0 || len(f[0]) < 10 {
+		t.Errorf("end-to-end wall %q, want now - 1", lines[4])
+	}
+	if out, _ := run("--table", file); strings.Contains(out, "end to end") {
+		t.Errorf("table without a start file prints the end-to-end line:\n%s", out)
 	}
 }

@@ -7,7 +7,11 @@
 #                                   seconds of every process it waited for
 #                                   (sub-makes, go test's binaries, python);
 #                                   exits with COMMAND's status
-#   phase.sh --table FILE           prints FILE as a table, with the sum
+#   phase.sh --table FILE [START]   prints FILE as a table, with the sum;
+#                                   with START (a file holding date
+#                                   +%s.%N), the wall from then to now too,
+#                                   which is less than the sum where
+#                                   phases ran side by side
 #
 # A phase that fails prints the table of the phases so far before it
 # exits, so that a failed make test says where its time went too.
@@ -24,6 +28,9 @@ table() {
 }
 if [ "${1:-}" = --table ]; then
 	table "$2"
+	if [ -n "${3:-}" ] && [ -s "$3" ]; then
+		awk -v now="$(date +%s.%N)" '{ printf "%-24s %9.1f  (phases side by side overlap)\n", "make test, end to end", now - $1 }' "$3"
+	fi
 	exit 0
 fi
 file=$1 name=$2
