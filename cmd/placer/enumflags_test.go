@@ -54,6 +54,14 @@ var freeText = map[string]string{
 // before any work, as --to megatron-brige always did (--for
 // megatron_bridge exited 1). Every text flag that reads no file is a row
 // here or in freeText, so that a new one cannot skip the rule.
+// refusalGuard is how long the refusal tests (here, exitrule_test.go,
+// outputs_test.go, iopaths_test.go) let a command run before stopping
+// it: a hang guard, not a speed. A command that takes the mistake runs
+// on and is stopped (exit 130, a failure: the tests want 1 or 2); one
+// that refuses it exits in milliseconds quiet, and took over the 2 s
+// these guards were beside a CI and four sessions' builds (2026-11-28).
+const refusalGuard = time.Minute
+
 func TestEveryEnumFlagExit2(t *testing.T) {
 	dir := t.TempDir()
 	graphArgs := []string{"--graph", example}
@@ -129,7 +137,7 @@ func TestEveryEnumFlagExit2(t *testing.T) {
 				const bad = "nosuch_x"
 				line := append(strings.Fields(c.CommandPath())[1:], base...)
 				line = append(line, "--"+f.Name, bad)
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), refusalGuard)
 				defer cancel()
 				var stdout, errb bytes.Buffer
 				code := runContext(ctx, line, strings.NewReader(""), &stdout, &errb)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -117,8 +116,8 @@ func TestOneExitRule(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// A command that starts its work in spite of the mistake is
-			// stopped after 2 s, and fails below.
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// stopped (refusalGuard), and fails below.
+			ctx, cancel := context.WithTimeout(context.Background(), refusalGuard)
 			defer cancel()
 			var out, errb bytes.Buffer
 			code := runContext(ctx, tc.args, strings.NewReader(""), &out, &errb)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -170,7 +169,7 @@ func TestNoInputIsAnOutput(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), refusalGuard)
 			defer cancel()
 			var out, errb bytes.Buffer
 			code := runContext(ctx, r.line, strings.NewReader(""), &out, &errb)
@@ -223,7 +222,7 @@ func TestMissingInputOneWay(t *testing.T) {
 				want = "placer: --" + in + " " + given + ": cannot read " + missing + ": no such file or directory\n"
 			}
 			t.Run(c.cmd+" --"+in, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), refusalGuard)
 				defer cancel()
 				var out, errb bytes.Buffer
 				code := runContext(ctx, line, strings.NewReader(""), &out, &errb)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,8 +39,8 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 				line := append(strings.Fields(c.CommandPath())[1:], args[c.CommandPath()]...)
 				line = append(line, "--"+f.Name, path)
 				// A command that does its work in spite of the mistake
-				// is stopped after a second, and fails below.
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				// is stopped (refusalGuard), and fails below.
+				ctx, cancel := context.WithTimeout(context.Background(), refusalGuard)
 				defer cancel()
 				var out, errb bytes.Buffer
 				code := runContext(ctx, line, strings.NewReader(""), &out, &errb)
