@@ -671,12 +671,15 @@ gpu:
 	TORCH_PY=$(or $(GPU_PY),python3) sh tools/gpu/run.sh out/gpu
 
 # The binaries a device machine runs (it has no Go): stripped and gzipped
-# into out/carry, about 12 MB each, for tools/gpu/device.sh.
-gpu-carry: go-deps cuda-dev
+# into out/carry, about 12 MB each, for tools/gpu/device.sh; and timm's
+# wheel (about 2.5 MB) for make gpu's timm-val step.
+gpu-carry: go-deps cuda-dev venv
 	@mkdir -p out/carry
 	$(GO) build -ldflags "-s -w -X main.version=$(VERSION)" -o out/carry/placer ./cmd/placer
 	$(CUDA_ENV) $(GO) build -tags cuda -ldflags "-s -w -X main.version=$(VERSION)" -o out/carry/placer-cuda ./cmd/placer
 	gzip -9 -f out/carry/placer out/carry/placer-cuda
+	rm -f out/carry/timm-*.whl
+	$(TORCH_PY) -m pip download --quiet --no-deps --only-binary=:all: -d out/carry $(filter timm==%,$(PY_TEST_PINS))
 
 gpu-check: build venv
 	GPU_DEVICE=cpu GPU_QUICK=1 GPU_NAMED=1 TORCH_PY=$(TORCH_PY) sh tools/gpu/run.sh out/gpu-cpu

@@ -442,6 +442,21 @@ named profile-llama1b-hf 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE"
 named profile-llama1b-titan 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $NB --framework torchtitan \
 	--workload "$WF" --tp 1 $WFS --cp 1 --recompute none --out "$OUT/llama1b.titan.profile.json"
 
+# 5d. timm-val (named): the timm bench's validation part (docs/timm-bench.md)
+# trained on this GPU as timm's benchmark.py trains it, at the batch and
+# image size of timm's RTX 3090 files, model after model in the sample's
+# hash order within a budget of 240 s (tools/timmbench/timmbench.py
+# measure). Here, after: timmbench.py report --measured OUT/timm-val.csv
+# --hardware h100 (or h200) --out DIR, the validation part's figures on
+# this GPU. timm comes from the host's Python or else from the wheel
+# make gpu-carry puts in out/carry (pure Python; it imports torchvision,
+# huggingface_hub and safetensors, which the device's image holds).
+TV="--budget 240"
+[ "$QUICK" = 1 ] && TV="--quick --limit 1 --budget 60"
+named timm-val 300 sh -c "W=\$(ls out/carry/timm-*.whl 2>/dev/null | head -1); T=\${TMPDIR:-/tmp}/placer-timm; \
+	if ! $PY -c 'import timm' 2>/dev/null && [ -n \"\$W\" ]; then rm -rf \$T && $PY -m zipfile -e \"\$W\" \$T || exit 1; fi; \
+	PYTHONPATH=\$T $PY tools/timmbench/timmbench.py measure --device $DEVICE --part val $TV -o $OUT/timm-val.csv"
+
 # 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
 # ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the
 # GPU with its dispatch time, and placer eval --profile of it (each figure

@@ -21,7 +21,7 @@ HAVE_PLACER = os.access(PLACER, os.X_OK)
 # The steps only GPU_STEPS runs (the attention beyond causal GQA and the
 # frameworks' layers on CUDA).
 NAMED = ["profile-gpt-oss-window", "eval-gpt-oss-window", "window-attn", "profile-deepseek-v3-mla", "eval-deepseek-v3-mla",
-         "profile-llama1b-hf", "profile-llama1b-titan"]
+         "profile-llama1b-hf", "profile-llama1b-titan", "timm-val"]
 
 
 def listed(out, **env):
@@ -46,7 +46,7 @@ class ListTest(unittest.TestCase):
         # The named steps: listed as such, each with a limit, in the order
         # they run.
         self.assertEqual([n for n in names if by[n][2] == "named"], NAMED)
-        limits = {"window-attn": "150"}
+        limits = {"window-attn": "150", "timm-val": "300"}
         for n in NAMED:
             self.assertEqual(by[n][1], limits.get(n, "90" if n.startswith("profile-") else "30"), by[n])
         # The ones a plain run takes, and the hw bench said skipped

@@ -62,6 +62,38 @@ class TestRules(unittest.TestCase):
         self.assertAlmostEqual(g["mean_abs_error"], (0.2 + 0.3) / 2)
         self.assertAlmostEqual(g["spearman"], 1.0)
 
+    def test_measure_order(self):
+        # The part's rows by sha256("placer-timm-sample:" + model), worked
+        # with hashlib here; --limit keeps the first; "all" both parts.
+        rows = [{"model": m, "part": p} for m, p in (("a", "val"), ("b", "dev"), ("c", "val"), ("d", "val"))]
+        h = {m: int(hashlib.sha256(("placer-timm-sample:" + m).encode()).hexdigest()[:8], 16) for m in "abcd"}
+        want = sorted("acd", key=lambda m: h[m])
+        self.assertEqual([r["model"] for r in timmbench.measure_order(list(rows), "val")], want)
+        self.assertEqual([r["model"] for r in timmbench.measure_order(list(rows), "val", limit=2)], want[:2])
+        self.assertEqual(len(timmbench.measure_order(list(rows), "all")), 4)
+
+    def test_read_measured_takes_rows_that_ran(self):
+        import os
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "m.csv")
+            rows = [{"model": "x", "format": "nchw", "step_ms": "12.5", "status": "ok", "device": "NVIDIA H200"},
+                    {"model": "y", "format": "nchw", "status": "oom", "reason": "out of memory at batch 256",
+                     "device": "NVIDIA H200"}]
+            with open(p, "w") as f:
+                f.write(timmbench.to_csv(rows, timmbench.MEASURE_FIELDS))
+            got, devices = timmbench.read_measured(p)
+        self.assertEqual(got, {("x", "nchw"): "12.5"})
+        self.assertEqual(devices, {"NVIDIA H200"})
+
+    def test_report_measured_needs_another_folder(self):
+        # --measured without --out (or with --out = --dir) would overwrite
+        # the committed results: refused in one line before anything runs.
+        for extra in ([], ["--out", timmbench.DEFAULT_DIR]):
+            with self.assertRaises(SystemExit) as e:
+                timmbench.main(["report", "--measured", "m.csv"] + extra)
+            self.assertIn("--measured needs --out", str(e.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -46,7 +46,15 @@ Subcommands (all take --dir, the committed measurements/timm):
            which the printed table leaves out) and summary.json, and
            prints the development rows and both parts' aggregates
            (mean |error| and Spearman over models), validation's only as
-           aggregates.
+           aggregates. With --measured CSV (a measure run's) and
+           --hardware (the GPU it ran on: h100, h200) the same figures
+           against those steps, written to --out (the committed files
+           stay as they are).
+  measure  times each sampled model of a part (default the validation
+           part) on this machine's GPU as benchmark.py trained it, at
+           the 3090 files' batch and image size, into a CSV (make gpu's
+           named step timm-val; tools/gpu/run.sh), within a time budget,
+           in the sample's hash order.
 """
 
 import argparse
@@ -354,6 +362,112 @@ def export_one(model, fmt, batch, img, out):
                          attention="math", execution=execution)
 
 
+MEASURE_FIELDS = ("model", "family", "part", "format", "batch", "img", "step_ms", "steps", "peak_gb", "status", "reason",
+                  "device", "torch", "timm")
+
+
+def measure_order(rows, part, limit=0):
+    """The sampled models measure times, in the order it takes them: the
+    part's (or all) by sha256(SAMPLE_SALT + model), so that a run stopped
+    by its budget has spread over the families."""
+    rows = [r for r in rows if part == "all" or r["part"] == part]
+    rows.sort(key=lambda r: (h8(SAMPLE_SALT + r["model"]), r["model"]))
+    return rows[:limit] if limit else rows
+
+
+def cmd_measure(a):
+    """Times each sampled model's training step on this machine's GPU as
+    benchmark.py ran it (the module's doc: timm.create_model, train(),
+    FP16 autocast around forward and loss, cross-entropy, backward,
+    SGD's step with momentum 0.9 and Nesterov; attention as exported),
+    at the batch and image size of timm's 3090 files, a row a model and
+    format written to --output after each one (a run stopped by its
+    budget or its limit keeps what it measured). A model that runs out
+    of memory is a row too ("oom"), as is one that fails (its one-line
+    reason)."""
+    import torch
+    import timm
+    import timm.layers
+    timm.layers.set_fused_attn(False)
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)
+        torch.backends.cuda.matmul.allow_tf32 = SETTINGS["tf32_matmul"]
+        torch.backends.cudnn.allow_tf32 = SETTINGS["tf32_cudnn"]
+        torch.backends.cudnn.benchmark = True
+        name = torch.cuda.get_device_name(dev)
+    else:
+        name = "cpu"
+    # FP16 autocast as the benchmark; on a CPU (the plumbing) BF16.
+    amp = torch.float16 if dev.type == "cuda" else torch.bfloat16
+    rows = measure_order(read_sample(a.dir), a.part, a.limit)
+    out, start = [], time.monotonic()
+    for r in rows:
+        for fmt in a.formats.split(","):
+            if time.monotonic() - start > a.budget:
+                print("timmbench measure: budget of %.0f s spent; %d rows measured" % (a.budget, len(out)), flush=True)
+                return
+            b, img = (2 if a.quick else int(r[fmt + "_batch"])), int(r[fmt + "_img"])
+            row = {"model": r["model"], "family": r["family"], "part": r["part"], "format": fmt, "batch": b, "img": img,
+                   "device": name, "torch": torch.__version__, "timm": timm.__version__}
+            try:
+                ms, peak = measure_one(torch, timm, dev, amp, RENAMED.get(r["model"], r["model"]), fmt == "nhwc", b, img,
+                                       1 if a.quick else a.warmup, 1 if a.quick else a.steps)
+                row.update(status="ok", step_ms="%.3f" % ms, steps=1 if a.quick else a.steps, peak_gb="%.2f" % peak)
+            except torch.cuda.OutOfMemoryError:
+                row.update(status="oom", reason="out of memory at batch %d" % b)
+            except Exception as e:  # one line, as export's
+                text = str(e).strip().splitlines()
+                row.update(status="failed", reason=("%s: %s" % (type(e).__name__, text[0] if text else ""))[:300])
+            finally:
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
+            out.append(row)
+            write_atomic(a.output, to_csv(out, MEASURE_FIELDS))
+            print("[%d] %s-%s: %s %s" % (len(out), r["model"], fmt, row["status"], row.get("step_ms", row.get("reason", ""))),
+                  flush=True)
+
+
+def measure_one(torch, timm, dev, amp, model, channels_last, batch, img, warmup, steps):
+    """One model's mean training step (ms) over steps after warmup, and
+    its peak memory (GB; 0 on a CPU)."""
+    m = timm.create_model(model, pretrained=False).to(dev)
+    x = torch.randn(batch, 3, img, img, device=dev)
+    if channels_last:
+        m = m.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    m.train()
+    y = torch.randint(0, m.num_classes, (batch,), device=dev)
+    opt = torch.optim.SGD(m.parameters(), lr=SETTINGS["lr"], momentum=SETTINGS["momentum"], nesterov=SETTINGS["nesterov"],
+                          weight_decay=SETTINGS["weight_decay"], foreach=False)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        with torch.autocast(dev.type, dtype=amp):
+            loss = loss_fn(m(x), y)
+        loss.backward()
+        opt.step()
+    try:
+        for _ in range(warmup):
+            step()
+        sync()
+        if dev.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        ms = (time.perf_counter() - t0) / steps * 1e3
+        return ms, (torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else 0.0)
+    finally:
+        del m, opt, x, y
+
+
 def spearman(xs, ys):
     """Spearman's rank correlation of two equal-length lists (ties take
     their mean rank)."""
@@ -380,10 +494,11 @@ def spearman(xs, ys):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
-def predict(placer, graph, host, fmt):
-    """placer eval's one-GPU step time of graph on the rtx3090 in memory
-    format fmt (nchw, nhwc: cuDNN's layout transposes or none), seconds."""
-    cmd = [placer, "eval", "--graph", graph, "--hardware", "rtx3090", "--gpus", "1", "--json",
+def predict(placer, graph, host, fmt, hardware="rtx3090"):
+    """placer eval's one-GPU step time of graph on hardware (the rtx3090
+    of timm's files unless a measure run's GPU) in memory format fmt
+    (nchw, nhwc: cuDNN's layout transposes or none), seconds."""
+    cmd = [placer, "eval", "--graph", graph, "--hardware", hardware, "--gpus", "1", "--json",
            "--memory-format", fmt, "--host=%s" % ("true" if host else "false")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -405,13 +520,35 @@ RESULT_FIELDS = ("model", "family", "part", "format", "batch", "img", "measured_
                  "host_ms", "host_err", "ops", "export_cpu_s", "status", "reason")
 
 
+def read_measured(path):
+    """{(model, format): step ms} of a measure run's CSV, its rows that
+    ran; and the GPU it ran on."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    got = {(r["model"], r["format"]): r["step_ms"] for r in rows if r.get("status") == "ok"}
+    return got, ({r.get("device", "") for r in rows} - {""})
+
+
 def cmd_report(a):
+    # Another GPU's measurements (measure): the committed files stay as
+    # they are; the figures go to --out.
+    if a.measured and (not a.out or os.path.abspath(a.out) == os.path.abspath(a.dir)):
+        sys.exit("timmbench report: --measured needs --out, a folder other than --dir (%s): the committed results stay" % a.dir)
     placer = os.path.abspath(a.placer)
     fp, vers = fingerprint(a.python or sys.executable)
     cdir = os.path.join(cache_root(), fp)
     formats = a.formats.split(",")
     out = []
-    cached = os.path.join(cdir, "predictions-%s.json" % hashlib.sha256(open(placer, "rb").read()).hexdigest()[:16])
+    measured, outdir = None, a.out or a.dir
+    if a.measured:
+        measured, devices = read_measured(a.measured)
+        if not measured:
+            sys.exit("timmbench report: %s: no row that ran (status ok)" % a.measured)
+        os.makedirs(a.out, exist_ok=True)
+        print("timmbench report: %d steps measured on %s, predicted on placer's %s" % (
+            len(measured), ", ".join(sorted(devices)) or "?", a.hardware), flush=True)
+    hwtag = "" if a.hardware == "rtx3090" else "-" + a.hardware
+    cached = os.path.join(cdir, "predictions-%s%s.json" % (hashlib.sha256(open(placer, "rb").read()).hexdigest()[:16], hwtag))
     memo = {}
     if os.path.exists(cached):
         with open(cached) as f:
@@ -421,6 +558,10 @@ def cmd_report(a):
             k = key(r, fmt)
             row = {"model": r["model"], "family": r["family"], "part": r["part"], "format": fmt,
                    "batch": r[fmt + "_batch"], "img": r[fmt + "_img"], "measured_ms": r[fmt + "_ms"]}
+            if measured is not None:
+                if (r["model"], fmt) not in measured:
+                    continue
+                row["measured_ms"] = measured[(r["model"], fmt)]
             sp = os.path.join(cdir, k + ".status.json")
             if not os.path.exists(sp):
                 row["status"] = "not exported yet"
@@ -438,21 +579,23 @@ def cmd_report(a):
                 if k not in memo:
                     with open(g) as f:
                         nops = len(json.load(f)["ops"])
-                    memo[k] = {"strict": predict(placer, g, False, fmt), "host": predict(placer, g, True, fmt), "ops": nops}
+                    memo[k] = {"strict": predict(placer, g, False, fmt, a.hardware),
+                               "host": predict(placer, g, True, fmt, a.hardware), "ops": nops}
                 pr = memo[k]
             except (RuntimeError, ValueError, KeyError) as e:
                 row["status"], row["reason"] = "refused", "placer eval: %s" % e
                 out.append(row)
                 continue
-            meas = float(r[fmt + "_ms"])
+            meas = float(row["measured_ms"])
             row.update(status="ok", ops=pr["ops"], strict_ms="%.3f" % (pr["strict"] * 1e3),
                        host_ms="%.3f" % (pr["host"] * 1e3),
                        strict_err="%+.3f" % (pr["strict"] * 1e3 / meas - 1), host_err="%+.3f" % (pr["host"] * 1e3 / meas - 1))
             out.append(row)
     write_atomic(cached, json.dumps(memo))
-    write_atomic(os.path.join(a.dir, "results.csv"), to_csv(out, RESULT_FIELDS))
+    write_atomic(os.path.join(outdir, "results.csv"), to_csv(out, RESULT_FIELDS))
     cpu = [float(x["export_cpu_s"]) for x in out if x.get("export_cpu_s") not in (None, "")]
-    summary = {"placer": a.placer_version or "", "torch_timm": vers, "cache": fp, "parts": {},
+    summary = {"placer": a.placer_version or "", "torch_timm": vers, "cache": fp, "parts": {}, "hardware": a.hardware,
+               "measured": os.path.basename(a.measured) if a.measured else "timm's published RTX 3090 files",
                "export_cpu_s": {"exports": len(cpu), "total": round(sum(cpu), 1),
                                 "mean": round(sum(cpu) / len(cpu), 2) if cpu else 0, "max": max(cpu) if cpu else 0}}
     for part in ("dev", "val"):
@@ -465,7 +608,7 @@ def cmd_report(a):
             fr = [x for x in pr if x["format"] == fmt and x.get("status") == "ok"]
             s[fmt] = {"strict": aggregate(fr, "strict"), "host": aggregate(fr, "host")}
         summary["parts"][part] = s
-    write_atomic(os.path.join(a.dir, "summary.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_atomic(os.path.join(outdir, "summary.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n")
     if a.json:
         print(json.dumps(summary, indent=1, sort_keys=True))
         return
@@ -522,10 +665,24 @@ def main(argv=None):
     r.add_argument("--formats", default="nchw,nhwc")
     r.add_argument("--rows", action="store_true", help="print the development part's rows too")
     r.add_argument("--json", action="store_true")
-    for q in (s, e, r):
+    r.add_argument("--measured", default="", help="a measure run's CSV: its steps instead of timm's 3090 files (needs --out)")
+    r.add_argument("--hardware", default="rtx3090", help="placer's hardware preset the steps are predicted on")
+    r.add_argument("--out", default="", help="where results.csv and summary.json go (default --dir)")
+    m = sub.add_parser("measure")
+    m.add_argument("--part", default="val", choices=("dev", "val", "all"))
+    m.add_argument("--formats", default="nchw")
+    m.add_argument("--device", default="cuda")
+    m.add_argument("--budget", type=float, default=240, help="stop starting models after this many seconds")
+    m.add_argument("--warmup", type=int, default=5)
+    m.add_argument("--steps", type=int, default=20)
+    m.add_argument("--limit", type=int, default=0, help="at most this many models")
+    m.add_argument("--quick", action="store_true", help="batch 2, one step: the plumbing (make gpu-check), figures meaningless")
+    m.add_argument("-o", "--output", required=True, help="the CSV written (after every model)")
+    for q in (s, e, r, m):
         q.add_argument("--dir", default=DEFAULT_DIR)
     a = p.parse_args(argv)
-    return {"sample": cmd_sample, "export": cmd_export, "export-batch": cmd_export_batch, "report": cmd_report}[a.cmd](a)
+    return {"sample": cmd_sample, "export": cmd_export, "export-batch": cmd_export_batch, "report": cmd_report,
+            "measure": cmd_measure}[a.cmd](a)
 
 
 if __name__ == "__main__":
