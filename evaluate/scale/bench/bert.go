@@ -22,19 +22,16 @@ const unpaddedSeq = 254
 // sequence holds), pure data parallelism (NVIDIA's code has no model
 // parallelism), NVIDIA's MLPerf BERT stack (plan.StackNVIDIABERT: LAMB),
 // its CUDA graphs and distributed LAMB as the row says, each packed
-// sequence as samples of equal length. Refused (one line): GPUs without a
-// pod preset, PCIe GPUs (the presets' nodes are NVLink boards), node
-// shapes the presets do not write, rows without a plan.
+// sequence as samples of equal length, on its GPUs' pod preset (pods.go:
+// PCIe cards on a PCIe server's). Refused (one line): GPUs without a pod
+// preset, node shapes the presets do not write, rows without a plan.
 func readBERT(r Row) (Reading, error) {
 	var rd Reading
-	preset, ok := pods[r.GPU]
-	if !ok {
-		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
+	preset, pcie, err := podPreset(r) // pods.go
+	if err != nil {
+		return rd, err
 	}
-	if strings.Contains(strings.ToUpper(strings.ReplaceAll(r.Accelerator, " ", "")), "PCIE") {
-		return rd, fmt.Errorf("%s: PCIe GPUs, the %s preset's are SXM on an NVLink board (placer has no PCIe node preset)", r.Accelerator, preset)
-	}
-	perNode, err := nodeOption(r, preset, &rd)
+	perNode, err := nodeOption(r, preset, pcie, &rd)
 	if err != nil {
 		return rd, err
 	}

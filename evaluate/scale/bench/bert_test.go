@@ -47,3 +47,45 @@ func TestReadBERT(t *testing.T) {
 		t.Errorf("global batch 700: %v", err)
 	}
 }
+
+// TestReadBERTPods: a row's pod preset by its GPU, form factor and
+// memory (pods.go). Dell's 2 x R750xa with 4 A100 PCIe 80 GB cards each
+// is pcie-a100:2,per-node=4; xFusion's G5500 V7 with 10 L40 cards is
+// pcie-l40:1,per-node=10 (more cards than the preset's 8, within its 16
+// slots); an A30 server of 8 is pcie-a30:1; Dell's 4 x XE8545 with 4 A100
+// SXM4 40 GB each (gpu_mem_gib 37.3) is dgx-a100-40gb:4,per-node=4, the
+// 80 GB one (74.5) dgx-a100:4,per-node=4; an H100 PCIe row of 8 cards is
+// pcie-h100:1. Each parses to the row's GPUs.
+func TestReadBERTPods(t *testing.T) {
+	row := func(gpu, acc string, mem float64, nodes, per int) Row {
+		r := bertRow()
+		r.GPU, r.Accelerator, r.GPUMemGiB = gpu, acc, mem
+		r.Nodes, r.GPUsPerNode, r.GPUs = nodes, per, nodes*per
+		r.DP, r.GBS = nodes*per, nodes*per*48*2
+		return r
+	}
+	for _, c := range []struct {
+		row     Row
+		cluster string
+		gpu     string
+	}{
+		{row("A100", "NVIDIA A100-PCIe-80GB", 74.5, 2, 4), "pcie-a100:2,per-node=4", "a100-pcie"},
+		{row("L40", "NVIDIA L40", 44.7, 1, 10), "pcie-l40:1,per-node=10", "l40"},
+		{row("A30", "NVIDIA A30", 24, 1, 8), "pcie-a30:1", "a30"},
+		{row("A100", "NVIDIA A100-SXM-40GB", 37.3, 4, 4), "dgx-a100-40gb:4,per-node=4", "a100-40gb"},
+		{row("A100", "NVIDIA A100-SXM-80GB CTS", 74.5, 4, 4), "dgx-a100:4,per-node=4", "a100"},
+		{row("H100", "NVIDIA H100-PCIe-80GB", 74.5, 1, 8), "pcie-h100:1", "h100-pcie"},
+	} {
+		rd, err := Read(c.row)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.row.GPU, c.row.Accelerator, err)
+		}
+		p, err := plan.ParsePod(rd.Cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.Cluster != c.cluster || p.Hardware.Name != c.gpu || p.GPUs() != c.row.GPUs {
+			t.Errorf("%s %s: cluster %q (%s, %d GPUs), want %q (%s, %d)", c.row.GPU, c.row.Accelerator, rd.Cluster, p.Hardware.Name, p.GPUs(), c.cluster, c.gpu, c.row.GPUs)
+		}
+	}
+}
