@@ -80,13 +80,23 @@ func readBERT(r Row) (Reading, error) {
 		rd.Assumed = append(rd.Assumed, fmt.Sprintf("unpadded samples of the training set's mean %d tokens (NVIDIA's packing statistics)", unpaddedSeq))
 	}
 	rd.Workload = fmt.Sprintf("bert-large:seq=%d,batch=%d", seq, seqs)
+	if r.DenseSeqOutput == "0" {
+		// No --dense_seq_output: NVIDIA's modeling.py
+		// (BertPreTrainingHeads.forward) gathers the masked positions
+		// before the MLM head only with it; without it the transform,
+		// the decoder to the vocabulary and the loss run on every
+		// position of the sequence.
+		rd.Workload += fmt.Sprintf(",predicted=%d", seq)
+		rd.Assumed = append(rd.Assumed, "the MLM head on every position (the config does not set dense_seq_output)")
+	} else {
+		rd.Assumed = append(rd.Assumed, "the MLM head on 76 positions a sequence (max_predictions_per_seq), NVIDIA's dense_seq_output")
+	}
 	if r.Precision != "" && r.Precision != "fp16" {
 		rd.Assumed = append(rd.Assumed, "precision "+r.Precision+" costed as 16-bit")
 	}
 	if r.Optimizer != "" && r.Optimizer != "lamb" {
 		return rd, fmt.Errorf("optimizer %q: the BERT stack runs LAMB", r.Optimizer)
 	}
-	rd.Assumed = append(rd.Assumed, "the MLM head on 76 positions a sequence (max_predictions_per_seq), NVIDIA's dense_seq_output")
 	if r.Sharp == "1" {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}

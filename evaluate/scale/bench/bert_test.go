@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // bertRow is a BERT row as runs.csv holds NVIDIA's 8-GPU DGX H100
@@ -87,5 +90,60 @@ func TestReadBERTPods(t *testing.T) {
 		if rd.Cluster != c.cluster || p.Hardware.Name != c.gpu || p.GPUs() != c.row.GPUs {
 			t.Errorf("%s %s: cluster %q (%s, %d GPUs), want %q (%s, %d)", c.row.GPU, c.row.Accelerator, rd.Cluster, p.Hardware.Name, p.GPUs(), c.cluster, c.gpu, c.row.GPUs)
 		}
+	}
+}
+
+// TestReadBERTDenseSeqOutput: a row whose config does not set
+// --dense_seq_output (NVIDIA's 64- to 434-node configs) runs BERT's MLM
+// head on all 512 positions of a sequence, not on its 76 masked ones
+// (modeling.py's BertPreTrainingHeads gathers them only with it): the
+// workload says predicted=512. Worked by hand, the step on one DGX H100
+// at micro-batch 48 grows by what the head costs on 512 - 76 = 436 more
+// positions a sequence, 20,928 for 48:
+//   - its GEMMs forward and backward (3 x 2 FLOPs a multiply-add), the
+//     transform (1,024 x 1,024) and the decoder to the vocabulary (1,024
+//     x 30,522): 6 x 20,928 x 1,024 x 31,546 = 4.056 TFLOP at the pod's
+//     989.4 TFLOP/s x 0.756 (kernels.H100.GEMM): 5.423 ms;
+//   - the loss over its 20,928 x 30,522 = 638.76 M logits as the cost
+//     model prices an unfused cross-entropy (cost_ends.go: forward
+//     elementwise passes of 2+4, 4+4, 4+4 and 4+4 bytes a logit at 0.85
+//     of 3.35 TB/s, reductions of 4 and 4 at 0.75; backward 4+4 and 4+2
+//     at 0.85): 638.76e6 x (30 / 2.8475e12 + 8 / 2.5125e12 + 14 /
+//     2.8475e12) = 6.730 + 2.034 + 3.141 = 11.904 ms;
+//
+// 17.33 ms in all, within 3% (the transform's GeLU and layer norm on the
+// extra positions, 20,928 x 1,024 elements, are small beside them).
+func TestReadBERTDenseSeqOutput(t *testing.T) {
+	dense := bertRow()
+	dense.DenseSeqOutput = "1"
+	all := bertRow()
+	all.DenseSeqOutput = "0"
+	step := func(r Row) float64 {
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err1 := transformer.Parse(rd.Workload)
+		p, err2 := plan.ParsePod(rd.Cluster)
+		s, err3 := plan.ParseStrategy(rd.Strategy)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v %v %v", rd.Workload, err1, err2, err3)
+		}
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Step
+	}
+	rd, _ := Read(all)
+	if rd.Workload != "bert-large:seq=512,batch=384,predicted=512" {
+		t.Errorf("workload %q, want the MLM head on all 512 positions", rd.Workload)
+	}
+	const pos = 436.0 * 48
+	gemms := 6 * pos * 1024 * (1024 + 30522) / (989.4e12 * 0.756)
+	logits := pos * 30522
+	loss := logits * (30/(3.35e12*0.85) + 8/(3.35e12*0.75) + 14/(3.35e12*0.85))
+	if d, want := step(all)-step(dense), gemms+loss; math.Abs(d-want) > 0.03*want {
+		t.Errorf("the MLM head on all positions adds %.2f ms, want %.2f (GEMMs %.2f, loss %.2f)", d*1e3, want*1e3, gemms*1e3, loss*1e3)
 	}
 }
