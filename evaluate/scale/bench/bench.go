@@ -209,9 +209,6 @@ const (
 	llama270Bape = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000"
 )
 
-// pods are the pod presets of the GPUs the bench holds (8 GPUs a node).
-var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100"}
-
 // Read is row r as placer eval's workload, cluster and strategy, or why
 // placer cannot write it (one line). It reads the plan and recipe only,
 // never the step time.
@@ -223,11 +220,11 @@ func Read(r Row) (Reading, error) {
 	if r.TP == 0 || r.DP == 0 || r.MBS == 0 || r.GBS == 0 {
 		return rd, fmt.Errorf("no plan in the mirror: neither a config script of this system nor a plan printed in its logs (runs.csv config_match says which)")
 	}
-	preset, ok := pods[r.GPU]
-	if !ok {
-		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
+	preset, pcie, err := podPreset(r) // pods.go
+	if err != nil {
+		return rd, err
 	}
-	perNode, err := nodeOption(r, preset, &rd)
+	perNode, err := nodeOption(r, preset, pcie, &rd)
 	if err != nil {
 		return rd, err
 	}
@@ -336,10 +333,14 @@ func Read(r Row) (Reading, error) {
 // nodeOption is the cluster option that writes r's nodes on the preset's
 // ("" for its 8-GPU nodes), what it assumes written to rd, or why placer
 // cannot write them (one line).
-func nodeOption(r Row, preset string, rd *Reading) (string, error) {
+func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 	perNode := ""
 	switch {
 	case r.GPUsPerNode == 8:
+	case pcie && r.GPUsPerNode > 0 && r.GPUsPerNode <= 16:
+		// A server of PCIe cards: per-node= up to the preset's 16 slots,
+		// one 100 Gb/s NIC a node (plan/pod's pcie.go).
+		perNode = fmt.Sprintf(",per-node=%d", r.GPUsPerNode)
 	case r.GPUsPerNode > 0 && r.GPUsPerNode < 8 && 8%r.GPUsPerNode == 0 && strings.Contains(strings.ToUpper(r.Accelerator), "SXM"):
 		// A node of 4 SXM GPUs (Dell XE8640, XE9640; Fujitsu GX2560M7:
 		// four H100 SXM5 on one NVLink board) as the first 4 GPUs of the

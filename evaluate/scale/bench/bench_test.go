@@ -205,14 +205,14 @@ func TestReadFourSXMGPUsANode(t *testing.T) {
 }
 
 func TestReadRefuses(t *testing.T) {
-	l40s := loraRow()
-	l40s.GPU, l40s.GPUsPerNode, l40s.GPUs = "L40S", 4, 32
+	a5000 := bertRow()
+	a5000.GPU, a5000.Accelerator = "A5000", "NVIDIA RTX A5000"
+	wide := gpt3Row()
+	wide.GPUsPerNode, wide.GPUs, wide.Accelerator = 32, 256, "NVIDIA H100-PCIe-80GB"
+	small := bertRow()
+	small.GPU, small.Accelerator, small.GPUMemGiB = "A100", "NVIDIA A100-PCIe-40GB", 37.3
 	four := gpt3Row()
-	four.GPUsPerNode, four.GPUs, four.Accelerator = 4, 256, "NVIDIA H100-PCIe-80GB"
-	bert := bertRow()
-	bert.Accelerator = "NVIDIA H100-PCIe-80GB"
-	l40 := bertRow()
-	l40.GPU = "L40"
+	four.GPUsPerNode, four.GPUs, four.Accelerator = 6, 258, "NVIDIA H100-SXM5-80GB"
 	none := loraRow()
 	none.TP, none.DP = 0, 0
 	off := loraRow()
@@ -225,10 +225,10 @@ func TestReadRefuses(t *testing.T) {
 		row  Row
 		want string
 	}{
-		{l40s, "no pod preset for L40S GPUs"},
-		{four, "4 NVIDIA H100-PCIe-80GB GPUs a node"},
-		{bert, "PCIe GPUs, the dgx-h100 preset's are SXM"},
-		{l40, "no pod preset for L40 GPUs"},
+		{a5000, "no pod preset for A5000 GPUs"},
+		{wide, "32 NVIDIA H100-PCIe-80GB GPUs a node"},
+		{small, "A100 PCIe cards of 40 GB"},
+		{four, "6 NVIDIA H100-SXM5-80GB GPUs a node"},
 		{none, "no plan in the mirror"},
 		{off, "CPU offload"},
 		{targets, "LoRA targets ['attention', 'mlp_fc1']: not read"},

@@ -22,19 +22,16 @@ const unpaddedSeq = 254
 // sequence holds), pure data parallelism (NVIDIA's code has no model
 // parallelism), NVIDIA's MLPerf BERT stack (plan.StackNVIDIABERT: LAMB),
 // its CUDA graphs and distributed LAMB as the row says, each packed
-// sequence as samples of equal length. Refused (one line): GPUs without a
-// pod preset, PCIe GPUs (the presets' nodes are NVLink boards), node
-// shapes the presets do not write, rows without a plan.
+// sequence as samples of equal length, on its GPUs' pod preset (pods.go:
+// PCIe cards on a PCIe server's). Refused (one line): GPUs without a pod
+// preset, node shapes the presets do not write, rows without a plan.
 func readBERT(r Row) (Reading, error) {
 	var rd Reading
-	preset, ok := pods[r.GPU]
-	if !ok {
-		return rd, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, gb200-nvl72, ...)", r.GPU)
+	preset, pcie, err := podPreset(r) // pods.go
+	if err != nil {
+		return rd, err
 	}
-	if strings.Contains(strings.ToUpper(strings.ReplaceAll(r.Accelerator, " ", "")), "PCIE") {
-		return rd, fmt.Errorf("%s: PCIe GPUs, the %s preset's are SXM on an NVLink board (placer has no PCIe node preset)", r.Accelerator, preset)
-	}
-	perNode, err := nodeOption(r, preset, &rd)
+	perNode, err := nodeOption(r, preset, pcie, &rd)
 	if err != nil {
 		return rd, err
 	}
@@ -83,13 +80,23 @@ func readBERT(r Row) (Reading, error) {
 		rd.Assumed = append(rd.Assumed, fmt.Sprintf("unpadded samples of the training set's mean %d tokens (NVIDIA's packing statistics)", unpaddedSeq))
 	}
 	rd.Workload = fmt.Sprintf("bert-large:seq=%d,batch=%d", seq, seqs)
+	if r.DenseSeqOutput == "0" {
+		// No --dense_seq_output: NVIDIA's modeling.py
+		// (BertPreTrainingHeads.forward) gathers the masked positions
+		// before the MLM head only with it; without it the transform,
+		// the decoder to the vocabulary and the loss run on every
+		// position of the sequence.
+		rd.Workload += fmt.Sprintf(",predicted=%d", seq)
+		rd.Assumed = append(rd.Assumed, "the MLM head on every position (the config does not set dense_seq_output)")
+	} else {
+		rd.Assumed = append(rd.Assumed, "the MLM head on 76 positions a sequence (max_predictions_per_seq), NVIDIA's dense_seq_output")
+	}
 	if r.Precision != "" && r.Precision != "fp16" {
 		rd.Assumed = append(rd.Assumed, "precision "+r.Precision+" costed as 16-bit")
 	}
 	if r.Optimizer != "" && r.Optimizer != "lamb" {
 		return rd, fmt.Errorf("optimizer %q: the BERT stack runs LAMB", r.Optimizer)
 	}
-	rd.Assumed = append(rd.Assumed, "the MLM head on 76 positions a sequence (max_predictions_per_seq), NVIDIA's dense_seq_output")
 	if r.Sharp == "1" {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}

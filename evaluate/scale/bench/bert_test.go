@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // bertRow is a BERT row as runs.csv holds NVIDIA's 8-GPU DGX H100
@@ -45,5 +48,102 @@ func TestReadBERT(t *testing.T) {
 	bad.GBS = 700 // not 8 x 48 x 2
 	if _, err := Read(bad); err == nil || !strings.Contains(err.Error(), "is not 8 GPUs x micro-batch 48") {
 		t.Errorf("global batch 700: %v", err)
+	}
+}
+
+// TestReadBERTPods: a row's pod preset by its GPU, form factor and
+// memory (pods.go). Dell's 2 x R750xa with 4 A100 PCIe 80 GB cards each
+// is pcie-a100:2,per-node=4; xFusion's G5500 V7 with 10 L40 cards is
+// pcie-l40:1,per-node=10 (more cards than the preset's 8, within its 16
+// slots); an A30 server of 8 is pcie-a30:1; Dell's 4 x XE8545 with 4 A100
+// SXM4 40 GB each (gpu_mem_gib 37.3) is dgx-a100-40gb:4,per-node=4, the
+// 80 GB one (74.5) dgx-a100:4,per-node=4; an H100 PCIe row of 8 cards is
+// pcie-h100:1. Each parses to the row's GPUs.
+func TestReadBERTPods(t *testing.T) {
+	row := func(gpu, acc string, mem float64, nodes, per int) Row {
+		r := bertRow()
+		r.GPU, r.Accelerator, r.GPUMemGiB = gpu, acc, mem
+		r.Nodes, r.GPUsPerNode, r.GPUs = nodes, per, nodes*per
+		r.DP, r.GBS = nodes*per, nodes*per*48*2
+		return r
+	}
+	for _, c := range []struct {
+		row     Row
+		cluster string
+		gpu     string
+	}{
+		{row("A100", "NVIDIA A100-PCIe-80GB", 74.5, 2, 4), "pcie-a100:2,per-node=4", "a100-pcie"},
+		{row("L40", "NVIDIA L40", 44.7, 1, 10), "pcie-l40:1,per-node=10", "l40"},
+		{row("A30", "NVIDIA A30", 24, 1, 8), "pcie-a30:1", "a30"},
+		{row("A100", "NVIDIA A100-SXM-40GB", 37.3, 4, 4), "dgx-a100-40gb:4,per-node=4", "a100-40gb"},
+		{row("A100", "NVIDIA A100-SXM-80GB CTS", 74.5, 4, 4), "dgx-a100:4,per-node=4", "a100"},
+		{row("H100", "NVIDIA H100-PCIe-80GB", 74.5, 1, 8), "pcie-h100:1", "h100-pcie"},
+	} {
+		rd, err := Read(c.row)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.row.GPU, c.row.Accelerator, err)
+		}
+		p, err := plan.ParsePod(rd.Cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.Cluster != c.cluster || p.Hardware.Name != c.gpu || p.GPUs() != c.row.GPUs {
+			t.Errorf("%s %s: cluster %q (%s, %d GPUs), want %q (%s, %d)", c.row.GPU, c.row.Accelerator, rd.Cluster, p.Hardware.Name, p.GPUs(), c.cluster, c.gpu, c.row.GPUs)
+		}
+	}
+}
+
+// TestReadBERTDenseSeqOutput: a row whose config does not set
+// --dense_seq_output (NVIDIA's 64- to 434-node configs) runs BERT's MLM
+// head on all 512 positions of a sequence, not on its 76 masked ones
+// (modeling.py's BertPreTrainingHeads gathers them only with it): the
+// workload says predicted=512. Worked by hand, the step on one DGX H100
+// at micro-batch 48 grows by what the head costs on 512 - 76 = 436 more
+// positions a sequence, 20,928 for 48:
+//   - its GEMMs forward and backward (3 x 2 FLOPs a multiply-add), the
+//     transform (1,024 x 1,024) and the decoder to the vocabulary (1,024
+//     x 30,522): 6 x 20,928 x 1,024 x 31,546 = 4.056 TFLOP at the pod's
+//     989.4 TFLOP/s x 0.756 (kernels.H100.GEMM): 5.423 ms;
+//   - the loss over its 20,928 x 30,522 = 638.76 M logits as the cost
+//     model prices an unfused cross-entropy (cost_ends.go: forward
+//     elementwise passes of 2+4, 4+4, 4+4 and 4+4 bytes a logit at 0.85
+//     of 3.35 TB/s, reductions of 4 and 4 at 0.75; backward 4+4 and 4+2
+//     at 0.85): 638.76e6 x (30 / 2.8475e12 + 8 / 2.5125e12 + 14 /
+//     2.8475e12) = 6.730 + 2.034 + 3.141 = 11.904 ms;
+//
+// 17.33 ms in all, within 3% (the transform's GeLU and layer norm on the
+// extra positions, 20,928 x 1,024 elements, are small beside them).
+func TestReadBERTDenseSeqOutput(t *testing.T) {
+	dense := bertRow()
+	dense.DenseSeqOutput = "1"
+	all := bertRow()
+	all.DenseSeqOutput = "0"
+	step := func(r Row) float64 {
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err1 := transformer.Parse(rd.Workload)
+		p, err2 := plan.ParsePod(rd.Cluster)
+		s, err3 := plan.ParseStrategy(rd.Strategy)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v %v %v", rd.Workload, err1, err2, err3)
+		}
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Step
+	}
+	rd, _ := Read(all)
+	if rd.Workload != "bert-large:seq=512,batch=384,predicted=512" {
+		t.Errorf("workload %q, want the MLM head on all 512 positions", rd.Workload)
+	}
+	const pos = 436.0 * 48
+	gemms := 6 * pos * 1024 * (1024 + 30522) / (989.4e12 * 0.756)
+	logits := pos * 30522
+	loss := logits * (30/(3.35e12*0.85) + 8/(3.35e12*0.75) + 14/(3.35e12*0.85))
+	if d, want := step(all)-step(dense), gemms+loss; math.Abs(d-want) > 0.03*want {
+		t.Errorf("the MLM head on all positions adds %.2f ms, want %.2f (GEMMs %.2f, loss %.2f)", d*1e3, want*1e3, gemms*1e3, loss*1e3)
 	}
 }

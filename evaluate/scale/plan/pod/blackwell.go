@@ -205,16 +205,17 @@ func wholeHosts(name string, n int) error {
 
 // usePerNode is the per-node=N option of a cluster: N GPUs of each node
 // used (its NVLink domain's first N, with their share of its NICs), as a
-// run on NVL72 racks uses 64 of a rack's 72 or one 8-GPU slice of it.
+// run on NVL72 racks uses 64 of a rack's 72 or one 8-GPU slice of it; on
+// a PCIe server (pcie.go) N of its card slots, up to its slots.
 func (p *Pod) usePerNode(x float64) error {
-	if x != float64(int(x)) || int(x) > p.PerNode {
-		return fmt.Errorf("per-node=%g: want a whole number of GPUs, at most the node's %d", x, p.PerNode)
+	if most := max(p.PerNode, p.slots); x != float64(int(x)) || int(x) > most {
+		return fmt.Errorf("per-node=%g: want a whole number of GPUs, at most the node's %d", x, most)
 	}
 	n := int(x)
 	if err := wholeHosts(p.Name, n); err != nil {
 		return fmt.Errorf("per-node=%d: %w", n, err)
 	}
-	p.NICs = max(1, p.NICs*n/p.PerNode)
+	p.NICs = max(1, p.NICs*min(n, p.PerNode)/p.PerNode) // more cards than PerNode: the node's NICs, no more
 	p.PerNode = n
 	return nil
 }

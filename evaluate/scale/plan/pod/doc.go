@@ -1,6 +1,7 @@
 // Package pod is the pod of nodes a plan (evaluate/scale/plan) runs on:
 // Pod, read by ParsePod, PodOf and PodFor from the presets (pod.go; the
-// Blackwell nodes and racks in blackwell.go), with what its node
+// Blackwell nodes and racks in blackwell.go; the 40 GB DGX A100 and the
+// PCIe servers in pcie.go), with what its node
 // measures beyond the roofline (Pod.Kernels, evaluate/scale/kernels'
 // data) or what a profile measured (profiled.go: WithProfile,
 // ProfilePod); the time of a collective over a group of its GPUs

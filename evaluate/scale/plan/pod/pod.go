@@ -45,6 +45,10 @@ type Pod struct {
 	// Hardware.ComputeSlowdown when parsed; the preset's stated limit,
 	// power=W or power=off). 0: at the kernels' burst clock.
 	PowerLimit float64
+	// slots is the most GPUs per-node= may name where a node takes more
+	// than its preset's PerNode (a PCIe server's card slots: pcie.go);
+	// 0: PerNode.
+	slots int
 }
 
 // podPreset is a node design; a pod is so many of them.
@@ -68,6 +72,9 @@ type podPreset struct {
 	// power is the GPUs' power limit, watts, as the source states it
 	// (Pod.PowerLimit).
 	power float64
+	// slots, where set, is the most GPUs a node of this design holds
+	// (per-node= up to it; Pod.slots).
+	slots int
 }
 
 var podPresets = map[string]podPreset{
@@ -177,7 +184,7 @@ func ParsePod(text string) (Pod, error) {
 		h.Memory, h.MemBandwidth = p.memory, p.memBandwidth
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
-		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels, PowerLimit: p.power}
+		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels, PowerLimit: p.power, slots: p.slots}
 	if !ok {
 		pod.Name = name + ":1"
 	}

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// pods are the pod presets of the SXM GPUs the bench holds (8 GPUs a
+// node), by runs.csv's gpu.
+var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100"}
+
+// pciePods are the pod presets of the PCIe cards the bench holds
+// (plan/pod's pcie.go: servers of up to 16 cards, one 100 Gb/s NIC), by
+// runs.csv's gpu. The L40S, L40, L4 and A30 are PCIe cards only.
+var pciePods = map[string]string{"A100": "pcie-a100", "H100": "pcie-h100", "L40S": "pcie-l40s", "L40": "pcie-l40", "L4": "pcie-l4", "A30": "pcie-a30"}
+
+// a100Small is the most device memory, GiB, runs.csv's gpu_mem_gib
+// gives an A100 of 40 GB (37.3: the system descriptions' 40 GB as
+// bytes); an 80 GB A100 reads 74.5 or more.
+const a100Small = 45
+
+// podPreset is the pod preset of r's GPUs, whether its GPUs are PCIe
+// cards (the system description's accelerator names PCIe, or the GPU
+// is made as a card only), or why placer has none (one line).
+func podPreset(r Row) (preset string, pcie bool, err error) {
+	if p, ok := pciePods[r.GPU]; ok && (isPCIe(r.Accelerator) || pods[r.GPU] == "") {
+		if r.GPU == "A100" && r.GPUMemGiB > 0 && r.GPUMemGiB < a100Small {
+			return "", true, fmt.Errorf("%s: A100 PCIe cards of 40 GB (placer's pcie-a100 preset is the 80 GB card's)", r.Accelerator)
+		}
+		return p, true, nil
+	}
+	p, ok := pods[r.GPU]
+	if !ok {
+		return "", false, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, dgx-a100-40gb, pcie-h100, pcie-a100, pcie-l40s, pcie-l40, pcie-l4, pcie-a30, gb200-nvl72, ...)", r.GPU)
+	}
+	if r.GPU == "A100" && r.GPUMemGiB > 0 && r.GPUMemGiB < a100Small {
+		p = "dgx-a100-40gb" // A100 SXM4 40 GB: its memory and bandwidth
+	}
+	return p, false, nil
+}
+
+// isPCIe says a system description's accelerator name is a PCIe card's
+// ("NVIDIA H100-PCIe-80GB", "NVIDIA A100 - PCIe - 80 GB").
+func isPCIe(accelerator string) bool {
+	return strings.Contains(strings.ToUpper(strings.ReplaceAll(accelerator, " ", "")), "PCIE")
+}
