@@ -18,4 +18,5 @@ var Registered = cost.MustRegistry(
 	Rowwise{},
 	TorchaoFloat8{},
 	LAMB{},
+	PowerLimit{},
 )

@@ -1,0 +1,51 @@
+package cost
+
+import "github.com/placer/placer/evaluate/scale/plan"
+
+// The step-level extension points: where a mechanism changes a step
+// beyond its layers (its optimizer, the copies a sharded data
+// parallelism runs, what a collective beside the compute takes from it,
+// the host's issue, the clock a power limit holds). They see a step as
+// the composition (evaluate/scale) assembles it, through two views of
+// its own: a pipeline device's Stage and the step's Breakdown.
+
+// Stage is one pipeline device of a step as a step-level mechanism sees
+// it: its place in the pipeline (Index, 0 the first), its forward and
+// backward per micro-batch over all its chunks, their SM-bound parts
+// (FwdSM, BwdSM: what a collective beside them slows, a Contention's;
+// 0 where none is known), and what one of its GPUs holds: its
+// parameters (Params), of them the experts' and the blocks' (Layers:
+// the experts, the dense layers and the multi-token-prediction modules,
+// not the embedding and the output layer), and those that get gradients
+// and optimizer state (Trained: the adapters' under LoRA, else Params).
+type Stage struct {
+	Index                            int
+	Fwd, Bwd                         Phase
+	FwdSM, BwdSM                     float64
+	Params, Experts, Layers, Trained float64
+}
+
+// Breakdown is where a step's time goes, seconds (evaluate/scale's
+// Result: its step, the busiest device's compute, the pipeline's bubble,
+// the exposed data-parallel communication, the tied embedding's
+// all-reduce, the optimizer's step, the tensor-, context- and
+// expert-parallel communication and the host's waits exposed in the
+// compute, and one block's forward and backward alone), and its model
+// TFLOP/s per GPU and MFU.
+type Breakdown struct {
+	Step, Compute, Bubble, DPExposed, Embedding, Optimizer float64
+	TPExposed, CPExposed, EPExposed, HostExposed           float64
+	LayerForward, LayerBackward                            float64
+	TFLOPs, MFU                                            float64
+}
+
+// StepClock is the extension point of the clock a step's compute runs
+// at where pod p's power limit binds it: step held, priced at p's clock
+// as it is, priced again at the clock its power allows, at pricing the
+// step on another pod (p at another clock). A step it does not change
+// comes back as held. The first registered plug-in that implements it
+// is asked.
+type StepClock interface {
+	Plugin
+	Clocked(p *plan.Pod, held Breakdown, at func(q *plan.Pod) Breakdown) Breakdown
+}
