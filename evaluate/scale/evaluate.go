@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -95,7 +96,8 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	}
 	r.DPExposed = dpExposed(&m, &pl, p, stages)
 	r.Embedding = embeddingAllReduce(&m, &pl, p)
-	r.Optimizer = optimizerStep(&m, &pl, p, stages)
+	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	r.Optimizer = optimizerStep(&step, stageViews(stages, &pl))
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = stepFLOPs(&m, &pl) / r.Step / gpus / 1e12

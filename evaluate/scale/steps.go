@@ -8,15 +8,53 @@ import (
 
 // The registered plug-ins at each step-level extension point
 // (evaluate/scale/cost/step.go), set from the registry by hookUp: the
-// clock a power limit holds (mechanisms.PowerLimit).
+// clock a power limit holds (mechanisms.PowerLimit), the optimizers
+// (mechanisms.Adam, mechanisms.LAMB) and the kernels beside the
+// optimizer's step once a step (mechanisms.FP8Casts,
+// mechanisms.TorchaoFloat8).
 var (
-	stepClock cost.StepClock
+	stepClock   cost.StepClock
+	optimizers  []cost.Optimizer
+	stepKernels []cost.StepKernels
 )
 
 // hookUpSteps sets the step-level extension points' plug-ins (hookUp's
 // part).
 func hookUpSteps() {
 	stepClock = cost.First[cost.StepClock](mechanisms.Registered)
+	optimizers = cost.Each[cost.Optimizer](mechanisms.Registered)
+	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
+}
+
+// stageViews is stages as the step-level extension points see them
+// (cost.Stage).
+func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
+	vs := make([]cost.Stage, len(stages))
+	for i := range stages {
+		st := &stages[i]
+		vs[i] = cost.Stage{Index: i, Fwd: st.fwd, Bwd: st.bwd, FwdSM: st.fwdSM, BwdSM: st.bwdSM,
+			Params: st.Params, Experts: st.Experts, Layers: st.Layers, Trained: st.trained(pl)}
+	}
+	return vs
+}
+
+// optimizerStep is the optimizer's step on the most loaded device of
+// stages, the step of shard s's plan (its Plan the plan as resolved):
+// the first registered optimizer that prices it (cost.Optimizer), then
+// each registered mechanism's kernels once a step beside it
+// (cost.StepKernels).
+func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+	var t float64
+	for _, o := range optimizers {
+		if o.Prices(s) {
+			t = o.OptimizerStep(s, stages)
+			break
+		}
+	}
+	for _, k := range stepKernels {
+		t = k.StepKernels(s, stages, t)
+	}
+	return t
 }
 
 // balanced is eval's result at the clock the step's compute holds where

@@ -49,3 +49,23 @@ type StepClock interface {
 	Plugin
 	Clocked(p *plan.Pod, held Breakdown, at func(q *plan.Pod) Breakdown) Breakdown
 }
+
+// Optimizer is the extension point of a step's optimizer: its step on
+// the most loaded device of stages (the step's, every pipeline device),
+// seconds. The first registered plug-in that implements it and prices
+// the step is asked (one optimizer a stack).
+type Optimizer interface {
+	Plugin
+	OptimizerStep(s *Shard, stages []Stage) float64
+}
+
+// StepKernels is the extension point of the kernels a mechanism runs
+// once a step beside the optimizer's step on its most loaded device
+// (the weights' casts of an FP8 recipe): t, the step's optimizer time so
+// far, with its kernels added after it (t itself where it runs none).
+// Each registered plug-in that implements it is asked, in the order
+// registered.
+type StepKernels interface {
+	Plugin
+	StepKernels(s *Shard, stages []Stage, t float64) float64
+}

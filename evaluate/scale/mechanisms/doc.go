@@ -16,6 +16,6 @@
 // it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
 // through adding one.
 //
-// May import: graph/..., evaluate/roofline, evaluate/scale/cost,
+// May import: graph/..., evaluate/profile, evaluate/roofline, evaluate/scale/cost,
 // evaluate/scale/kernels, evaluate/scale/plan
 package mechanisms

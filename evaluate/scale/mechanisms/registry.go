@@ -19,4 +19,5 @@ var Registered = cost.MustRegistry(
 	TorchaoFloat8{},
 	LAMB{},
 	PowerLimit{},
+	Adam{},
 )
