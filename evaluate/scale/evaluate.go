@@ -94,9 +94,9 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
 	}
-	r.DPExposed = dpExposed(&m, &pl, p, stages)
-	r.Embedding = embeddingAllReduce(&m, &pl, p)
 	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	r.DPExposed = dpExposed(&step, stages)
+	r.Embedding = embeddingAllReduce(&m, &pl, p)
 	r.Optimizer = optimizerStep(&step, stageViews(stages, &pl))
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())

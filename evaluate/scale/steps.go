@@ -11,11 +11,16 @@ import (
 // clock a power limit holds (mechanisms.PowerLimit), the optimizers
 // (mechanisms.Adam, mechanisms.LAMB) and the kernels beside the
 // optimizer's step once a step (mechanisms.FP8Casts,
-// mechanisms.TorchaoFloat8).
+// mechanisms.TorchaoFloat8), the kernels beside a stage's layers on its
+// compute stream (mechanisms.FSDP2's copies) and a fully sharded data
+// parallelism's gathers and side copies other than Megatron-FSDP's
+// (mechanisms.FSDP2).
 var (
-	stepClock   cost.StepClock
-	optimizers  []cost.Optimizer
-	stepKernels []cost.StepKernels
+	stepClock    cost.StepClock
+	optimizers   []cost.Optimizer
+	stepKernels  []cost.StepKernels
+	stageKernels []cost.StageKernels
+	fsdps        []cost.FSDP
 )
 
 // hookUpSteps sets the step-level extension points' plug-ins (hookUp's
@@ -24,6 +29,15 @@ func hookUpSteps() {
 	stepClock = cost.First[cost.StepClock](mechanisms.Registered)
 	optimizers = cost.Each[cost.Optimizer](mechanisms.Registered)
 	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
+	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
+	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
+}
+
+// view is stage st, stage i of plan pl, as the step-level extension
+// points see it (cost.Stage).
+func (st *stageCost) view(i int, pl *plan.Plan) cost.Stage {
+	return cost.Stage{Index: i, Fwd: st.fwd, Bwd: st.bwd, FwdSM: st.fwdSM, BwdSM: st.bwdSM,
+		Params: st.Params, Experts: st.Experts, Layers: st.Layers, Trained: st.trained(pl)}
 }
 
 // stageViews is stages as the step-level extension points see them
@@ -31,9 +45,7 @@ func hookUpSteps() {
 func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
 	vs := make([]cost.Stage, len(stages))
 	for i := range stages {
-		st := &stages[i]
-		vs[i] = cost.Stage{Index: i, Fwd: st.fwd, Bwd: st.bwd, FwdSM: st.fwdSM, BwdSM: st.bwdSM,
-			Params: st.Params, Experts: st.Experts, Layers: st.Layers, Trained: st.trained(pl)}
+		vs[i] = stages[i].view(i, pl)
 	}
 	return vs
 }
@@ -82,4 +94,51 @@ func (r *Result) setBreakdown(b cost.Breakdown) {
 	r.Step, r.Compute, r.Bubble, r.DPExposed, r.Embedding, r.Optimizer = b.Step, b.Compute, b.Bubble, b.DPExposed, b.Embedding, b.Optimizer
 	r.TPExposed, r.CPExposed, r.EPExposed, r.HostExposed = b.TPExposed, b.CPExposed, b.EPExposed, b.HostExposed
 	r.LayerForward, r.LayerBackward, r.TFLOPs, r.MFU = b.LayerForward, b.LayerBackward, b.TFLOPs, b.MFU
+}
+
+// addStageKernels adds to stage st, stage i of shard s's plan, per
+// micro-batch what each registered plug-in that prices s runs on its
+// compute stream beside its layers (cost.StageKernels: FSDP2's copies).
+func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
+	for _, k := range stageKernels {
+		if !k.Prices(s) {
+			continue
+		}
+		v := st.view(i, &s.Plan)
+		fwd, bwd := k.StageKernels(s, &v)
+		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
+	}
+}
+
+// fsdpOf is the registered fully sharded data parallelism that prices
+// step shard s (cost.FSDP: mechanisms.FSDP2); nil: Megatron-FSDP's.
+func fsdpOf(s *cost.Shard) cost.FSDP {
+	for _, f := range fsdps {
+		if f.Prices(s) {
+			return f
+		}
+	}
+	return nil
+}
+
+// fsdpGathers is the parameters of stage st (stage i of step shard s's
+// plan) gathered beside its forward and again beside its backward, and
+// how many times a step FSDP f gathers and reduces them (fsdpOf's;
+// nil: Megatron-FSDP's, all of them each way, every micro-batch).
+func fsdpGathers(f cost.FSDP, s *cost.Shard, st *stageCost, i int) (fwd, bwd, times float64) {
+	if f == nil {
+		return st.Params, st.Params, float64(s.Plan.NumMicro)
+	}
+	v := st.view(i, &s.Plan)
+	return f.Gathers(s, &v)
+}
+
+// fsdpSideCopies is what FSDP f (fsdpOf's) copies on its side streams
+// beside the gathers and the reductions (cost.FSDP's SideCopies); zero
+// Comms for Megatron-FSDP (nil).
+func fsdpSideCopies(f cost.FSDP, s *cost.Shard, shard, lin, linears float64) (gather, reduce plan.Comm) {
+	if f == nil {
+		return plan.Comm{}, plan.Comm{}
+	}
+	return f.SideCopies(s, shard, lin, linears)
 }

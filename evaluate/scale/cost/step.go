@@ -69,3 +69,29 @@ type StepKernels interface {
 	Plugin
 	StepKernels(s *Shard, stages []Stage, t float64) float64
 }
+
+// StageKernels is the extension point of the kernels a mechanism runs
+// on a stage's compute stream beside its layers (FSDP2's copies): what
+// it adds to stage st's forward and backward per micro-batch, asked of
+// each registered plug-in that implements it and prices shard s (the
+// stage's), in the order registered.
+type StageKernels interface {
+	Plugin
+	StageKernels(s *Shard, st *Stage) (fwd, bwd Phase)
+}
+
+// FSDP is the extension point of a fully sharded data parallelism that
+// gathers and copies otherwise than Megatron-FSDP (every micro-batch all
+// of a stage's parameters gathered beside its forward and again beside
+// its backward, nothing copied beside them): the parameters of stage st
+// it gathers forward and backward and how many times a step it gathers
+// and reduces them (Gathers), and what it copies on its side streams
+// beside the gathers and the reductions (SideCopies: for shard
+// parameters one GPU holds sharded, lin of them the blocks' linear
+// weights in linears linears). The first registered plug-in that
+// implements it and prices the step is asked.
+type FSDP interface {
+	Plugin
+	Gathers(s *Shard, st *Stage) (fwd, bwd, times float64)
+	SideCopies(s *Shard, shard, lin, linears float64) (gather, reduce plan.Comm)
+}

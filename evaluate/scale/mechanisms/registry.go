@@ -20,4 +20,5 @@ var Registered = cost.MustRegistry(
 	LAMB{},
 	PowerLimit{},
 	Adam{},
+	FSDP2{},
 )
