@@ -78,7 +78,8 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
-	if contended(&pl, p) {
+	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	if contended(&step) {
 		smBound(&m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
@@ -94,7 +95,6 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
 	}
-	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
 	r.DPExposed = dpExposed(&step, stages)
 	r.Embedding = embeddingAllReduce(&m, &pl, p)
 	r.Optimizer = optimizerStep(&step, stageViews(stages, &pl))

@@ -103,3 +103,15 @@ func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, su
 	}
 	return (sum-busiest)/float64(pl.VP) + 2*p2ps
 }
+
+// window is phase ph's time as a plan.Window: its SM-bound part sm
+// (smBound's) and its idle part, the host's waits and the
+// communication exposed in it.
+func window(ph phase, sm float64) plan.Window {
+	return plan.Window{Busy: ph.Busy, Compute: min(sm, ph.Busy), Idle: ph.HostExposed + ph.TPExposed + ph.CPExposed + ph.EPExposed}
+}
+
+// fwdWindow and bwdWindow are stage st's forward and backward per
+// micro-batch as windows (window).
+func (st *stageCost) fwdWindow() plan.Window { return window(st.fwd, st.fwdSM) }
+func (st *stageCost) bwdWindow() plan.Window { return window(st.bwd, st.bwdSM) }

@@ -4,6 +4,7 @@ import (
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // The registered plug-ins at each step-level extension point
@@ -14,13 +15,15 @@ import (
 // mechanisms.TorchaoFloat8), the kernels beside a stage's layers on its
 // compute stream (mechanisms.FSDP2's copies) and a fully sharded data
 // parallelism's gathers and side copies other than Megatron-FSDP's
-// (mechanisms.FSDP2).
+// (mechanisms.FSDP2), and what a collective beside the compute takes
+// from it (mechanisms.SMContention).
 var (
 	stepClock    cost.StepClock
 	optimizers   []cost.Optimizer
 	stepKernels  []cost.StepKernels
 	stageKernels []cost.StageKernels
 	fsdps        []cost.FSDP
+	contention   cost.Contention
 )
 
 // hookUpSteps sets the step-level extension points' plug-ins (hookUp's
@@ -31,7 +34,13 @@ func hookUpSteps() {
 	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
 	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
 	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
+	contention = cost.First[cost.Contention](mechanisms.Registered)
 }
+
+// contended is whether step shard s's plan runs a collective beside its
+// compute that the registered Contention charges (smBound is then
+// needed).
+func contended(s *cost.Shard) bool { return contention != nil && contention.Prices(s) }
 
 // view is stage st, stage i of plan pl, as the step-level extension
 // points see it (cost.Stage).
@@ -141,4 +150,31 @@ func fsdpSideCopies(f cost.FSDP, s *cost.Shard, shard, lin, linears float64) (ga
 		return plan.Comm{}, plan.Comm{}
 	}
 	return f.SideCopies(s, shard, lin, linears)
+}
+
+// smBound sets each stage's SM-bound time per micro-batch, forward and
+// backward (stageCost.fwdSM, bwdSM), as the registered Contention
+// (mechanisms.SMContention) tells it: the stages costed again on its
+// Slower pod, their phases kept in cache under that pod's clock, and
+// each phase's SM-bound part from its two times (SMBound). What a
+// collective beside them takes from the SMs slows that part; its HBM
+// traffic slows the rest (plan.Pod.BesideIn).
+func smBound(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
+	q := contention.Slower(p)
+	var kitBuf [3]stageKit
+	kits := kitBuf[:0]
+	for _, T := range pl.TPs {
+		if kitIndex(kits, T) < 0 {
+			kits = append(kits, stageKit{c: newCoster(*m, *pl, &q, T, tokens)})
+			k := &kits[len(kits)-1]
+			k.kitPhases = k.c.phases(cache)
+		}
+	}
+	lp := float64(m.LayerParams())
+	for i := range stages {
+		var slow stageCost
+		slow.assemble(&kits[kitIndex(kits, pl.TPs[i])], m, pl, i, lp)
+		stages[i].fwdSM = contention.SMBound(stages[i].fwd, slow.fwd)
+		stages[i].bwdSM = contention.SMBound(stages[i].bwd, slow.bwd)
+	}
 }

@@ -21,4 +21,5 @@ var Registered = cost.MustRegistry(
 	PowerLimit{},
 	Adam{},
 	FSDP2{},
+	SMContention{},
 )
