@@ -89,7 +89,7 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	}
 	r := Result{Plan: pl}
 	if hosts {
-		r.HostStages = stageHosts(stages, &p.Kernels.Host)
+		r.HostStages = stageHosts(stages, &pl, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
 	if pl.PP > 1 {

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -16,7 +17,8 @@ import (
 // compute stream (mechanisms.FSDP2's copies) and a fully sharded data
 // parallelism's gathers and side copies other than Megatron-FSDP's
 // (mechanisms.FSDP2), and what a collective beside the compute takes
-// from it (mechanisms.SMContention).
+// from it (mechanisms.SMContention), and the host that issues the
+// kernels (mechanisms.HostIssue).
 var (
 	stepClock    cost.StepClock
 	optimizers   []cost.Optimizer
@@ -24,6 +26,7 @@ var (
 	stageKernels []cost.StageKernels
 	fsdps        []cost.FSDP
 	contention   cost.Contention
+	host         cost.Host
 )
 
 // hookUpSteps sets the step-level extension points' plug-ins (hookUp's
@@ -35,6 +38,45 @@ func hookUpSteps() {
 	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
 	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
 	contention = cost.First[cost.Contention](mechanisms.Registered)
+	host = cost.First[cost.Host](mechanisms.Registered)
+}
+
+// StageHost is one pipeline device's host against its GPU for one
+// micro-batch (cost.StageHost; Result's HostStages).
+type StageHost = cost.StageHost
+
+// expose is phase ph with its host's wait under host h, forward or
+// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
+// cost.Host's Expose); ph as it is without one.
+func expose(h *kernels.Host, ph phase, bwd bool) phase {
+	if host == nil {
+		return ph
+	}
+	return host.Expose(h, ph, bwd)
+}
+
+// drain is the tail of steps host h issues after a device-to-host
+// synchronization with ahead seconds queued before it (cost.Host's
+// Drain); none without a registered Host.
+func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
+	if host == nil {
+		return syncTail{}
+	}
+	return host.Drain(h, ahead, steps...)
+}
+
+// stageHosts is each stage's StageHost under host h (cost.Host's
+// StageHost); nil without a registered Host.
+func stageHosts(stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost {
+	if host == nil {
+		return nil
+	}
+	out := make([]StageHost, len(stages))
+	for s := range stages {
+		v := stages[s].view(s, pl)
+		out[s] = host.StageHost(h, &v)
+	}
+	return out
 }
 
 // contended is whether step shard s's plan runs a collective beside its

@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/placer/placer/evaluate/scale/plan"
+import (
+	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/plan"
+)
 
 // The step-level extension points: where a mechanism changes a step
 // beyond its layers (its optimizer, the copies a sharded data
@@ -107,4 +110,36 @@ type Contention interface {
 	Plugin
 	Slower(p *plan.Pod) plan.Pod
 	SMBound(at, slower Phase) float64
+}
+
+// Host is the extension point of the host that issues a step's kernels:
+// phase ph, forward or backward (bwd), with the time the GPU waits on
+// host h in it (Expose: in its Busy and HostExposed); the tail of steps
+// a host issues after a device-to-host synchronization, with ahead
+// seconds of kernels queued before it still to run (Drain); and stage
+// st's host against its GPU (StageHost). The first registered plug-in
+// that implements it is asked; without one the GPU never waits on its
+// host.
+type Host interface {
+	Plugin
+	Expose(h *kernels.Host, ph Phase, bwd bool) Phase
+	Drain(h *kernels.Host, ahead float64, steps ...Phase) SyncTail
+	StageHost(h *kernels.Host, st *Stage) StageHost
+}
+
+// StageHost is one pipeline device's host against its GPU for one
+// micro-batch, forward and backward, seconds: the kernels' time (GPU,
+// communication included, the host's wait left out), the host's (every
+// launch issued at its rate, and the synchronizations), and how long the
+// GPU waits on it (Exposed: Issue beyond GPU, and each
+// synchronization's stall). Bound says the host's issue alone is longer
+// than the kernels: the stage is host-bound, by Issue / GPU.
+type StageHost struct {
+	Stage    int     `json:"stage"`
+	GPU      float64 `json:"gpu_s"`
+	Issue    float64 `json:"host_s"`
+	Exposed  float64 `json:"exposed_s"`
+	Launches float64 `json:"launches"`
+	Syncs    float64 `json:"syncs"`
+	Bound    bool    `json:"host_bound"`
 }

@@ -22,4 +22,5 @@ var Registered = cost.MustRegistry(
 	Adam{},
 	FSDP2{},
 	SMContention{},
+	HostIssue{},
 )
