@@ -111,8 +111,12 @@ func fsdpGroups(pl *plan.Plan, s int) float64 {
 // bandwidth, one launch a group. Without a pipeline every micro-batch
 // gathers in the forward and again in the backward and reduces in it;
 // with one, a step gathers and reduces once and accumulates the
-// unsharded gradients between (pipelineCopies).
+// unsharded gradients between (pipelineCopies). None on a plan not on
+// FSDP2.
 func (f FSDP2) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
+	if !f.Prices(s) {
+		return fwd, bwd
+	}
 	pl, p := &s.Plan, s.Pod
 	u := st.Params // the stage's parameters on this GPU, gathered
 	wb, gb := p.WeightBytes(), pl.GradBytes()
