@@ -14,11 +14,11 @@ func TestScaleEvalPricedBy(t *testing.T) {
 		name, workload, cluster, strat, want string
 	}{
 		{"llama, cp 2", "llama3-8b:seq=8192,batch=64", "dgx-h100:4", "tp=2,cp=2,dp=8,mbs=1",
-			`"priced_by":{"code_base":"fused","mechanisms":["cp-ring"]}`},
+			`"priced_by":{"code_base":"fused","mechanisms":["cp-ring","power-limit","adam","sm-contention","host-issue"]}`},
 		{"gpt-oss on torchtitan", "gpt-oss-120b:seq=4096,batch=512", "dgx-h100:8", "pp=4,ep=8,dp=16,mbs=1,stack=torchtitan-0.2",
-			`"priced_by":{"code_base":"torchtitan","mechanisms":["token-dispatch"]}`},
+			`"priced_by":{"code_base":"torchtitan","mechanisms":["token-dispatch","power-limit","adam","sm-contention","host-issue"]}`},
 		{"gpt-oss on megatron", "gpt-oss-120b:seq=4096,batch=512", "dgx-h100:8", "pp=4,ep=8,dp=16,mbs=1,stack=megatron-bridge-25.11",
-			`"priced_by":{"code_base":"fused","families":["yarn-rope","linear-bias","swiglu-clamp"],"mechanisms":["token-dispatch","te-grouped-gemm"]}`},
+			`"priced_by":{"code_base":"fused","families":["yarn-rope","linear-bias","swiglu-clamp"],"mechanisms":["token-dispatch","te-grouped-gemm","power-limit","adam","sm-contention","host-issue"]}`},
 	} {
 		ev, err := ScaleEval(t.Context(), ScaleOptions{Workload: c.workload, Cluster: c.cluster, Strat: c.strat})
 		if err != nil {

@@ -45,6 +45,7 @@ func hookUp() {
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
+	hookUpSteps()
 }
 
 // dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),

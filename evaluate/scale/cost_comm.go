@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -41,12 +42,14 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 // (--overlap-param-gather). Each stage over its own data-parallel
 // group (groups: placed by its tensor-parallel degree), which with
 // context parallelism is its C x D GPUs of the same weights. FSDP:
-// fsdpExposed; a model with experts: expertsDP.
-func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
+// fsdpExposed; a model with experts: expertsDP. step is the step's
+// shard (its Plan the plan as resolved).
+func dpExposed(step *cost.Shard, stages []stageCost) float64 {
+	m, pl, p := &step.M, &step.Plan, step.Pod
 	gb := pl.GradBytes()
 	switch {
 	case pl.FSDP:
-		return fsdpExposed(m, pl, p, stages)
+		return fsdpExposed(step, stages)
 	case m.MoE():
 		return expertsDP(*pl, *p, stages)
 	case pl.DP*pl.CP > 1:
@@ -71,16 +74,18 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 // fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
 // weights all-gathered beside its forward and again beside its
 // backward, the gradients reduce-scattered (FP32) beside the backward;
-// on FSDP2 each all-gather after its copy-in and each reduce-scatter
-// before its share of the gradient's accumulation, on the same side
-// streams (fsdp2SideCopies), and what it gathers, how often, as
-// torchtitan reshards (fsdp2Gathers).
+// under a registered FSDP (fsdpOf: FSDP2) each all-gather after its
+// copy-in and each reduce-scatter before its share of the gradient's
+// accumulation, on the same side streams (fsdpSideCopies), and what it
+// gathers, how often (fsdpGathers: as torchtitan reshards).
 // In a model with experts (Megatron-FSDP's two meshes) the experts'
 // weights are gathered and their gradients reduce-scattered over the
 // expert-data-parallel group and the rest's over the data-parallel one
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
-func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
+func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
+	m, pl, p := &step.M, &step.Plan, step.Pod
+	f := fsdpOf(step)
 	gb := pl.GradBytes()
 	var exposed float64
 	if m.MoE() {
@@ -90,7 +95,7 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 			dense := st.Params - st.Experts
 			// Its gathers in BF16: the float8 all-gather's linears are
 			// the dense blocks' (torchao's Float8Linear), not the experts'.
-			gather, reduce := fsdp2SideCopies(pl, p, fsdp2Shard(m, &stages[s], dpG.Size(), edpG.Size()), 0, 0)
+			gather, reduce := fsdpSideCopies(f, step, fsdpShard(m, &stages[s], dpG.Size(), edpG.Size()), 0, 0)
 			ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, dense*bf16)).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb)).Plus(reduce)
 			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
@@ -99,16 +104,16 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
-		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
+		fwd, bwd, times := fsdpGathers(f, step, &stages[s], s)
+		shard := fsdpShard(m, &stages[s], dpG.Size(), 1)
 		lin, linears := st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s])
-		gather, reduce := fsdp2SideCopies(pl, p, shard, lin, linears)
+		gather, reduce := fsdpSideCopies(f, step, shard, lin, linears)
 		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, fwd, st.Layers)))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
 		if bwd > 0 {
 			// The blocks but the last gathered again: their linears.
 			k := bwd / st.Layers
-			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd, k*lin, k*linears)
+			again, _ := fsdpSideCopies(f, step, shard*bwd/fwd, k*lin, k*linears)
 			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, bwd, bwd))).Plus(rs)
 		}
 		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
@@ -161,4 +166,14 @@ func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64
 		t = p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	}
 	return t
+}
+
+// fsdpShard is the parameters of stage st one GPU holds sharded: the
+// dense ones over the data-parallel group dp, the experts' over the
+// expert-data-parallel group edp.
+func fsdpShard(m *transformer.Spec, st *stageCost, dp, edp int) float64 {
+	if !m.MoE() {
+		return st.Params / float64(dp)
+	}
+	return (st.Params-st.Experts)/float64(dp) + st.Experts/float64(edp)
 }

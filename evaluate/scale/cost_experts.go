@@ -8,6 +8,14 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
+// deepEPSMs is the SMs DeepEP's dispatch and combine kernels run on
+// under Megatron-Core's flex dispatcher: TransformerConfig's
+// moe_deepep_num_sms, 20 by default (Megatron-LM core_r0.14.0 and
+// core_r0.15.0, megatron/core/transformer/transformer_config.py), what
+// they take from the computation beside them with epoverlap=on in place
+// of NCCL's channels.
+const deepEPSMs = 20
+
 // moeBlock is one MoE block's MLP part for one micro-batch on one GPU:
 // the norm, the experts (moe) and the residual, forward and backward;
 // and rec, the forward selective recomputation runs again of it: the

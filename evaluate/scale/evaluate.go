@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -77,7 +78,8 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
-	if contended(&pl, p) {
+	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	if contended(&step) {
 		smBound(&m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
@@ -87,15 +89,15 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	}
 	r := Result{Plan: pl}
 	if hosts {
-		r.HostStages = stageHosts(stages, &p.Kernels.Host)
+		r.HostStages = stageHosts(stages, &pl, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
 	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
 	}
-	r.DPExposed = dpExposed(&m, &pl, p, stages)
+	r.DPExposed = dpExposed(&step, stages)
 	r.Embedding = embeddingAllReduce(&m, &pl, p)
-	r.Optimizer = optimizerStep(&m, &pl, p, stages)
+	r.Optimizer = optimizerStep(&step, stageViews(stages, &pl))
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = stepFLOPs(&m, &pl) / r.Step / gpus / 1e12

@@ -4,7 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // TestFSDP2CopiesByHand: FSDP2's copies for a stage of u = 1e9
@@ -52,7 +54,7 @@ func TestFSDP2CopiesByHand(t *testing.T) {
 		}
 		var st stageCost
 		st.Params, st.Layers = 1e9, 0.8e9
-		fsdp2Copies(&st, &pl, &p, 0)
+		st.addStageKernels(stepShard(m, pl, &p), 0)
 		if !close5(st.fwd.Busy, c.fwd) || !close5(st.bwd.Busy, c.bwd) || st.fwd.Launches != c.fwdLaun || st.bwd.Launches != c.bwdLaun {
 			t.Errorf("%s: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand %.7g (%g), %.7g (%g)",
 				c.name, st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
@@ -91,7 +93,7 @@ func TestFSDP2SideCopiesByHand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		g, r := fsdp2SideCopies(&pl, &p, 1.25e8, 0, 0)
+		g, r := sideCopies(stepShard(m, pl, &p), 1.25e8, 0, 0)
 		_, gh := g.Share()
 		_, rh := r.Share()
 		if !close5(g.Time, c.gather) || !close5(r.Time, c.reduce) || !close5(gh*g.Time, c.gatherB) || !close5(rh*r.Time, c.reduceB) {
@@ -138,9 +140,22 @@ func TestFSDP2Gathers(t *testing.T) {
 		}
 		var st stageCost
 		st.Params, st.Layers = 1e9, 0.8e9
-		f, b, n := fsdp2Gathers(&pl, &st, 0)
+		sh := stepShard(m, pl, &p)
+		f, b, n := fsdpGathers(fsdpOf(sh), sh, &st, 0)
 		if !close5(f, c.fwd) || !close5(b, c.bwd) || n != c.times {
 			t.Errorf("%s: %g forward, %g backward, %g times a step; by hand %g, %g, %g", c.name, f, b, n, c.fwd, c.bwd, c.times)
 		}
 	}
+}
+
+// stepShard is the step's shard of plan pl of m on p, as evaluateAt
+// hands the step-level extension points.
+func stepShard(m transformer.Spec, pl plan.Plan, p *plan.Pod) *cost.Shard {
+	return &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p}
+}
+
+// sideCopies is what the step's FSDP copies on its side streams
+// (fsdpSideCopies of fsdpOf's).
+func sideCopies(s *cost.Shard, shard, lin, linears float64) (gather, reduce plan.Comm) {
+	return fsdpSideCopies(fsdpOf(s), s, shard, lin, linears)
 }

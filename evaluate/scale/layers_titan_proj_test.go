@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -219,7 +220,7 @@ func TestTitanRowwiseUnfusedByHand(t *testing.T) {
 func TestTitanClipByHand(t *testing.T) {
 	const ms = 1e-3
 	c := stackCoster(t, "llama3-8b:seq=8192,batch=8", "dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2,compile=on", "grand-teton:1,attention=flash")
-	if got := titanClip(&c.Plan, c.Pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
+	if got := mechanisms.TitanClip(&c.Plan, c.Pod, 1003782656) / ms; math.Abs(got-6.26103) > 1e-4 {
 		t.Errorf("clip %.5f ms, by hand 6.26103", got)
 	}
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=8")

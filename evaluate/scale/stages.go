@@ -28,8 +28,8 @@ type stageCost struct {
 // layers' and its dense layers', each with its share of the
 // recomputation, the embedding on the first stage, the output layer and
 // the multi-token-prediction modules on the last; and its parameters
-// (memory.StageOf); on FSDP2 its copies on the compute stream
-// (fsdp2Copies). lp is m.LayerParams() (computed once by the caller).
+// (memory.StageOf); the kernels mechanisms run on its compute stream
+// beside them (addStageKernels: FSDP2's copies). lp is m.LayerParams() (computed once by the caller).
 func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
@@ -54,7 +54,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 			st.fwd, st.bwd = st.fwd.Plus(k.mtpFwd), st.bwd.Plus(k.mtpBwd)
 		}
 	}
-	fsdp2Copies(st, pl, k.c.Pod, s)
+	st.addStageKernels(&k.c.Shard, s)
 	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
 		// A backward's mean over the layers recomputed and those kept.
 		b := cost.Scale(k.layerBwd, mrec/n).Plus(cost.Scale(k.layerBwdKeep, (n-mrec)/n))
@@ -103,3 +103,15 @@ func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, su
 	}
 	return (sum-busiest)/float64(pl.VP) + 2*p2ps
 }
+
+// window is phase ph's time as a plan.Window: its SM-bound part sm
+// (smBound's) and its idle part, the host's waits and the
+// communication exposed in it.
+func window(ph phase, sm float64) plan.Window {
+	return plan.Window{Busy: ph.Busy, Compute: min(sm, ph.Busy), Idle: ph.HostExposed + ph.TPExposed + ph.CPExposed + ph.EPExposed}
+}
+
+// fwdWindow and bwdWindow are stage st's forward and backward per
+// micro-batch as windows (window).
+func (st *stageCost) fwdWindow() plan.Window { return window(st.fwd, st.fwdSM) }
+func (st *stageCost) bwdWindow() plan.Window { return window(st.bwd, st.bwdSM) }

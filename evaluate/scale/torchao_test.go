@@ -94,15 +94,15 @@ func TestFP8GatherByHand(t *testing.T) {
 	}
 	var st stageCost
 	st.Params, st.Layers = 1e9, 0.8e9
-	fsdp2Copies(&st, &pl, &p, 0)
+	st.addStageKernels(stepShard(m, pl, &p), 0)
 	if !close5(st.fwd.Busy, 0.847845e-3) || !close5(st.bwd.Busy, 2.398060e-3) || st.fwd.Launches != 3 || st.bwd.Launches != 4 {
 		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches)
 	}
-	g, _ := fsdp2SideCopies(&pl, &p, 1.25e8, 1e8, 14)
+	g, _ := sideCopies(stepShard(m, pl, &p), 1.25e8, 1e8, 14)
 	if _, gh := g.Share(); !close5(g.Time, 1.110522e-3) || !close5(gh*g.Time, 2.55e9) {
 		t.Errorf("copy-in: %.7g s of %.4g B; by hand 1.110522 ms of 2.55e9 B", g.Time, gh*g.Time)
 	}
-	if g0, _ := fsdp2SideCopies(&off, &p, 1.25e8, 1e8, 14); !close5(g0.Time, 0.443982e-3) {
+	if g0, _ := sideCopies(stepShard(m, off, &p), 1.25e8, 1e8, 14); !close5(g0.Time, 0.443982e-3) {
 		t.Errorf("copy-in without the float8 all-gather: %.7g s; by hand 0.443982 ms (TestFSDP2SideCopiesByHand)", g0.Time)
 	}
 	moe := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=32,experts=8,topk=2,expert_ffn=512")

@@ -5,8 +5,11 @@
 // communication exposed and in all, what its host issues), and the
 // Shard a plug-in is given (the model, the plan, the pod at one
 // tensor-parallel degree) with the primitives every plug-in prices
-// kernels by. It imports no package of a plug-in's, and holds no
-// family's, code base's or mechanism's rule.
+// kernels by; and the extension points a plug-in implements, a layer's
+// (plugin.go) and the step's (step.go, over its views of a pipeline
+// device, Stage, and of the step's times, Breakdown). It imports no
+// package of a plug-in's, and holds no family's, code base's or
+// mechanism's rule.
 //
 // May import: graph/..., evaluate/roofline, evaluate/scale/kernels,
 // evaluate/scale/plan

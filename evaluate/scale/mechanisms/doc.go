@@ -11,11 +11,19 @@
 // composition asks by name on a shard, registered for a figure's
 // provenance: the experts' grouped GEMM (TEGroupedGEMM), the FP8 and FP4
 // recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise),
-// torchao's float8 weights' casts and all-gather (TorchaoFloat8).
+// torchao's float8 weights' casts and all-gather (TorchaoFloat8); and
+// the mechanisms of the step beyond its layers, behind the step-level
+// extension points (evaluate/scale/cost/step.go): the optimizers (Adam,
+// LAMB: cost.Optimizer), the weights' casts once a step (FP8Casts,
+// TorchaoFloat8: cost.StepKernels), FSDP2's copies and gathers (FSDP2:
+// cost.StageKernels, cost.FSDP), what a collective beside the compute
+// takes from it (SMContention: cost.Contention), the host's issue
+// (HostIssue: cost.Host) and the clock a power limit holds (PowerLimit:
+// cost.StepClock).
 // evaluate/scale composes a step from them and names those that priced
 // it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
 // through adding one.
 //
-// May import: graph/..., evaluate/roofline, evaluate/scale/cost,
+// May import: graph/..., evaluate/profile, evaluate/roofline, evaluate/scale/cost,
 // evaluate/scale/kernels, evaluate/scale/plan
 package mechanisms

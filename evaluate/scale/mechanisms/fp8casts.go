@@ -95,3 +95,29 @@ func (c fp8) casts(es ...float64) cost.Phase {
 	}
 	return p
 }
+
+var _ cost.StepKernels = FP8Casts{}
+
+// StepKernels is t with the blocks' weights cast to FP8 once a step on
+// the busiest stage (the first micro-batch's; Transformer Engine keeps
+// them for the others): read as BF16, written row- and column-wise
+// (Hopper's FP8 GEMMs take both layouts), and with current scaling read
+// once more for their amax; with torchao's rowwise scaling the same (one
+// cast along the weight's rows, one along its columns after their amax
+// pass: rowwise.go). t as it is without FP8, and under torchao's float8,
+// which casts them every micro-batch (TorchaoFloat8's StepKernels).
+func (FP8Casts) StepKernels(s *cost.Shard, stages []cost.Stage, t float64) float64 {
+	pl, h := &s.Plan, &s.Pod.Hardware
+	if pl.FP8 == "" || TorchaoOn(pl) {
+		return t
+	}
+	var lw float64
+	for _, st := range stages {
+		lw = max(lw, st.Layers)
+	}
+	t += cost.Kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: 2 * lw}.Time(h)
+	if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
+		t += cost.Kernel{Class: graph.ClassReduction, FLOPs: lw, Read: 2 * lw}.Time(h)
+	}
+	return t
+}

@@ -38,3 +38,11 @@ func (LAMB) Name() string { return "lamb" }
 
 // Prices is whether s's stack runs LAMB.
 func (LAMB) Prices(s *cost.Shard) bool { return s.Plan.Run.LAMB }
+
+var _ cost.Optimizer = LAMB{}
+
+// OptimizerStep is LAMB's step on the most loaded of stages: Adam's
+// (adamStep) with LAMB's extra bytes a parameter of the device's share.
+func (LAMB) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+	return adamStep(s, stages, LAMBExtraRead, LAMBExtraWrite)
+}

@@ -18,4 +18,9 @@ var Registered = cost.MustRegistry(
 	Rowwise{},
 	TorchaoFloat8{},
 	LAMB{},
+	PowerLimit{},
+	Adam{},
+	FSDP2{},
+	SMContention{},
+	HostIssue{},
 )

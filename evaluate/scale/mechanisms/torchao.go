@@ -129,3 +129,27 @@ func FP8GatherScales(p *plan.Pod, g plan.Group, lin, linears float64) float64 {
 	t += 5 * cost.Kernel{Class: graph.ClassElementwise}.Time(h) // stack, clamp, to(float64), division, to(float32)
 	return t + p.StateCollective(roofline.AllReduce, g, 4*linears)
 }
+
+var _ cost.StepKernels = TorchaoFloat8{}
+
+// StepKernels is t with what torchao's float8 adds to a step of shard
+// s's plan on its busiest stage: the weights' casts every micro-batch
+// (TorchaoWeightCasts) and, with fp8gather=on, the scales computed once
+// a step over the stage's shards (FP8GatherScales). t as it is where the
+// plan does not run torchao's float8.
+func (TorchaoFloat8) StepKernels(s *cost.Shard, stages []cost.Stage, t float64) float64 {
+	pl, p := &s.Plan, s.Pod
+	if !TorchaoOn(pl) {
+		return t
+	}
+	var c float64
+	for _, st := range stages {
+		w := TorchaoWeightCasts(pl, &p.Hardware, st.Layers)
+		if pl.FP8Gather && !s.M.MoE() {
+			_, dpG := pl.Groups(*p, st.Index)
+			w += FP8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), TitanLinears*float64(pl.Stages[st.Index]))
+		}
+		c = max(c, w)
+	}
+	return t + c
+}

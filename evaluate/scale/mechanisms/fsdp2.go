@@ -1,11 +1,10 @@
-package scale
+package mechanisms
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
+	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/graph/transformer"
 )
 
 // torch's FSDP2 (fully_shard), as torchtitan runs it, copies every
@@ -48,43 +47,56 @@ import (
 // gradients unsharded until the last micro-batch's backward: one
 // all-gather and one reduce-scatter a step, and FSDP2 accumulating the
 // micro-batches' BF16 gradients unsharded in the reduce dtype on the
-// compute stream (fsdp2PipelineCopies).
+// compute stream (pipelineCopies).
 
-// fsdp2 is whether plan pl runs torch's FSDP2: FSDP on a torchtitan
+// FSDP2 is torch's FSDP2 (fully_shard) as torchtitan runs it (above):
+// its copies on the compute stream (cost.StageKernels) and what it
+// gathers, how often, and copies on its side streams (cost.FSDP), in
+// place of Megatron-FSDP's.
+type FSDP2 struct{}
+
+var (
+	_ cost.StageKernels = FSDP2{}
+	_ cost.FSDP         = FSDP2{}
+)
+
+// Name is the mechanism's registered name.
+func (FSDP2) Name() string { return "fsdp2" }
+
+// Prices is whether s's plan runs torch's FSDP2: FSDP on a torchtitan
 // stack (Megatron's FSDP is Megatron-FSDP, whose buffers are its own).
+func (FSDP2) Prices(s *cost.Shard) bool { return fsdp2(&s.Plan) }
+
 func fsdp2(pl *plan.Plan) bool {
 	return pl.FSDP && pl.Software.Framework() == plan.FrameworkTorchTitan
 }
 
-// fsdp2Gathers is the parameters of stage s's GPU gathered beside its
-// forward and again beside its backward, and how many times a step FSDP
-// gathers and reduces them. Megatron-FSDP's (not FSDP2): all of them
-// each way, every micro-batch. FSDP2 under torchtitan without a
-// pipeline: every micro-batch all of them forward, and backward the
-// blocks but the last: torchtitan's apply_fsdp does not reshard the
-// last block after the forward (reshard_after_forward = int(layer_id) <
-// len(model.layers) - 1, parallelize_llama.py at 9dec370 and v0.2.0)
-// and FSDP2 never reshards the root's (FSDPState._lazy_init: "For the
-// root, do not reshard after forward ...", post_forward_mesh_info =
-// None; torch/distributed/fsdp/_fully_shard/_fsdp_state.py at
-// 010ae4a). With a pipeline (reshard_after_forward False, and
+// Gathers is the parameters of stage st's GPU gathered beside its
+// forward and again beside its backward, and how many times a step FSDP2
+// gathers and reduces them. Without a pipeline: every micro-batch all of
+// them forward, and backward the blocks but the last: torchtitan's
+// apply_fsdp does not reshard the last block after the forward
+// (reshard_after_forward = int(layer_id) < len(model.layers) - 1,
+// parallelize_llama.py at 9dec370 and v0.2.0) and FSDP2 never reshards
+// the root's (FSDPState._lazy_init: "For the root, do not reshard after
+// forward ...", post_forward_mesh_info = None;
+// torch/distributed/fsdp/_fully_shard/_fsdp_state.py at 010ae4a). With a
+// pipeline (reshard_after_forward False, and
 // torch.distributed.pipelining's backward_maybe_with_nosync): once a
 // step, forward only.
-func fsdp2Gathers(pl *plan.Plan, st *stageCost, s int) (fwd, bwd, times float64) {
-	switch {
-	case !fsdp2(pl):
-		return st.Params, st.Params, float64(pl.NumMicro)
-	case pl.PP > 1:
+func (FSDP2) Gathers(s *cost.Shard, st *cost.Stage) (fwd, bwd, times float64) {
+	pl := &s.Plan
+	if pl.PP > 1 {
 		return st.Params, 0, 1
 	}
-	l := float64(pl.Stages[s])
+	l := float64(pl.Stages[st.Index])
 	return st.Params, st.Layers * (l - 1) / l, float64(pl.NumMicro)
 }
 
-// fsdp2Groups is how many FSDP groups stage s holds: one a transformer
+// fsdpGroups is how many FSDP groups stage s holds: one a transformer
 // block, and the root's (the embedding, the final norm and the output)
 // on the first and the last stage.
-func fsdp2Groups(pl *plan.Plan, s int) float64 {
+func fsdpGroups(pl *plan.Plan, s int) float64 {
 	g := float64(pl.Stages[s])
 	if s == 0 || s == pl.PP-1 {
 		g++
@@ -92,41 +104,43 @@ func fsdp2Groups(pl *plan.Plan, s int) float64 {
 	return g
 }
 
-// fsdp2Copies adds to stage s's forward and backward per micro-batch the
-// copies FSDP2 runs on the compute stream: the copy-out of each
-// all-gather and the reduce-scatter's copy-in (and with a pipeline the
-// unsharded gradients' accumulation), each a memory-bound kernel at the
-// pod's bandwidth, one launch a group. Without a pipeline every
-// micro-batch gathers in the forward and again in the backward and
-// reduces in it; with one, a step gathers and reduces once and
-// accumulates the unsharded gradients between (fsdp2PipelineCopies).
-func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
-	if !fsdp2(pl) {
-		return
+// StageKernels is what FSDP2 adds to stage st's forward and backward per
+// micro-batch on the compute stream: the copy-out of each all-gather and
+// the reduce-scatter's copy-in (and with a pipeline the unsharded
+// gradients' accumulation), each a memory-bound kernel at the pod's
+// bandwidth, one launch a group. Without a pipeline every micro-batch
+// gathers in the forward and again in the backward and reduces in it;
+// with one, a step gathers and reduces once and accumulates the
+// unsharded gradients between (pipelineCopies). None on a plan not on
+// FSDP2.
+func (f FSDP2) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
+	if !f.Prices(s) {
+		return fwd, bwd
 	}
+	pl, p := &s.Plan, s.Pod
 	u := st.Params // the stage's parameters on this GPU, gathered
 	wb, gb := p.WeightBytes(), pl.GradBytes()
-	groups := fsdp2Groups(pl, s)
-	_, again, _ := fsdp2Gathers(pl, st, s)
+	groups := fsdpGroups(pl, st.Index)
+	_, again, _ := f.Gathers(s, st)
 	copyOut := func(n, lin float64) float64 {
-		b := mechanisms.GatheredBytes(pl, p, n, lin)
-		return kernel{Class: graph.ClassElementwise, Read: b, Writes: b}.Time(&p.Hardware)
+		b := GatheredBytes(pl, p, n, lin)
+		return cost.Kernel{Class: graph.ClassElementwise, Read: b, Writes: b}.Time(&p.Hardware)
 	}
 	out := copyOut(u, st.Layers)
-	in := kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(&p.Hardware)
-	fwd := phase{Busy: out, Launches: groups}
-	bwd := phase{Busy: in, Launches: groups}
+	in := cost.Kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(&p.Hardware)
+	fwd = cost.Phase{Busy: out, Launches: groups}
+	bwd = cost.Phase{Busy: in, Launches: groups}
 	if again > 0 {
 		// The blocks but the last gathered again: a group each.
-		bwd = phase{Busy: copyOut(again, again) + in, Launches: groups + float64(pl.Stages[s]-1)}
+		bwd = cost.Phase{Busy: copyOut(again, again) + in, Launches: groups + float64(pl.Stages[st.Index]-1)}
 	}
 	if pl.PP > 1 && pl.NumMicro > 1 {
-		fwd, bwd = fsdp2PipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
+		fwd, bwd = pipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
 	}
-	st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
+	return fwd, bwd
 }
 
-// fsdp2PipelineCopies is a micro-batch's share of FSDP2's copies on the
+// pipelineCopies is a micro-batch's share of FSDP2's copies on the
 // compute stream under a pipeline of m micro-batches (m > 1), for u
 // parameters in groups FSDP groups, wb bytes a parameter and gb a
 // gradient in the reduce dtype, out the copy-out's time: the forward
@@ -139,53 +153,40 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 // (accumulate_unsharded_grad_if_needed: gb + wb read, gb written), and
 // the last's reduce-scatter copy-in from the accumulated gradients (gb
 // read, gb written); one launch a group each.
-func fsdp2PipelineCopies(out, u, wb, gb, groups, m float64, h *roofline.Hardware) (fwd, bwd phase) {
+func pipelineCopies(out, u, wb, gb, groups, m float64, h *roofline.Hardware) (fwd, bwd cost.Phase) {
 	var first, n float64
 	if gb != wb {
-		first, n = kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(h), 1
+		first, n = cost.Kernel{Class: graph.ClassElementwise, Read: wb * u, Writes: gb * u}.Time(h), 1
 	}
-	acc := kernel{Class: graph.ClassElementwise, Read: (gb + wb) * u, Writes: gb * u}.Time(h)
-	cat := kernel{Class: graph.ClassElementwise, Read: gb * u, Writes: gb * u}.Time(h)
-	fwd = phase{Busy: out / m, Launches: groups / m}
-	bwd = phase{Busy: (first + (m-1)*acc + cat) / m, Launches: groups * (n + m) / m}
+	acc := cost.Kernel{Class: graph.ClassElementwise, Read: (gb + wb) * u, Writes: gb * u}.Time(h)
+	cat := cost.Kernel{Class: graph.ClassElementwise, Read: gb * u, Writes: gb * u}.Time(h)
+	fwd = cost.Phase{Busy: out / m, Launches: groups / m}
+	bwd = cost.Phase{Busy: (first + (m-1)*acc + cat) / m, Launches: groups * (n + m) / m}
 	return fwd, bwd
 }
 
-// fsdp2SideCopies is what FSDP2 copies beside the compute of stage st on
+// SideCopies is what FSDP2 copies beside the compute of stage st on
 // its side streams, as Comms: before each all-gather its copy-in
 // (gather), and after a micro-batch's reduce-scatter its share of the
 // sharded gradient's accumulation (reduce: (M-1)/M of one, the first
 // micro-batch's gradient kept as reduced). shard is the parameters of
 // the stage one GPU holds sharded; lin of them are the blocks' linear
 // weights, in linears linears, which fp8gather=on casts to float8 before
-// the gather instead (fp8GatherCopyIn; 0 without it). Zero Comms for a
-// plan not on FSDP2.
-func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard, lin, linears float64) (gather, reduce plan.Comm) {
-	if !fsdp2(pl) {
-		return plan.Comm{}, plan.Comm{}
-	}
+// the gather instead (FP8GatherCopyIn; 0 without it).
+func (FSDP2) SideCopies(s *cost.Shard, shard, lin, linears float64) (gather, reduce plan.Comm) {
+	pl, p := &s.Plan, s.Pod
 	const master = 4 // torchtitan's sharded parameters: FP32
 	wb, gb := p.WeightBytes(), pl.GradBytes()
 	if !pl.FP8Gather {
 		lin, linears = 0, 0
 	}
-	r, w, launches := mechanisms.FP8GatherCopyIn(lin, linears)
-	in := kernel{Class: graph.ClassElementwise, Read: (master+wb)*(shard-lin) + r, Writes: 2*wb*(shard-lin) + w}
-	gather = plan.CopyComm(in.Time(&p.Hardware)+launches*kernel{Class: graph.ClassElementwise}.Time(&p.Hardware), in.Read+in.Writes)
+	r, w, launches := FP8GatherCopyIn(lin, linears)
+	in := cost.Kernel{Class: graph.ClassElementwise, Read: (master+wb)*(shard-lin) + r, Writes: 2*wb*(shard-lin) + w}
+	gather = plan.CopyComm(in.Time(&p.Hardware)+launches*cost.Kernel{Class: graph.ClassElementwise}.Time(&p.Hardware), in.Read+in.Writes)
 	if m := float64(pl.NumMicro); m > 1 && pl.PP == 1 {
-		acc := kernel{Class: graph.ClassElementwise, Read: 2 * gb * shard, Writes: gb * shard}
+		acc := cost.Kernel{Class: graph.ClassElementwise, Read: 2 * gb * shard, Writes: gb * shard}
 		k := (m - 1) / m
 		reduce = plan.CopyComm(k*acc.Time(&p.Hardware), k*(acc.Read+acc.Writes))
 	}
 	return gather, reduce
-}
-
-// fsdp2Shard is the parameters of stage st one GPU holds sharded: the
-// dense ones over the data-parallel group dp, the experts' over the
-// expert-data-parallel group edp.
-func fsdp2Shard(m *transformer.Spec, st *stageCost, dp, edp int) float64 {
-	if !m.MoE() {
-		return st.Params / float64(dp)
-	}
-	return (st.Params-st.Experts)/float64(dp) + st.Experts/float64(edp)
 }
