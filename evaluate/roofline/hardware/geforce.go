@@ -59,3 +59,28 @@ func init() {
 		Source: "GeForce RTX 3090: Tom's Hardware's and TechPowerUp's specification tables; NVIDIA Ampere GA102 whitepaper (FP32 accumulation at half rate)",
 	}
 }
+
+// rtx3090DepthwiseMaxTaps is the largest depthwise kernel the carried-over
+// rates hold for: the H100 timed 3x3 and 5x5 ones (h100Depthwise).
+const rtx3090DepthwiseMaxTaps = 25
+
+// rtx3090Kernels is the rtx3090 preset h with what is carried over to it
+// from kernels measured on the H100 (h100, the h100 preset):
+//
+//   - PyTorch's own depthwise convolution kernels (CudaDepthwise2d, which
+//     runs every depthwise convolution cuDNN does not:
+//     convlayout.CuDNNDepthwise) at the H100's measured rates
+//     (h100Depthwise, h100DepthwiseBwd) times the ratio of the two GPUs'
+//     FP32 rates, 66.9 / 35.58 = 1.8803 (132 SMs at 1.98 GHz against 82
+//     at 1.695, each SM 128 FP32 lanes): the H100 timed them at 1.5 to 3
+//     TFLOP/s and 0.2 to 0.8 of its 3.35 TB/s, FP32 and BF16 alike, so
+//     that neither its tensor cores nor its memory bound them but its
+//     SMs' instruction rate, which the FP32 rate measures; up to 5x5
+//     kernels (rtx3090DepthwiseMaxTaps), the largest timed.
+func rtx3090Kernels(h, h100 Hardware) Hardware {
+	r := h100.FP32 / h.FP32
+	h.Depthwise = [2]float64{h100Depthwise[0] * r, h100Depthwise[1] * r}
+	h.DepthwiseBwd = [2]float64{h100DepthwiseBwd[0] * r, h100DepthwiseBwd[1] * r}
+	h.DepthwiseMaxTaps = rtx3090DepthwiseMaxTaps
+	return h
+}
