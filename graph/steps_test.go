@@ -99,3 +99,57 @@ func TestDepthwiseTaps(t *testing.T) {
 		})
 	}
 }
+
+// TestDepthwiseGeometry: a depthwise convolution's geometry read from its
+// operands, worked by hand. Forward, a 3x3 of 72 channels from [8, 72,
+// 56, 56] to [8, 72, 28, 28]: stride 56 / 28 = 2; a 5x5 stride 1 at 7
+// wide (7 / 7 = 1); a 3x3 stride 2 at an odd width, 7 to 4 (7 / 4 = 1.75:
+// 2). Backward (the input's gradient [8, 72, 56, 56] out, the output's
+// gradient [8, 72, 28, 28] and the input in): stride 2. An op that is not
+// depthwise, and a backward op whose output is the weight's gradient
+// alone, have none.
+func TestDepthwiseGeometry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		backward bool
+		weight   []int64
+		in, out  []int64 // forward input and output
+		want     DepthwiseShape
+		ok       bool
+	}{
+		{"3x3 stride 2", false, []int64{72, 1, 3, 3}, []int64{8, 72, 56, 56}, []int64{8, 72, 28, 28}, DepthwiseShape{8, 72, 56, 3, 3, 2}, true},
+		{"5x5 stride 1 at 7", false, []int64{480, 1, 5, 5}, []int64{32, 480, 7, 7}, []int64{32, 480, 7, 7}, DepthwiseShape{32, 480, 7, 5, 5, 1}, true},
+		{"3x3 stride 2, odd width", false, []int64{96, 1, 3, 3}, []int64{16, 96, 7, 7}, []int64{16, 96, 4, 4}, DepthwiseShape{16, 96, 7, 3, 3, 2}, true},
+		{"backward 3x3 stride 2", true, []int64{72, 1, 3, 3}, []int64{8, 72, 56, 56}, []int64{8, 72, 28, 28}, DepthwiseShape{8, 72, 56, 3, 3, 2}, true},
+		{"backward, the weight's gradient alone", true, []int64{72, 1, 3, 3}, []int64{8, 72, 56, 56}, []int64{8, 72, 28, 28}, DepthwiseShape{}, false},
+		{"dense", false, []int64{64, 64, 3, 3}, []int64{8, 64, 56, 56}, []int64{8, 64, 56, 56}, DepthwiseShape{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder("g")
+			x := b.AddOp(Op{Name: "x", Type: "relu", Class: ClassElementwise, DType: F16, Shape: tc.in})
+			w := b.AddOp(Op{Name: "param:w", Type: "Parameter", Class: ClassDataMovement, DType: F32, Shape: tc.weight, Alias: true})
+			shape := tc.out
+			if tc.backward {
+				shape = tc.in
+				if !tc.ok {
+					shape = tc.weight
+				}
+			}
+			conv := b.AddOp(Op{Name: "conv", Type: "convolution", Class: ClassConv, DType: F16, Shape: shape, FLOPs: 1e6, Backward: tc.backward})
+			b.AddTensor(x, 64, conv)
+			b.AddTensor(w, 64, conv)
+			if tc.backward {
+				gy := b.AddOp(Op{Name: "gy", Type: "relu", Class: ClassElementwise, DType: F16, Shape: tc.out, Backward: true})
+				b.AddTensor(gy, 64, conv)
+			}
+			g, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := g.DepthwiseGeometry(conv)
+			if ok != tc.ok || got != tc.want {
+				t.Errorf("DepthwiseGeometry = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

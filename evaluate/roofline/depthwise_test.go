@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/graph"
 )
 
@@ -95,5 +96,103 @@ func TestDepthwiseMeasured(t *testing.T) {
 				t.Errorf("%s backward %v: %.1f us against %.1f measured", c.Name, p.backward, got*1e6, p.want*1e6)
 			}
 		}
+	}
+}
+
+// TestRTX3090Depthwise: the rtx3090 preset carries the H100's depthwise
+// rates over by the FP32 rates' ratio, 66.9 / 35.58 = 1.88027: forward
+// 6.0616 x 1.88027 = 11.3974 ps + 0.46738 x 1.88027 = 0.87880 ps a tap,
+// backward 32.3824 + 4.17937 a tap; up to 25 taps. In NCHW an FP16 3x3
+// stride-1 depthwise convolution of 16 channels is PyTorch's own kernel
+// (fewer than 32 channels): its output [512, 16, 112, 112], 102,760,448
+// elements, takes 102,760,448 x (11.3974 + 9 x 0.87880) ps = 1,983.96 us
+// + 5 us launch = 1,988.96 us forward (its 411 MB at 748.8 GB/s, 548.9
+// us, less), and backward x (32.3824 + 9 x 4.17937) = 7,192.89 + 5 =
+// 7,197.89 us. Of 32 channels it is cuDNN's: the roofline, 2 x 9 x
+// 205,520,896 = 3.6994 GFLOP at 71.16 x 0.6 TFLOP/s (86.6 us) under its
+// 822,084,160 bytes at 748.8 GB/s: 1,097.87 + 5 = 1,102.87 us, and no
+// layout transposes. A 7x7 of 16 channels (49 taps, past the 25 the rates
+// hold for) is the roofline's too; unsaid, the 16-channel one keeps the
+// rates.
+func TestRTX3090Depthwise(t *testing.T) {
+	h, err := Preset("rtx3090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"forward base", h.Depthwise[0], 11.39744e-12}, {"forward a tap", h.Depthwise[1], 0.878801e-12},
+		{"backward base", h.DepthwiseBwd[0], 32.38238e-12}, {"backward a tap", h.DepthwiseBwd[1], 4.179370e-12},
+	} {
+		if math.Abs(f.got-f.want) > 1e-5*f.want {
+			t.Errorf("%s = %.6g, want %.6g", f.what, f.got, f.want)
+		}
+	}
+	if h.DepthwiseMaxTaps != 25 {
+		t.Errorf("DepthwiseMaxTaps = %d, want 25", h.DepthwiseMaxTaps)
+	}
+	c, err := NewCluster(h, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// conv builds a depthwise convolution of ch channels, k x k, at batch
+	// 512 and 112 x 112, stride 1, forward or backward, with its weight
+	// and activations as the graph reads them.
+	conv := func(ch, k int64, backward bool) *graph.Graph {
+		b := graph.NewBuilder("dw")
+		act := []int64{512, ch, 112, 112}
+		elems := 512 * ch * 112 * 112
+		x := b.AddOp(graph.Op{Name: "x", Type: "relu", Class: graph.ClassElementwise, DType: graph.F16, Shape: act})
+		w := b.AddOp(graph.Op{Name: "param:w", Type: "Parameter", Class: graph.ClassDataMovement, DType: graph.F16, Shape: []int64{ch, 1, k, k}, Alias: true})
+		op := graph.Op{Name: "conv", Type: "convolution", Class: graph.ClassConv, DType: graph.F16, Shape: act, Backward: backward,
+			FLOPs: float64(2 * k * k * elems), BytesRead: 2*elems + 2*ch*k*k, BytesWritten: 2 * elems}
+		if backward {
+			op.Type, op.FLOPs, op.BytesRead = "convolution_backward", 2*op.FLOPs, 4*elems+2*ch*k*k
+		}
+		cv := b.AddOp(op)
+		b.AddTensor(x, 2*elems, cv)
+		b.AddTensor(w, 2*ch*k*k, cv)
+		if backward {
+			gy := b.AddOp(graph.Op{Name: "gy", Type: "relu", Class: graph.ClassElementwise, DType: graph.F16, Shape: act, Backward: true})
+			b.AddTensor(gy, 2*elems, cv)
+		}
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		what     string
+		ch, k    int64
+		backward bool
+		f        convlayout.Format
+		want     float64
+	}{
+		{"16 channels, PyTorch's kernel", 16, 3, false, convlayout.NCHW, 1988.96e-6},
+		{"16 channels backward", 16, 3, true, convlayout.NCHW, 7197.89e-6},
+		{"32 channels, cuDNN's", 32, 3, false, convlayout.NCHW, 1102.87e-6},
+		{"unsaid format, the rates", 16, 3, false, convlayout.Unsaid, 1988.96e-6},
+	} {
+		g := conv(tc.ch, tc.k, tc.backward)
+		m, err := NewModel(g, c, Options{MemoryFormat: tc.f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.OpTime(2); math.Abs(got-tc.want) > 0.01e-6 {
+			t.Errorf("%s: %.2f us, want %.2f", tc.what, got*1e6, tc.want*1e6)
+		}
+	}
+	// Past 25 taps, the roofline: 7x7 of 16 channels, 2 x 49 x 102,760,448
+	// = 10.07 GFLOP at 42.70 TFLOP/s (235.8 us) under its 411,043,360
+	// bytes at 748.8 GB/s (548.94 us): 553.94 us.
+	m, err := NewModel(conv(16, 7, false), c, Options{MemoryFormat: convlayout.NCHW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.OpTime(2), 553.94e-6; math.Abs(got-want) > 0.01e-6 {
+		t.Errorf("7x7: %.2f us, want %.2f", got*1e6, want*1e6)
 	}
 }

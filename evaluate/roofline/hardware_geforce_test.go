@@ -1,7 +1,10 @@
 package roofline
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/placer/placer/graph"
@@ -44,15 +47,36 @@ func TestRTX3090Preset(t *testing.T) {
 }
 
 // TestRTX3090GEMMRoofline: an FP16 GEMM of 4,096^3 (2 x 4,096^3 =
-// 1.37439e11 FLOPs, 3 x 4,096^2 x 2 = 100.66 MB) at the default matmul
-// efficiency 0.75 takes 1.37439e11 / (71.16288e12 x 0.75) = 2,572.38 us of
-// compute, above 100.66e6 / (936e9 x 0.8) = 134.4 us of traffic, plus the
-// 5 us launch: 2,577.38 us.
+// 1.37439e11 FLOPs, 3 x 4,096^2 x 2 = 100.66 MB) at the H100's measured
+// matmul efficiency 0.909335 takes 1.37439e11 / (71.16288e12 x 0.909335)
+// = 2,123.89 us of compute, above 100.66e6 / (936e9 x 0.8) = 134.4 us of
+// traffic, plus the 5 us launch: 2,128.89 us (2,580.11 at the default
+// 0.75 before).
 func TestRTX3090GEMMRoofline(t *testing.T) {
 	n := 4096.0
 	op := graph.Op{Class: graph.ClassMatMul, DType: graph.F16, FLOPs: 2 * n * n * n, BytesRead: int64(2 * n * n * 2), BytesWritten: int64(n * n * 2)}
 	h, _ := Preset("rtx3090")
-	if got, want := KernelTime(&h, &op), 2580.10e-6; math.Abs(got-want) > 0.01e-6 {
+	if got, want := KernelTime(&h, &op), 2128.89e-6; math.Abs(got-want) > 0.01e-6 {
 		t.Errorf("%.6g s, want %.6g", got, want)
+	}
+}
+
+// TestRTX3090GEMMEffMeasured: the rtx3090's matmul efficiency is the one
+// placer hw bench measured on the H100 (its profile's compute_eff[matmul],
+// 0.9093 to four places); skipped where the shared data is absent.
+func TestRTX3090GEMMEffMeasured(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "h100", "hw-bench-2026-11-25.json"))
+	if err != nil {
+		t.Skip("shared data absent: ", err)
+	}
+	var p struct {
+		ComputeEff []float64 `json:"compute_eff"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil || len(p.ComputeEff) <= int(graph.ClassMatMul) {
+		t.Fatalf("profile: %v (%d efficiencies)", err, len(p.ComputeEff))
+	}
+	h, _ := Preset("rtx3090")
+	if got, want := h.ComputeEff[graph.ClassMatMul], p.ComputeEff[graph.ClassMatMul]; got != want || math.Abs(want-0.9093) > 5e-5 {
+		t.Errorf("rtx3090 matmul efficiency %v, the H100's measured %v (0.9093)", got, want)
 	}
 }

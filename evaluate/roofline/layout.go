@@ -28,3 +28,16 @@ func (m *Model) transposeBytes(op *graph.Op) int64 {
 	}
 	return x
 }
+
+// cudnnDepthwise says whether depthwise convolution op (graph op i) runs
+// cuDNN's kernels in the model's memory format
+// (convlayout.CuDNNDepthwise): those are convolutions like the rest, not
+// the kernels the hardware's depthwise rates were measured on
+// (Hardware.Depthwise), and are priced by the roofline.
+func (m *Model) cudnnDepthwise(i int, op *graph.Op) bool {
+	if op.DepthwiseTaps <= 0 || m.Opts.MemoryFormat == convlayout.Unsaid {
+		return false
+	}
+	d, ok := m.G.DepthwiseGeometry(i)
+	return ok && convlayout.CuDNNDepthwise(d, op.DType, m.Opts.MemoryFormat)
+}

@@ -304,7 +304,13 @@ func (m *Model) indexOps(pos, tpos []int32) {
 		op := g.Op(int(i))
 		memRate := m.classRate[op.Class]
 		bytes := op.BytesRead + op.BytesWritten
-		dur, compute := opDuration(h, op, memRate, m.tf32)
+		cost := op
+		if m.cudnnDepthwise(int(i), op) { // a convolution of the roofline
+			c := *op
+			c.DepthwiseTaps = 0
+			cost = &c
+		}
+		dur, compute := opDuration(h, cost, memRate, m.tf32)
 		if x := m.transposeBytes(op); x > 0 { // kernels of their own: their time adds
 			t := float64(x) * memRate
 			dur, compute, bytes = dur+t, compute+t, bytes+x
@@ -395,7 +401,7 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 			compute *= s
 		}
 	}
-	if dw := h.Depthwise; op.DepthwiseTaps > 0 && dw[0] > 0 {
+	if dw := h.Depthwise; op.DepthwiseTaps > 0 && dw[0] > 0 && (h.DepthwiseMaxTaps == 0 || op.DepthwiseTaps <= h.DepthwiseMaxTaps) {
 		if op.Backward {
 			dw = h.DepthwiseBwd
 		}

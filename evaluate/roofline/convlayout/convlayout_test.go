@@ -54,3 +54,46 @@ func TestParse(t *testing.T) {
 		t.Errorf("Parse(nchw8c) error %v", err)
 	}
 }
+
+// TestCuDNNDepthwise: PyTorch's choice between cuDNN's depthwise kernels
+// and its own, case by case from Convolution.cpp's rule (cuDNN 8.2 on):
+// NCHW FP16 3x3 stride 1 of 32 channels at 112 wide is cuDNN's, of 16
+// channels PyTorch's; a 7x7 (ConvNeXt's) PyTorch's; BF16 and FP32
+// PyTorch's; 3x3 stride 2 of 96 channels at 112 wide PyTorch's, of 512
+// channels at 14 wide cuDNN's, of 256 at 28 cuDNN's and at 14 PyTorch's;
+// a 6 wide input PyTorch's; a 1x1 stride 2 at batch 8 of 128 channels 7
+// wide cuDNN's, at batch 32 PyTorch's; batch 1 stride 2 3x3 of 32
+// channels cuDNN's; in NHWC every one cuDNN's; unsaid none.
+func TestCuDNNDepthwise(t *testing.T) {
+	dw := func(n, c, w, k, s int64) graph.DepthwiseShape {
+		return graph.DepthwiseShape{Batch: n, Channels: c, Width: w, KH: k, KW: k, Stride: s}
+	}
+	for _, tc := range []struct {
+		name string
+		d    graph.DepthwiseShape
+		dt   graph.DType
+		f    Format
+		want bool
+	}{
+		{"3x3 s1 32ch", dw(256, 32, 112, 3, 1), graph.F16, NCHW, true},
+		{"3x3 s1 16ch", dw(256, 16, 112, 3, 1), graph.F16, NCHW, false},
+		{"7x7 s1", dw(256, 96, 56, 7, 1), graph.F16, NCHW, false},
+		{"3x3 s1 bf16", dw(256, 32, 112, 3, 1), graph.BF16, NCHW, false},
+		{"3x3 s1 fp32", dw(256, 32, 112, 3, 1), graph.F32, NCHW, false},
+		{"3x3 s2 96ch 112", dw(256, 96, 112, 3, 2), graph.F16, NCHW, false},
+		{"3x3 s2 512ch 14", dw(256, 512, 14, 3, 2), graph.F16, NCHW, true},
+		{"5x5 s2 256ch 28", dw(256, 256, 28, 5, 2), graph.F16, NCHW, true},
+		{"3x3 s2 256ch 14", dw(256, 256, 14, 3, 2), graph.F16, NCHW, false},
+		{"3x3 s1 6 wide", dw(256, 64, 6, 3, 1), graph.F16, NCHW, false},
+		{"1x1 s2 b8 128ch 7", dw(8, 128, 7, 1, 2), graph.F16, NCHW, true},
+		{"1x1 s2 b32 128ch 7", dw(32, 128, 7, 1, 2), graph.F16, NCHW, false},
+		{"3x3 s2 b1 32ch", dw(1, 32, 56, 3, 2), graph.F16, NCHW, true},
+		{"1x3 kernel", graph.DepthwiseShape{Batch: 8, Channels: 64, Width: 56, KH: 1, KW: 3, Stride: 1}, graph.F16, NCHW, false},
+		{"7x7 channels-last", dw(256, 96, 56, 7, 1), graph.F16, NHWC, true},
+		{"3x3 s1 32ch unsaid", dw(256, 32, 112, 3, 1), graph.F16, Unsaid, false},
+	} {
+		if got := CuDNNDepthwise(tc.d, tc.dt, tc.f); got != tc.want {
+			t.Errorf("%s: CuDNNDepthwise = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

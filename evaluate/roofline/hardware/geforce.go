@@ -1,5 +1,7 @@
 package hardware
 
+import "github.com/placer/placer/graph"
+
 // The GeForce RTX 3090 (GA102, Ampere, 2020): the GPU of timm's published
 // training benchmark (results/benchmark-train-amp-*-rtx3090.csv in
 // huggingface/pytorch-image-models; docs/timm-bench.md), a consumer card.
@@ -59,3 +61,41 @@ func init() {
 		Source: "GeForce RTX 3090: Tom's Hardware's and TechPowerUp's specification tables; NVIDIA Ampere GA102 whitepaper (FP32 accumulation at half rate)",
 	}
 }
+
+// rtx3090DepthwiseMaxTaps is the largest depthwise kernel the carried-over
+// rates hold for: the H100 timed 3x3 and 5x5 ones (h100Depthwise).
+const rtx3090DepthwiseMaxTaps = 25
+
+// rtx3090Kernels is the rtx3090 preset h with what is carried over to it
+// from kernels measured on the H100 (h100, the h100 preset):
+//
+//   - PyTorch's own depthwise convolution kernels (CudaDepthwise2d, which
+//     runs every depthwise convolution cuDNN does not:
+//     convlayout.CuDNNDepthwise) at the H100's measured rates
+//     (h100Depthwise, h100DepthwiseBwd) times the ratio of the two GPUs'
+//     FP32 rates, 66.9 / 35.58 = 1.8803 (132 SMs at 1.98 GHz against 82
+//     at 1.695, each SM 128 FP32 lanes): the H100 timed them at 1.5 to 3
+//     TFLOP/s and 0.2 to 0.8 of its 3.35 TB/s, FP32 and BF16 alike, so
+//     that neither its tensor cores nor its memory bound them but its
+//     SMs' instruction rate, which the FP32 rate measures; up to 5x5
+//     kernels (rtx3090DepthwiseMaxTaps), the largest timed.
+//   - cuBLAS's GEMMs at the fraction of the tensor peak they reached on
+//     the H100 (h100MeasuredGEMMEff) in place of the default matmul
+//     efficiency (0.75, an assumption): a large FP16 GEMM reaches about
+//     the same fraction of any of these GPUs' tensor peak (on an L20,
+//     cuBLAS's HGEMM 105-115 of 119.5 TFLOP/s, 0.88-0.96, as
+//     github.com/DefTruth/CUDA-Learn-Notes' hgemm README measured it).
+func rtx3090Kernels(h, h100 Hardware) Hardware {
+	r := h100.FP32 / h.FP32
+	h.Depthwise = [2]float64{h100Depthwise[0] * r, h100Depthwise[1] * r}
+	h.DepthwiseBwd = [2]float64{h100DepthwiseBwd[0] * r, h100DepthwiseBwd[1] * r}
+	h.DepthwiseMaxTaps = rtx3090DepthwiseMaxTaps
+	h.ComputeEff[graph.ClassMatMul] = h100MeasuredGEMMEff
+	return h
+}
+
+// h100MeasuredGEMMEff is the matmul efficiency `placer hw bench --profile`
+// measured on an H100 SXM (2026-11-25; ../shared/data/h100/
+// hw-bench-2026-11-25.json, compute_eff[matmul]): its BF16 GEMMs at
+// 0.9093 of the 989.4 TFLOP/s dense peak (TestRTX3090GEMMEffMeasured).
+const h100MeasuredGEMMEff = 0.9093348772470476

@@ -63,6 +63,10 @@ type Hardware struct {
 	// measured on this GPU, the roofline.
 	Depthwise    [2]float64 `json:"depthwise_s,omitempty"`
 	DepthwiseBwd [2]float64 `json:"depthwise_bwd_s,omitempty"`
+	// DepthwiseMaxTaps is the most kernel taps those rates hold for (the
+	// largest kernel they were measured or carried over at): a depthwise
+	// convolution of more taps is priced by the roofline. Zero: every one.
+	DepthwiseMaxTaps int `json:"depthwise_max_taps,omitempty"`
 
 	// Grouped names the grouped convolutions measured on this GPU (a key
 	// of GroupedTables; not depthwise: 1 < channels per group <
@@ -214,6 +218,7 @@ func init() {
 	h = presets["h200"]
 	h.KernelFloor = h200KernelFloor
 	presets["h200"] = h
+	presets["rtx3090"] = rtx3090Kernels(presets["rtx3090"], presets["h100"])
 }
 
 // h100KernelFloor and h200KernelFloor are a near-empty kernel's time on
@@ -399,6 +404,9 @@ func (h *Hardware) Validate() error {
 		if !(f.v >= 0 && f.v <= MaxLatency) {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}
+	}
+	if h.DepthwiseMaxTaps < 0 {
+		return bad("depthwise_max_taps", h.DepthwiseMaxTaps, "0 (every kernel) or more taps")
 	}
 	if _, ok := GroupedTables[h.Grouped]; h.Grouped != "" && !ok {
 		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", tableNames(GroupedTables)))
