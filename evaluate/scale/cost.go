@@ -27,6 +27,7 @@ var (
 	expertActivation []cost.ExpertActivation
 	expertOutput     []cost.ExpertOutput
 	routerKernels    []cost.RouterKernels
+	outputHeads      []cost.OutputHeads
 	ssmBlock         cost.SSMBlock
 	linearMixer      cost.LinearMixer
 )
@@ -45,6 +46,7 @@ func hookUp() {
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
+	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
 }
 
 // dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),

@@ -3,7 +3,6 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -64,7 +63,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	no := c.M.OutputTokens(n) // an encoder's masked positions (families.MLMHeads)
+	no := c.M.OutputTokens(n) // an encoder's masked positions (its heads: cost.OutputHeads)
 	logits := c.GEMM(2*no*h*V/T, no*h*bf16+h*V/T*bf16, no*V/T*bf16)
 	logit := no * V / T // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
@@ -107,8 +106,13 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		bk = roofline.AllReduce
 	}
 	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
-	hf, hb := families.MLMHeads{}.Heads(&c.Shard) // an encoder's heads (none in a decoder)
-	return fwd.Plus(hf), bwd.Plus(hb)
+	// The heads beside the output layer (an encoder's: families.MLMHeads;
+	// none in a decoder).
+	for _, p := range outputHeads {
+		f, b := p.Heads(&c.Shard)
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
+	}
+	return fwd, bwd
 }
 
 // mtp is the multi-token-prediction modules on the last stage for one

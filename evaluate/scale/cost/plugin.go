@@ -37,7 +37,10 @@ type CPAttention interface {
 //     columns a half (also what recomputing it runs again);
 //   - ExpertOutput: the experts' output, rows tokens over local experts
 //     on the GPU, of nl tokens routed from it;
-//   - RouterKernels: the router's, for nl tokens on one GPU.
+//   - RouterKernels: the router's, for nl tokens on one GPU;
+//   - OutputHeads: the output layer's, the heads a model's pre-training
+//     runs beside it (an encoder's masked-language-model and
+//     next-sentence heads).
 type (
 	AttentionKernels interface {
 		Plugin
@@ -54,6 +57,10 @@ type (
 	RouterKernels interface {
 		Plugin
 		Router(s *Shard, nl float64) (fwd, bwd Phase)
+	}
+	OutputHeads interface {
+		Plugin
+		Heads(s *Shard) (fwd, bwd Phase)
 	}
 )
 
