@@ -18,7 +18,8 @@ const bf16 = cost.BF16
 // mechanisms that price a layer's attention with its context-parallel
 // exchange (mechanisms.Ring) and fine-tuning's adapters
 // (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
-// families.GatedDeltaNet), and the families' traits and mechanisms that
+// families.GatedDeltaNet), the experts' grouped GEMM
+// (mechanisms.TEGroupedGEMM), and the families' traits and mechanisms that
 // add kernels, asked in the order registered (families first).
 var (
 	cpAttention      cost.CPAttention
@@ -30,6 +31,7 @@ var (
 	outputHeads      []cost.OutputHeads
 	ssmBlock         cost.SSMBlock
 	linearMixer      cost.LinearMixer
+	groupedGEMM      cost.GroupedGEMM
 )
 
 func init() { hookUp() }
@@ -42,6 +44,7 @@ func hookUp() {
 	fineTune = cost.First[cost.FineTune](mechanisms.Registered)
 	ssmBlock = cost.First[cost.SSMBlock](families.Registered)
 	linearMixer = cost.First[cost.LinearMixer](families.Registered)
+	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)

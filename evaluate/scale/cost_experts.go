@@ -118,14 +118,14 @@ func (c *coster) expertWork() moeWork {
 	ew := func(flops, read, write float64) kernel {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
-	// The local experts' GEMMs grouped (groupedGEMM).
-	grouped := func(g kernel, n float64) kernel { return mechanisms.GroupedGEMM(&c.Shard, g, local, rows, n) }
+	// The local experts' GEMMs grouped (the registered cost.GroupedGEMM).
+	grouped := func(g kernel, n float64) kernel { return groupedGEMM.Grouped(&c.Shard, g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
 	// dense GEMM of its shape (no grouped-GEMM efficiency), its casts its
 	// own: the kernels below once per expert (nexp of them), and the
-	// experts' outputs concatenated (expertLoopCat).
+	// experts' outputs concatenated (cost.GroupedGEMM's LoopCat).
 	erows, nexp, gw := rows, 1.0, local
 	if run.ExpertLoop {
 		erows, nexp, gw = rows/local, local, 1
@@ -140,9 +140,9 @@ func (c *coster) expertWork() moeWork {
 	fc1b, fc2b := c.Back(fc1), c.Back(fc2)
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
-	// weight gradients, local calls (teGroupedCalls).
+	// weight gradients, local calls (cost.GroupedGEMM's Calls).
 	tg := func(k kernel) phase {
-		return phase{Busy: k.Time(c.H), Launches: 1, Calls: mechanisms.TEGroupedCalls(&c.Shard, local)}
+		return phase{Busy: k.Time(c.H), Launches: 1, Calls: groupedGEMM.Calls(&c.Shard, local)}
 	}
 	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(mechanisms.Casts(&c.Shard, erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
@@ -163,10 +163,10 @@ func (c *coster) expertWork() moeWork {
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
 		Plus(mechanisms.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
-	experts.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
-	expertsB.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
+	experts.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
+	expertsB.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
-		experts = cost.Scale(experts, nexp).Plus(t(mechanisms.ExpertLoopCat(rows, h)))
+		experts = cost.Scale(experts, nexp).Plus(t(groupedGEMM.LoopCat(&c.Shard, rows)))
 		expertsB = cost.Scale(expertsB, nexp)
 		rec = cost.Scale(rec, nexp)
 	}

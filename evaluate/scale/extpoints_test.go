@@ -31,6 +31,7 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		point, got, want string
 	}{
 		{"OutputHeads", implementers[cost.OutputHeads](), "mlm-nsp-heads"},
+		{"GroupedGEMM", implementers[cost.GroupedGEMM](), "te-grouped-gemm"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
@@ -38,6 +39,9 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	}
 	if len(outputHeads) != 1 || outputHeads[0].Name() != "mlm-nsp-heads" {
 		t.Errorf("the coster's output heads %v, want mlm-nsp-heads's", outputHeads)
+	}
+	if groupedGEMM == nil || groupedGEMM.Name() != "te-grouped-gemm" {
+		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", groupedGEMM)
 	}
 }
 
@@ -67,5 +71,37 @@ func TestOutputHeadsAsked(t *testing.T) {
 	outputHeads = saved
 	if withF != noneF {
 		t.Errorf("a decoder's output layer %+v changed by the output heads (%+v without)", withF, noneF)
+	}
+}
+
+// moreCalls is the in-tree grouped GEMM launching one GEMM more from its
+// loop for each grouped GEMM.
+type moreCalls struct{ mechanisms.TEGroupedGEMM }
+
+func (m moreCalls) Calls(s *cost.Shard, local float64) float64 {
+	return m.TEGroupedGEMM.Calls(s, local) + 1
+}
+
+// TestGroupedGEMMAsked: the experts' GEMMs are the registered
+// cost.GroupedGEMM's: with one that launches a call more for each
+// grouped GEMM, the experts' forward (FC1, FC2) launches two calls more and
+// their backward (each GEMM's data and weight gradients) four, nothing else
+// of them changing.
+func TestGroupedGEMMAsked(t *testing.T) {
+	c := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,stack=megatron-bridge-25.11", "dgx-h100:1")
+	w := c.expertWork()
+	saved := groupedGEMM
+	groupedGEMM = moreCalls{}
+	more := c.expertWork()
+	groupedGEMM = saved
+	if w.fwd.Calls == 0 {
+		t.Fatalf("experts' forward issues no calls from Transformer Engine's loop: %+v", w.fwd)
+	}
+	if more.fwd.Calls-w.fwd.Calls != 2 || more.bwd.Calls-w.bwd.Calls != 4 {
+		t.Errorf("calls %v, %v with one more a grouped GEMM (%v, %v before): want 2 and 4 more", more.fwd.Calls, more.bwd.Calls, w.fwd.Calls, w.bwd.Calls)
+	}
+	more.fwd.Calls, more.bwd.Calls = w.fwd.Calls, w.bwd.Calls
+	if more.fwd != w.fwd || more.bwd != w.bwd {
+		t.Errorf("the experts changed beyond their calls: %+v, %+v; want %+v, %+v", more.fwd, more.bwd, w.fwd, w.bwd)
 	}
 }

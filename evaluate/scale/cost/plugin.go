@@ -109,3 +109,20 @@ type (
 		AttnGate(s *Shard) (fwd, bwd Phase)
 	}
 )
+
+// GroupedGEMM is the extension point of the experts' GEMMs as the plan's
+// stack groups them, the first registered plug-in that implements it
+// (First): Grouped is g, one GEMM of the local experts' rows rows in all
+// by n, at the grouped GEMM's efficiency; Calls, the GEMMs it launches
+// from a loop of its own for one grouped GEMM; SplitCastCalls, the calls
+// the FP8 casts of its two inputs add in one direction where they are
+// split by expert; LoopCat, the local experts' outputs of rows rows
+// concatenated where each expert runs its own GEMMs instead
+// (Settings.ExpertLoop).
+type GroupedGEMM interface {
+	Plugin
+	Grouped(s *Shard, g Kernel, local, rows, n float64) Kernel
+	Calls(s *Shard, local float64) float64
+	SplitCastCalls(s *Shard, local float64) float64
+	LoopCat(s *Shard, rows float64) Kernel
+}

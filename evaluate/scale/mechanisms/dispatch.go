@@ -268,13 +268,6 @@ func (c Dispatcher) unfusedPermute(g *GluePhases, permute, unpermute cost.Kernel
 	g.UnpermuteB = t(cost.Twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.Small(3, rows*8))
 }
 
-// ExpertLoopCat is SequentialMLP's torch.cat of the local experts'
-// outputs (grouped-gemm=off: megatron/core/transformer/moe/experts.py):
-// one pass over the rows.
-func ExpertLoopCat(rows, h float64) cost.Kernel {
-	return cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16}
-}
-
 // dispatchComm is one MoE layer's expert communication for one
 // micro-batch, forward (the backward's the same: a gather's backward is
 // a reduce-scatter, an all-to-all's the reverse all-to-all): recv the

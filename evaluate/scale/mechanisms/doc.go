@@ -7,9 +7,10 @@
 // shard, Dispatcher, is what the MoE layer's composition asks), the
 // router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
-// fine-tuning's adapters (LoRA: cost.FineTune); and the mechanisms the
+// fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
+// GEMM (TEGroupedGEMM: cost.GroupedGEMM); and the mechanisms the
 // composition asks by name on a shard, registered for a figure's
-// provenance: the experts' grouped GEMM (TEGroupedGEMM), the FP8 and FP4
+// provenance: the FP8 and FP4
 // recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise),
 // torchao's float8 weights' casts and all-gather (TorchaoFloat8).
 // evaluate/scale composes a step from them and names those that priced
