@@ -19,7 +19,8 @@ const bf16 = cost.BF16
 // exchange (mechanisms.Ring) and fine-tuning's adapters
 // (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
 // families.GatedDeltaNet), the experts' grouped GEMM
-// (mechanisms.TEGroupedGEMM), and the families' traits and mechanisms that
+// (mechanisms.TEGroupedGEMM), the casts of the GEMMs' inputs to FP8 or
+// FP4 (mechanisms.FP8Casts), and the families' traits and mechanisms that
 // add kernels, asked in the order registered (families first).
 var (
 	cpAttention      cost.CPAttention
@@ -32,6 +33,7 @@ var (
 	ssmBlock         cost.SSMBlock
 	linearMixer      cost.LinearMixer
 	groupedGEMM      cost.GroupedGEMM
+	gemmCasts        cost.GEMMCasts
 )
 
 func init() { hookUp() }
@@ -45,6 +47,7 @@ func hookUp() {
 	ssmBlock = cost.First[cost.SSMBlock](families.Registered)
 	linearMixer = cost.First[cost.LinearMixer](families.Registered)
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
+	gemmCasts = cost.First[cost.GEMMCasts](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)

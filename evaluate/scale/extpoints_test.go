@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
+
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
@@ -32,6 +34,7 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	}{
 		{"OutputHeads", implementers[cost.OutputHeads](), "mlm-nsp-heads"},
 		{"GroupedGEMM", implementers[cost.GroupedGEMM](), "te-grouped-gemm"},
+		{"GEMMCasts", implementers[cost.GEMMCasts](), "fp8-casts"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
@@ -42,6 +45,9 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	}
 	if groupedGEMM == nil || groupedGEMM.Name() != "te-grouped-gemm" {
 		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", groupedGEMM)
+	}
+	if gemmCasts == nil || gemmCasts.Name() != "fp8-casts" {
+		t.Errorf("the coster's casts %v, want fp8-casts'", gemmCasts)
 	}
 }
 
@@ -103,5 +109,83 @@ func TestGroupedGEMMAsked(t *testing.T) {
 	more.fwd.Calls, more.bwd.Calls = w.fwd.Calls, w.bwd.Calls
 	if more.fwd != w.fwd || more.bwd != w.bwd {
 		t.Errorf("the experts changed beyond their calls: %+v, %+v; want %+v, %+v", more.fwd, more.bwd, w.fwd, w.bwd)
+	}
+}
+
+// TestLinearsCasts: a block half's casts (cost.GEMMCasts' Linears) are
+// the recipe's: forward the first linears' input (all of it under a
+// rowwise recipe, which casts after the BF16 gather; its sequence share,
+// 1/8 at tp=8 with sp=on, under the others) and the second's, backward
+// the same inputs' casts, or under a rowwise recipe the inputs' and the
+// outputs' gradients' (mechanisms.RowwiseBwd: its by-hand test); none
+// in BF16.
+func TestLinearsCasts(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=8")
+	in, mid := 4096*8192.0, 4096*28672/8.0
+	outs := [2]float64{4096 * 2 * 28672 / 8.0, 4096 * 8192.0}
+	for _, recipe := range []string{plan.FP8Rowwise, plan.FP8RowwiseGWHP, plan.FP8Current, plan.FP8Delayed, ""} {
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true, FP8: recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 8, 4096)
+		s := &co.Shard
+		f, b := gemmCasts.Linears(s, in, mid, outs)
+		share := 1.0 / 8
+		wantB := mechanisms.BwdCasts(s, in*share, mid)
+		switch recipe {
+		case plan.FP8Rowwise, plan.FP8RowwiseGWHP:
+			share = 1
+			wantB = mechanisms.RowwiseBwd(s, []float64{in, mid}, outs[:])
+		case "":
+			wantB = cost.Phase{}
+		}
+		if wantF := mechanisms.Casts(s, in*share, mid); f != wantF || b != wantB {
+			t.Errorf("fp8=%q: casts %+v, %+v; want %+v, %+v", recipe, f, b, wantF, wantB)
+		}
+		if (recipe == "") != (f.Launches == 0) {
+			t.Errorf("fp8=%q: %v launches forward", recipe, f.Launches)
+		}
+	}
+}
+
+// moreCasts is the in-tree casts with a launch more forward and two more
+// backward for a block half's linears.
+type moreCasts struct{ mechanisms.FP8Casts }
+
+func (m moreCasts) Linears(s *cost.Shard, in, mid float64, outs [2]float64) (fwd, bwd cost.Phase) {
+	fwd, bwd = m.FP8Casts.Linears(s, in, mid, outs)
+	fwd.Launches++
+	bwd.Launches += 2
+	return fwd, bwd
+}
+
+// TestGEMMCastsAsked: a block's casts are the registered cost.GEMMCasts':
+// with one whose linears' casts launch one kernel more forward and two
+// more backward, an FP8 block's attention and MLP each launch that many
+// more (and the MLP's recomputation the forward's one more), a BF16
+// block's none.
+func TestGEMMCastsAsked(t *testing.T) {
+	for _, fp8 := range []string{",fp8=current", ""} {
+		c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=2,sp=on,dp=4,mbs=1,recompute=selective,recompute-modules=mlp"+fp8, "dgx-h100:1")
+		af, ab, _ := c.attnBlock()
+		mf, mb, mr := c.mlpBlock()
+		saved := gemmCasts
+		gemmCasts = moreCasts{}
+		af2, ab2, _ := c.attnBlock()
+		mf2, mb2, mr2 := c.mlpBlock()
+		gemmCasts = saved
+		want := [5]float64{1, 2, 1, 2, 1}
+		if fp8 == "" {
+			want = [5]float64{}
+		}
+		got := [5]float64{af2.Launches - af.Launches, ab2.Launches - ab.Launches, mf2.Launches - mf.Launches, mb2.Launches - mb.Launches, mr2.Launches - mr.Launches}
+		if got != want {
+			t.Errorf("%q: launches more (attention fwd, bwd; MLP fwd, bwd, recomputed) %v, want %v", fp8, got, want)
+		}
 	}
 }

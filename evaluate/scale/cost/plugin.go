@@ -126,3 +126,21 @@ type GroupedGEMM interface {
 	SplitCastCalls(s *Shard, local float64) float64
 	LoopCat(s *Shard, rows float64) Kernel
 }
+
+// GEMMCasts is the extension point of the casts of a layer's GEMM inputs
+// to the plan's low precision (its FP8 or FP4 recipe, where the pod
+// prices the GEMMs in it: Shard.FP8Fwd; nothing in BF16), the first
+// registered plug-in that implements it (First): Casts and BwdCasts, the
+// forward's and the backward's casts of inputs of es elements each on
+// the GPU; Linears, those of a block half's two linears as the recipe
+// casts them: the first linears' shared input of in elements (the
+// block's tokens by the hidden size, which sequence parallelism splits
+// before its gather), the second's input of mid elements on the GPU,
+// and the gradients of the two outputs, outs (the first's, the
+// second's), forward and backward.
+type GEMMCasts interface {
+	Plugin
+	Casts(s *Shard, es ...float64) Phase
+	BwdCasts(s *Shard, es ...float64) Phase
+	Linears(s *Shard, in, mid float64, outs [2]float64) (fwd, bwd Phase)
+}

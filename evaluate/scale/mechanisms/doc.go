@@ -8,11 +8,12 @@
 // router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
 // fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
-// GEMM (TEGroupedGEMM: cost.GroupedGEMM); and the mechanisms the
-// composition asks by name on a shard, registered for a figure's
-// provenance: the FP8 and FP4
-// recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise),
-// torchao's float8 weights' casts and all-gather (TorchaoFloat8).
+// GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
+// (FP8Casts: cost.GEMMCasts; the block-scaled and rowwise recipes'
+// rules, BlockScaled and Rowwise, registered beside it for a figure's
+// provenance); and the mechanisms the composition asks by name on a
+// shard, registered for a figure's provenance: torchao's float8
+// weights' casts and all-gather (TorchaoFloat8).
 // evaluate/scale composes a step from them and names those that priced
 // it (scale.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
 // through adding one.
