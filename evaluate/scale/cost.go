@@ -20,7 +20,8 @@ const bf16 = cost.BF16
 // (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
 // families.GatedDeltaNet), the experts' grouped GEMM
 // (mechanisms.TEGroupedGEMM), the casts of the GEMMs' inputs to FP8 or
-// FP4 (mechanisms.FP8Casts), and the families' traits and mechanisms that
+// FP4 (mechanisms.FP8Casts), the token dispatch
+// (mechanisms.TokenDispatch), and the families' traits and mechanisms that
 // add kernels, asked in the order registered (families first).
 var (
 	cpAttention      cost.CPAttention
@@ -34,6 +35,7 @@ var (
 	linearMixer      cost.LinearMixer
 	groupedGEMM      cost.GroupedGEMM
 	gemmCasts        cost.GEMMCasts
+	tokenDispatcher  cost.TokenDispatcher
 )
 
 func init() { hookUp() }
@@ -48,6 +50,7 @@ func hookUp() {
 	linearMixer = cost.First[cost.LinearMixer](families.Registered)
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
 	gemmCasts = cost.First[cost.GEMMCasts](mechanisms.Registered)
+	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
@@ -55,10 +58,11 @@ func hookUp() {
 	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
 }
 
-// dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),
-// the registered router mechanisms beside its top-k.
-func dispatcherOf(s *cost.Shard) mechanisms.Dispatcher {
-	return mechanisms.Dispatcher{Shard: s, Router: routerKernels}
+// dispatcherOf is the token dispatch of shard s, the registered
+// cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
+// router mechanisms beside its top-k.
+func dispatcherOf(s *cost.Shard) cost.Dispatch {
+	return tokenDispatcher.On(s, routerKernels)
 }
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is

@@ -13,14 +13,6 @@ import (
 // SM-bound part. A power of two, so that the step is exact.
 const smStep = 1.0 / 64
 
-// deepEPSMs is the SMs DeepEP's dispatch and combine kernels run on
-// under Megatron-Core's flex dispatcher: TransformerConfig's
-// moe_deepep_num_sms, 20 by default (Megatron-LM core_r0.14.0 and
-// core_r0.15.0, megatron/core/transformer/transformer_config.py), what
-// they take from the computation beside them with epoverlap=on in place
-// of NCCL's channels.
-const deepEPSMs = 20
-
 // smBound sets each stage's SM-bound time per micro-batch, forward and
 // backward (stageCost.fwdSM, bwdSM): the stages costed again with the
 // compute's clock smStep slower (Hardware.ComputeSlowdown), their phases

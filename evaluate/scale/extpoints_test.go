@@ -35,6 +35,7 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		{"OutputHeads", implementers[cost.OutputHeads](), "mlm-nsp-heads"},
 		{"GroupedGEMM", implementers[cost.GroupedGEMM](), "te-grouped-gemm"},
 		{"GEMMCasts", implementers[cost.GEMMCasts](), "fp8-casts"},
+		{"TokenDispatcher", implementers[cost.TokenDispatcher](), "token-dispatch"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
@@ -48,6 +49,9 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	}
 	if gemmCasts == nil || gemmCasts.Name() != "fp8-casts" {
 		t.Errorf("the coster's casts %v, want fp8-casts'", gemmCasts)
+	}
+	if tokenDispatcher == nil || tokenDispatcher.Name() != "token-dispatch" {
+		t.Errorf("the coster's token dispatcher %v, want token-dispatch's", tokenDispatcher)
 	}
 }
 
@@ -187,5 +191,39 @@ func TestGEMMCastsAsked(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: launches more (attention fwd, bwd; MLP fwd, bwd, recomputed) %v, want %v", fp8, got, want)
 		}
+	}
+}
+
+// moreSyncs is the in-tree token dispatch with one synchronization more
+// a layer's forward.
+type moreSyncs struct{ mechanisms.TokenDispatch }
+
+func (m moreSyncs) On(s *cost.Shard, router []cost.RouterKernels) cost.Dispatch {
+	return syncMore{m.TokenDispatch.On(s, router)}
+}
+
+type syncMore struct{ cost.Dispatch }
+
+func (d syncMore) DispatchSyncs() float64 { return d.Dispatch.DispatchSyncs() + 1 }
+
+// TestTokenDispatcherAsked: an MoE layer's dispatch is the registered
+// cost.TokenDispatcher's: with one that synchronizes once more, the
+// layer's forward synchronizes once more (alltoall's one: two), its
+// backward as before; and the SMs its exchange takes beside the
+// computation are DeepEP's 20 (moe_deepep_num_sms' default) under the
+// flex dispatcher, none under alltoall.
+func TestTokenDispatcherAsked(t *testing.T) {
+	c := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,stack=megatron-bridge-25.11", "dgx-h100:1")
+	f, b, _ := c.moe()
+	saved := tokenDispatcher
+	tokenDispatcher = moreSyncs{}
+	f2, b2, _ := c.moe()
+	tokenDispatcher = saved
+	if f.Syncs != 1 || f2.Syncs != 2 || b2 != b {
+		t.Errorf("forward syncs %v, %v with one more (want 1, 2); backward %+v, want %+v", f.Syncs, f2.Syncs, b2, b)
+	}
+	flex := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,dispatcher=flex", "dgx-h100:1")
+	if got, none := tokenDispatcher.ExchangeSMs(&flex.Plan), tokenDispatcher.ExchangeSMs(&c.Plan); got != 20 || none != 0 {
+		t.Errorf("exchange SMs: flex %d, alltoall %d; want 20 and 0", got, none)
 	}
 }

@@ -3,8 +3,9 @@
 // (Registered, one line each) behind the extension point of
 // evaluate/scale/cost it implements: the context-parallel exchange of a
 // layer's attention (Ring: cost.CPAttention), the token dispatchers and
-// the permutation of a layer with experts (TokenDispatch; its work on a
-// shard, Dispatcher, is what the MoE layer's composition asks), the
+// the permutation of a layer with experts (TokenDispatch:
+// cost.TokenDispatcher; its work on a shard, Dispatcher, a
+// cost.Dispatch), the
 // router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
 // fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
