@@ -19,8 +19,8 @@ const bf16 = cost.BF16
 // exchange (mechanisms.Ring) and fine-tuning's adapters
 // (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
 // families.GatedDeltaNet), the experts' grouped GEMM
-// (mechanisms.TEGroupedGEMM), the casts of the GEMMs' inputs to FP8 or
-// FP4 (mechanisms.FP8Casts), the token dispatch
+// (mechanisms.TEGroupedGEMM), the FP8 or FP4 recipe, its GEMMs'
+// speedups and their inputs' casts (mechanisms.FP8Casts), the token dispatch
 // (mechanisms.TokenDispatch), and the families' traits and mechanisms that
 // add kernels, asked in the order registered (families first).
 var (
@@ -34,7 +34,7 @@ var (
 	ssmBlock         cost.SSMBlock
 	linearMixer      cost.LinearMixer
 	groupedGEMM      cost.GroupedGEMM
-	gemmCasts        cost.GEMMCasts
+	lowPrecision     cost.LowPrecision
 	tokenDispatcher  cost.TokenDispatcher
 )
 
@@ -49,7 +49,7 @@ func hookUp() {
 	ssmBlock = cost.First[cost.SSMBlock](families.Registered)
 	linearMixer = cost.First[cost.LinearMixer](families.Registered)
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
-	gemmCasts = cost.First[cost.GEMMCasts](mechanisms.Registered)
+	lowPrecision = cost.First[cost.LowPrecision](mechanisms.Registered)
 	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
@@ -110,13 +110,7 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	}
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
-		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16)
-		if plan.Rowwise(pl.FP8) {
-			fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16)
-		}
-		if plan.BlockScaled(pl.FP8) {
-			fwd, bwd = mechanisms.BlockSpeedups(pl.FP8, p, bf16)
-		}
+		fwd, bwd := lowPrecision.Speedups(&pl, p, bf16) // the registered cost.LowPrecision's
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
 	return c

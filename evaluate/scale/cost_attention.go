@@ -60,8 +60,8 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	}
 	if c.FP8Fwd > 0 {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the
-		// registered cost.GEMMCasts).
-		f, b := gemmCasts.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h})
+		// registered cost.LowPrecision).
+		f, b := lowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h})
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
@@ -181,8 +181,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
 		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
-			qf = qf.Plus(gemmCasts.Casts(&c.Shard, nd*ql))
-			qb = qb.Plus(gemmCasts.BwdCasts(&c.Shard, nd*ql))
+			qf = qf.Plus(lowPrecision.Casts(&c.Shard, nd*ql))
+			qb = qb.Plus(lowPrecision.BwdCasts(&c.Shard, nd*ql))
 		}
 	} else {
 		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -226,7 +226,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
 		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(gemmCasts.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(gemmCasts.BwdCasts(&c.Shard, nd*h, nd*kl, o))
+		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, nd*h, nd*kl, o))
 	}
 	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
@@ -236,7 +236,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.Plus(t(norm)).Plus(gemmCasts.Casts(&c.Shard, nd*h))
+			rec = rec.Plus(t(norm)).Plus(lowPrecision.Casts(&c.Shard, nd*h))
 		}
 	}
 	return fwd, bwd, rec

@@ -151,7 +151,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
 		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(gemmCasts.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(gemmCasts.BwdCasts(&c.Shard, 2*n*h*sp))
+		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, 2*n*h*sp))
 	}
 	x := float64(m.MTP)
 	return cost.Scale(fwd, x), cost.Scale(bwd, x)

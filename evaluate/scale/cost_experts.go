@@ -144,7 +144,7 @@ func (c *coster) expertWork() moeWork {
 	tg := func(k kernel) phase {
 		return phase{Busy: k.Time(c.H), Launches: 1, Calls: groupedGEMM.Calls(&c.Shard, local)}
 	}
-	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(gemmCasts.Casts(&c.Shard, erows*h, erows*cols))
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(lowPrecision.Casts(&c.Shard, erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
 	// under moe_act.
 	var clampF, clampB phase
@@ -155,14 +155,14 @@ func (c *coster) expertWork() moeWork {
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).Plus(gemmCasts.Casts(&c.Shard, erows*cols)).Plus(clampF)
+		rec = t(actFn).Plus(lowPrecision.Casts(&c.Shard, erows*cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
-		Plus(gemmCasts.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+		Plus(lowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
 	experts.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	expertsB.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {

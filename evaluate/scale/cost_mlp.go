@@ -43,10 +43,10 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
 	// w1 and w3's input and w2's; their outputs' gradients (the
-	// registered cost.GEMMCasts).
+	// registered cost.LowPrecision).
 	var casts, castsB phase
 	if c.FP8Fwd > 0 {
-		casts, castsB = gemmCasts.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h})
+		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h})
 		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {

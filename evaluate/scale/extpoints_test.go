@@ -34,7 +34,7 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	}{
 		{"OutputHeads", implementers[cost.OutputHeads](), "mlm-nsp-heads"},
 		{"GroupedGEMM", implementers[cost.GroupedGEMM](), "te-grouped-gemm"},
-		{"GEMMCasts", implementers[cost.GEMMCasts](), "fp8-casts"},
+		{"LowPrecision", implementers[cost.LowPrecision](), "fp8-casts"},
 		{"TokenDispatcher", implementers[cost.TokenDispatcher](), "token-dispatch"},
 	} {
 		if c.got != c.want {
@@ -47,8 +47,8 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	if groupedGEMM == nil || groupedGEMM.Name() != "te-grouped-gemm" {
 		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", groupedGEMM)
 	}
-	if gemmCasts == nil || gemmCasts.Name() != "fp8-casts" {
-		t.Errorf("the coster's casts %v, want fp8-casts'", gemmCasts)
+	if lowPrecision == nil || lowPrecision.Name() != "fp8-casts" {
+		t.Errorf("the coster's casts %v, want fp8-casts'", lowPrecision)
 	}
 	if tokenDispatcher == nil || tokenDispatcher.Name() != "token-dispatch" {
 		t.Errorf("the coster's token dispatcher %v, want token-dispatch's", tokenDispatcher)
@@ -116,7 +116,7 @@ func TestGroupedGEMMAsked(t *testing.T) {
 	}
 }
 
-// TestLinearsCasts: a block half's casts (cost.GEMMCasts' Linears) are
+// TestLinearsCasts: a block half's casts (cost.LowPrecision' Linears) are
 // the recipe's: forward the first linears' input (all of it under a
 // rowwise recipe, which casts after the BF16 gather; its sequence share,
 // 1/8 at tp=8 with sp=on, under the others) and the second's, backward
@@ -138,7 +138,7 @@ func TestLinearsCasts(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
 		s := &co.Shard
-		f, b := gemmCasts.Linears(s, in, mid, outs)
+		f, b := lowPrecision.Linears(s, in, mid, outs)
 		share := 1.0 / 8
 		wantB := mechanisms.BwdCasts(s, in*share, mid)
 		switch recipe {
@@ -168,21 +168,21 @@ func (m moreCasts) Linears(s *cost.Shard, in, mid float64, outs [2]float64) (fwd
 	return fwd, bwd
 }
 
-// TestGEMMCastsAsked: a block's casts are the registered cost.GEMMCasts':
+// TestLowPrecisionAsked: a block's casts are the registered cost.LowPrecision':
 // with one whose linears' casts launch one kernel more forward and two
 // more backward, an FP8 block's attention and MLP each launch that many
 // more (and the MLP's recomputation the forward's one more), a BF16
 // block's none.
-func TestGEMMCastsAsked(t *testing.T) {
+func TestLowPrecisionAsked(t *testing.T) {
 	for _, fp8 := range []string{",fp8=current", ""} {
 		c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=2,sp=on,dp=4,mbs=1,recompute=selective,recompute-modules=mlp"+fp8, "dgx-h100:1")
 		af, ab, _ := c.attnBlock()
 		mf, mb, mr := c.mlpBlock()
-		saved := gemmCasts
-		gemmCasts = moreCasts{}
+		saved := lowPrecision
+		lowPrecision = moreCasts{}
 		af2, ab2, _ := c.attnBlock()
 		mf2, mb2, mr2 := c.mlpBlock()
-		gemmCasts = saved
+		lowPrecision = saved
 		want := [5]float64{1, 2, 1, 2, 1}
 		if fp8 == "" {
 			want = [5]float64{}
@@ -225,5 +225,29 @@ func TestTokenDispatcherAsked(t *testing.T) {
 	flex := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,dispatcher=flex", "dgx-h100:1")
 	if got, none := tokenDispatcher.ExchangeSMs(&flex.Plan), tokenDispatcher.ExchangeSMs(&c.Plan); got != 20 || none != 0 {
 		t.Errorf("exchange SMs: flex %d, alltoall %d; want 20 and 0", got, none)
+	}
+}
+
+// fixedSpeedups is the in-tree recipe with its GEMMs 4x faster forward
+// and 2x backward.
+type fixedSpeedups struct{ mechanisms.FP8Casts }
+
+func (fixedSpeedups) Speedups(*plan.Plan, *plan.Pod, float64) (fwd, bwd float64) { return 4, 2 }
+
+// TestLowPrecisionSpeedups: an FP8 plan's GEMMs are priced at the
+// registered cost.LowPrecision's speedups (their time's share the
+// inverse: 1/4 forward, 1/2 backward with one that says 4x and 2x), a
+// BF16 plan's at none.
+func TestLowPrecisionSpeedups(t *testing.T) {
+	saved := lowPrecision
+	lowPrecision = fixedSpeedups{}
+	defer func() { lowPrecision = saved }()
+	c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1,fp8=current", "dgx-h100:1")
+	if c.FP8Fwd != 0.25 || c.FP8Bwd != 0.5 {
+		t.Errorf("FP8 GEMMs' shares %v, %v; want 0.25 and 0.5", c.FP8Fwd, c.FP8Bwd)
+	}
+	b := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1", "dgx-h100:1")
+	if b.FP8Fwd != 0 || b.FP8Bwd != 0 {
+		t.Errorf("BF16 plan's FP8 shares %v, %v; want none", b.FP8Fwd, b.FP8Bwd)
 	}
 }

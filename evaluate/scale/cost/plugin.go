@@ -1,5 +1,7 @@
 package cost
 
+import "github.com/placer/placer/evaluate/scale/plan"
+
 // Plugin is a family, a code base or a mechanism registered by name: its
 // Name, the name a figure's provenance gives it (Result's PricedBy), and
 // Prices, whether it priced the step of shard s (a mechanism whose
@@ -127,10 +129,14 @@ type GroupedGEMM interface {
 	LoopCat(s *Shard, rows float64) Kernel
 }
 
-// GEMMCasts is the extension point of the casts of a layer's GEMM inputs
-// to the plan's low precision (its FP8 or FP4 recipe, where the pod
-// prices the GEMMs in it: Shard.FP8Fwd; nothing in BF16), the first
-// registered plug-in that implements it (First): Casts and BwdCasts, the
+// LowPrecision is the extension point of the plan's low-precision
+// recipe (Plan.FP8: an FP8 or FP4 recipe), the first registered plug-in
+// that implements it (First): Speedups, how many times faster its GEMMs
+// run than BF16 ones of their shapes on pod p, forward and backward
+// (their time's share, Shard.FP8Fwd and FP8Bwd, is its inverse), given
+// the pod's BF16 matrix peak bf16Peak; and the casts of a layer's GEMM
+// inputs to it, where the pod prices the GEMMs in it (Shard.FP8Fwd;
+// nothing in BF16): Casts and BwdCasts, the
 // forward's and the backward's casts of inputs of es elements each on
 // the GPU; Linears, those of a block half's two linears as the recipe
 // casts them: the first linears' shared input of in elements (the
@@ -138,9 +144,10 @@ type GroupedGEMM interface {
 // before its gather), the second's input of mid elements on the GPU,
 // and the gradients of the two outputs, outs (the first's, the
 // second's), forward and backward.
-type GEMMCasts interface {
+type LowPrecision interface {
 	Plugin
 	Casts(s *Shard, es ...float64) Phase
 	BwdCasts(s *Shard, es ...float64) Phase
 	Linears(s *Shard, in, mid float64, outs [2]float64) (fwd, bwd Phase)
+	Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64)
 }

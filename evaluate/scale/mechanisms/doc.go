@@ -10,7 +10,7 @@
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
 // fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
 // GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
-// (FP8Casts: cost.GEMMCasts; the block-scaled and rowwise recipes'
+// (FP8Casts: cost.LowPrecision; the block-scaled and rowwise recipes'
 // rules, BlockScaled and Rowwise, registered beside it for a figure's
 // provenance); and the mechanisms the composition asks by name on a
 // shard, registered for a figure's provenance: torchao's float8
