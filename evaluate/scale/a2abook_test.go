@@ -43,7 +43,7 @@ func TestA2ABookkeeping(t *testing.T) {
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:1")
 		local := float64(c.M.Experts / c.Plan.EP)
-		f, b := dispatcherOf(&c.Shard).A2ABookkeeping(tc.recv, tc.rows, local)
+		f, b := dispatcherOf(&c.Shard).Bookkeeping(tc.recv, tc.rows, local)
 		var wantF, wantB float64
 		if tc.sorts {
 			r, h := tc.rows, tc.hidden

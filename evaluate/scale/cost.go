@@ -18,7 +18,10 @@ const bf16 = cost.BF16
 // mechanisms that price a layer's attention with its context-parallel
 // exchange (mechanisms.Ring) and fine-tuning's adapters
 // (mechanisms.LoRA), the hybrid models' mixers (families.Mamba,
-// families.GatedDeltaNet), and the families' traits and mechanisms that
+// families.GatedDeltaNet), the experts' grouped GEMM
+// (mechanisms.TEGroupedGEMM), the FP8 or FP4 recipe, its GEMMs'
+// speedups and their inputs' casts (mechanisms.FP8Casts), the token dispatch
+// (mechanisms.TokenDispatch), and the families' traits and mechanisms that
 // add kernels, asked in the order registered (families first).
 var (
 	cpAttention      cost.CPAttention
@@ -27,8 +30,12 @@ var (
 	expertActivation []cost.ExpertActivation
 	expertOutput     []cost.ExpertOutput
 	routerKernels    []cost.RouterKernels
+	outputHeads      []cost.OutputHeads
 	ssmBlock         cost.SSMBlock
 	linearMixer      cost.LinearMixer
+	groupedGEMM      cost.GroupedGEMM
+	lowPrecision     cost.LowPrecision
+	tokenDispatcher  cost.TokenDispatcher
 )
 
 func init() { hookUp() }
@@ -41,17 +48,22 @@ func hookUp() {
 	fineTune = cost.First[cost.FineTune](mechanisms.Registered)
 	ssmBlock = cost.First[cost.SSMBlock](families.Registered)
 	linearMixer = cost.First[cost.LinearMixer](families.Registered)
+	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
+	lowPrecision = cost.First[cost.LowPrecision](mechanisms.Registered)
+	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
+	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
 	hookUpSteps()
 }
 
-// dispatcherOf is the token dispatch of shard s (mechanisms.Dispatcher),
-// the registered router mechanisms beside its top-k.
-func dispatcherOf(s *cost.Shard) mechanisms.Dispatcher {
-	return mechanisms.Dispatcher{Shard: s, Router: routerKernels}
+// dispatcherOf is the token dispatch of shard s, the registered
+// cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
+// router mechanisms beside its top-k.
+func dispatcherOf(s *cost.Shard) cost.Dispatch {
+	return tokenDispatcher.On(s, routerKernels)
 }
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is
@@ -99,13 +111,7 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	}
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
-		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16)
-		if plan.Rowwise(pl.FP8) {
-			fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16)
-		}
-		if plan.BlockScaled(pl.FP8) {
-			fwd, bwd = mechanisms.BlockSpeedups(pl.FP8, p, bf16)
-		}
+		fwd, bwd := lowPrecision.Speedups(&pl, p, bf16) // the registered cost.LowPrecision's
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
 	return c

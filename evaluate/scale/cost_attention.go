@@ -2,7 +2,6 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -59,12 +58,11 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		// Gemma's norm of the attention's output before the residual.
 		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
-	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
-		// wq, wk and wv's input and wo's; their outputs' gradients
-		// (mechanisms/rowwise.go).
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*qd/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
-	} else if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*qd/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*qd/T))
+	if c.FP8Fwd > 0 {
+		// wq, wk and wv's input and wo's; their outputs' gradients (the
+		// registered cost.LowPrecision).
+		f, b := lowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h})
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
@@ -183,8 +181,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
 		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
-			qf = qf.Plus(mechanisms.Casts(&c.Shard, nd*ql))
-			qb = qb.Plus(mechanisms.BwdCasts(&c.Shard, nd*ql))
+			qf = qf.Plus(lowPrecision.Casts(&c.Shard, nd*ql))
+			qb = qb.Plus(lowPrecision.BwdCasts(&c.Shard, nd*ql))
 		}
 	} else {
 		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -228,7 +226,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
 		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, nd*h, nd*kl, o))
+		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, nd*h, nd*kl, o))
 	}
 	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
@@ -238,7 +236,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.Plus(t(norm)).Plus(mechanisms.Casts(&c.Shard, nd*h))
+			rec = rec.Plus(t(norm)).Plus(lowPrecision.Casts(&c.Shard, nd*h))
 		}
 	}
 	return fwd, bwd, rec

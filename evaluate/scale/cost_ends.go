@@ -3,8 +3,6 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/families"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -64,7 +62,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	no := c.M.OutputTokens(n) // an encoder's masked positions (families.MLMHeads)
+	no := c.M.OutputTokens(n) // an encoder's masked positions (its heads: cost.OutputHeads)
 	logits := c.GEMM(2*no*h*V/T, no*h*bf16+h*V/T*bf16, no*V/T*bf16)
 	logit := no * V / T // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
@@ -107,8 +105,13 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		bk = roofline.AllReduce
 	}
 	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
-	hf, hb := families.MLMHeads{}.Heads(&c.Shard) // an encoder's heads (none in a decoder)
-	return fwd.Plus(hf), bwd.Plus(hb)
+	// The heads beside the output layer (an encoder's: families.MLMHeads;
+	// none in a decoder).
+	for _, p := range outputHeads {
+		f, b := p.Heads(&c.Shard)
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
+	}
+	return fwd, bwd
 }
 
 // mtp is the multi-token-prediction modules on the last stage for one
@@ -148,7 +151,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
 		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, 2*n*h*sp))
+		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, 2*n*h*sp))
 	}
 	x := float64(m.MTP)
 	return cost.Scale(fwd, x), cost.Scale(bwd, x)

@@ -2,19 +2,10 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
-
-// deepEPSMs is the SMs DeepEP's dispatch and combine kernels run on
-// under Megatron-Core's flex dispatcher: TransformerConfig's
-// moe_deepep_num_sms, 20 by default (Megatron-LM core_r0.14.0 and
-// core_r0.15.0, megatron/core/transformer/transformer_config.py), what
-// they take from the computation beside them with epoverlap=on in place
-// of NCCL's channels.
-const deepEPSMs = 20
 
 // moeBlock is one MoE block's MLP part for one micro-batch on one GPU:
 // the norm, the experts (moe) and the residual, forward and backward;
@@ -65,23 +56,24 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	mods := c.Plan.Recomputes()
 	t := c.Run
 	router, scores, permute, unpermute := moeGlue(c.M, nl)
+	d := dispatcherOf(&c.Shard) // the registered cost.TokenDispatcher's
 	var comm phase
 	if !c.NoComm {
-		comm = dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
+		comm = d.DispatchComm(recv, rows, nl)
 	}
 	// The glue as the stack runs it: the router's top-k fused or not,
 	// the permutation fused, unfused, or (allgather, flex) over the
 	// tokens that dispatcher hands the experts (glue).
-	g := dispatcherOf(&c.Shard).Glue(router, scores, permute, unpermute, rows, nl)
+	g := d.Glue(router, scores, permute, unpermute, rows, nl)
 	// Megatron-Core's alltoall dispatcher's sort by local expert and its
-	// small exchanges beside the tokens' (a2aBookkeeping).
-	bf, bb := dispatcherOf(&c.Shard).A2ABookkeeping(recv, rows, local)
+	// small exchanges beside the tokens' (Bookkeeping).
+	bf, bb := d.Bookkeeping(recv, rows, local)
 	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).Plus(g.Scores).Plus(g.MultihotF()).Plus(g.Permute).Plus(experts).Plus(g.Unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: dispatcherOf(&c.Shard).DispatchSyncs()})
-	fwd.Tail = c.moeTail(g, comm, bf, dispatched)
+	fwd = t(router).Plus(g.Scores).Plus(g.MultihotF()).Plus(g.Permute).Plus(experts).Plus(g.Unpermute).Plus(comm).Plus(bf).Plus(phase{Syncs: d.DispatchSyncs()})
+	fwd.Tail = c.moeTail(d, g, comm, bf, dispatched)
 	bwd = g.UnpermuteB.Plus(expertsB).Plus(g.PermuteB).Plus(g.MultihotB).Plus(g.ScoresB).
 		Plus(t(router)).Plus(t(router)).Plus(comm).Plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
@@ -126,14 +118,14 @@ func (c *coster) expertWork() moeWork {
 	ew := func(flops, read, write float64) kernel {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
-	// The local experts' GEMMs grouped (groupedGEMM).
-	grouped := func(g kernel, n float64) kernel { return mechanisms.GroupedGEMM(&c.Shard, g, local, rows, n) }
+	// The local experts' GEMMs grouped (the registered cost.GroupedGEMM).
+	grouped := func(g kernel, n float64) kernel { return groupedGEMM.Grouped(&c.Shard, g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
 	// dense GEMM of its shape (no grouped-GEMM efficiency), its casts its
 	// own: the kernels below once per expert (nexp of them), and the
-	// experts' outputs concatenated (expertLoopCat).
+	// experts' outputs concatenated (cost.GroupedGEMM's LoopCat).
 	erows, nexp, gw := rows, 1.0, local
 	if run.ExpertLoop {
 		erows, nexp, gw = rows/local, local, 1
@@ -148,11 +140,11 @@ func (c *coster) expertWork() moeWork {
 	fc1b, fc2b := c.Back(fc1), c.Back(fc2)
 	// Transformer Engine's grouped GEMM launches one GEMM an expert from
 	// its own loop: each forward GEMM and each of the backward's data and
-	// weight gradients, local calls (teGroupedCalls).
+	// weight gradients, local calls (cost.GroupedGEMM's Calls).
 	tg := func(k kernel) phase {
-		return phase{Busy: k.Time(c.H), Launches: 1, Calls: mechanisms.TEGroupedCalls(&c.Shard, local)}
+		return phase{Busy: k.Time(c.H), Launches: 1, Calls: groupedGEMM.Calls(&c.Shard, local)}
 	}
-	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(mechanisms.Casts(&c.Shard, erows*h, erows*cols))
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(lowPrecision.Casts(&c.Shard, erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
 	// under moe_act.
 	var clampF, clampB phase
@@ -163,18 +155,18 @@ func (c *coster) expertWork() moeWork {
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).Plus(mechanisms.Casts(&c.Shard, erows*cols)).Plus(clampF)
+		rec = t(actFn).Plus(lowPrecision.Casts(&c.Shard, erows*cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
-		Plus(mechanisms.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
-	experts.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
-	expertsB.Calls += mechanisms.SplitCastCalls(&c.Shard, local)
+		Plus(lowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+	experts.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
+	expertsB.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
-		experts = cost.Scale(experts, nexp).Plus(t(mechanisms.ExpertLoopCat(rows, h)))
+		experts = cost.Scale(experts, nexp).Plus(t(groupedGEMM.LoopCat(&c.Shard, rows)))
 		expertsB = cost.Scale(expertsB, nexp)
 		rec = cost.Scale(rec, nexp)
 	}
@@ -281,10 +273,7 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 		return
 	}
 	_, epG, _ := pl.ExpertGroups(*p)
-	sms := 0
-	if pl.Run.Dispatcher == plan.DispatcherFlex {
-		sms = deepEPSMs
-	}
+	sms := tokenDispatcher.ExchangeSMs(&pl) // DeepEP's SMs under the flex dispatcher
 	fw, bw := st.fwdWindow(), st.bwdWindow()
 	var save float64
 	if st.moeLayers > 0 {
@@ -351,62 +340,24 @@ func (e epParts) pairSaving(p *plan.Pod, g plan.Group, sms int, sf, sb float64) 
 }
 
 // moeTail is what the host issues after the dispatcher's
-// synchronization in one MoE layer's forward, in Megatron-Core
-// core_v0.16.0's order (moe_layer.py MoELayer.forward: the shared
-// experts and the router before the dispatch), with the GPU's queue
-// empty but for what was issued just before it (drain):
-//   - alltoall (token_dispatcher.py MoEAlltoAllTokenDispatcher): the
-//     synchronization at "before_ep_alltoall" (the counts copied at
-//     "before_permutation_1", so the fused permute of dispatch_preprocess
-//     is issued before the host waits: ahead), then the tokens' and
-//     probabilities' all-to-alls (and the expert-tensor gathers), the
-//     sort into local-expert order, the experts, the restore, the
-//     combine and the unpermute;
-//   - allgather: the synchronizations in dispatch_postprocess, after the
-//     gathers: the permutation, the experts, the unpermutation and the
-//     reduce-scatter;
-//   - flex: DeepEP's dispatch waits for its received count before its
-//     kernel: the dispatch, the permutation, the experts, the
-//     unpermutation and the combine; where the plan converts the
-//     received indices unfused (unfusedMultihot) each run of the
-//     conversion after one of its synchronizations is issued from an
-//     empty queue too (multihotRuns), the permutation after the last.
-//
-// The token exchanges are split half before the experts, half after
-// (dispatch and combine), the bookkeeping likewise (sort and restore,
-// each with its exchange) less the counts' all-gather, which precedes
-// the synchronization. No tail without a synchronization (capacity
-// routing) or without a host (noHost). The unfused permutation's own
-// synchronizations (dispatchSyncs) are charged as before: one issue
-// each, no tail of their own.
-func (c *coster) moeTail(g mechanisms.GluePhases, comm, bf, routed phase) syncTail {
+// synchronization in one MoE layer's forward, with the GPU's queue empty
+// but for what was issued just before it (drain): the runs the
+// registered cost.TokenDispatcher's dispatch issues (its Issue), from
+// the glue g, the exchange comm, the bookkeeping's forward bf and the
+// routed experts' forward. No tail without a synchronization (capacity
+// routing) or without a host (noHost).
+func (c *coster) moeTail(d cost.Dispatch, g cost.Glue, comm, bf, routed phase) syncTail {
 	h := &c.Pod.Kernels.Host
-	if c.NoHost || dispatcherOf(&c.Shard).DispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
+	if c.NoHost || d.DispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
 		return syncTail{}
 	}
-	half, bhalf := cost.Scale(comm, 0.5), bf
-	if counts := dispatcherOf(&c.Shard).A2ACounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
-		bhalf.Launches -= counts.Launches
-		bhalf.Busy -= counts.Busy
-		bhalf.EPExposed -= counts.EPExposed
-	}
-	bhalf = cost.Scale(bhalf, 0.5)
-	switch c.Plan.Run.Dispatcher {
-	case plan.DispatcherAllGather:
-		return drain(h, 0, g.Permute, routed, g.Unpermute, half)
-	case plan.DispatcherFlex:
-		if !dispatcherOf(&c.Shard).UnfusedMultihot() {
-			return drain(h, 0, half, g.Permute, routed, g.Unpermute, half)
+	var tl syncTail
+	for i, r := range d.Issue(g, comm, bf, routed) {
+		if t := drain(h, r.Ahead, r.Steps...); i == 0 {
+			tl = t
+		} else {
+			tl = tl.Plus(t)
 		}
-		// The dispatch and the conversion's first run follow the
-		// received count's wait; each later run follows a
-		// synchronization of its own, from an empty queue, the last one
-		// on to the combine.
-		tl := drain(h, 0, half, g.Multihot[0])
-		for _, r := range g.Multihot[1:mechanisms.MultihotSyncs] {
-			tl = tl.Plus(drain(h, 0, r))
-		}
-		return tl.Plus(drain(h, 0, g.Multihot[mechanisms.MultihotSyncs], g.Permute, routed, g.Unpermute, half))
 	}
-	return drain(h, g.Permute.Busy, half, bhalf, routed, bhalf, half, g.Unpermute)
+	return tl
 }

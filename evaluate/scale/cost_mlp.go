@@ -2,7 +2,6 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -43,15 +42,15 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		// Gemma's norm of the MLP's output before the residual.
 		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
-	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
-		// w1 and w3's input and w2's; their outputs' gradients
-		// (mechanisms/rowwise.go).
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h, n*f/T)), bwd.Plus(mechanisms.RowwiseBwd(&c.Shard, []float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
-	} else if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(mechanisms.Casts(&c.Shard, n*h*sp, n*f/T)), bwd.Plus(mechanisms.BwdCasts(&c.Shard, n*h*sp, n*f/T))
+	// w1 and w3's input and w2's; their outputs' gradients (the
+	// registered cost.LowPrecision).
+	var casts, castsB phase
+	if c.FP8Fwd > 0 {
+		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h})
+		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {
-		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(mechanisms.Casts(&c.Shard, n*h*mechanisms.RowwiseInput(&c.Shard), n*f/T))
+		rec = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(casts)
 	}
 	return fwd, bwd, rec
 }

@@ -33,8 +33,8 @@ func TestMultihotTail(t *testing.T) {
 	f0, _, _ := fused.moe()
 	h := &zoo.Pod.Kernels.Host
 	w := zoo.expertWork()
-	recv, _ := dispatcherOf(&zoo.Shard).DeepEPReceived(w.nl)
-	runs, _ := dispatcherOf(&zoo.Shard).Multihot(recv, 8, 16)
+	recv, _ := mechanisms.Dispatcher{Shard: &zoo.Shard}.DeepEPReceived(w.nl)
+	runs, _ := mechanisms.Dispatcher{Shard: &zoo.Shard}.Multihot(recv, 8, 16)
 	r := runs[0].Busy / 4
 	if !(r > 0 && r < h.Issue) {
 		t.Fatalf("a conversion kernel takes %g s, not under an issue's %g", r, h.Issue)
@@ -78,7 +78,7 @@ func TestMultihotStacks(t *testing.T) {
 		{"dispatcher=hybridep,permute-fusion=off", false},
 	} {
 		cc := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,"+c.keys, "dgx-h100:1")
-		if got := dispatcherOf(&cc.Shard).UnfusedMultihot(); got != c.want {
+		if got := (mechanisms.Dispatcher{Shard: &cc.Shard}).UnfusedMultihot(); got != c.want {
 			t.Errorf("%s: unfused multihot %v, want %v", c.keys, got, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -128,12 +129,12 @@ func TestStackDeepEPReceived(t *testing.T) {
 		return p
 	}
 	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex", "dgx-h100:1")
-	recv, rdma := dispatcherOf(&c.Shard).DeepEPReceived(1000)
+	recv, rdma := mechanisms.Dispatcher{Shard: &c.Shard}.DeepEPReceived(1000)
 	if want := 1000 * 8 * (1 - miss(128, 16, 8)); !near(recv, want) || rdma != 0 {
 		t.Errorf("EP 8: received %g, RDMA %g; want %g, 0", recv, rdma, want)
 	}
 	c = stackCoster(t, "qwen3-235b-a22b:seq=4096,batch=2048", "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,dispatcher=flex,embedding-layer=on,loss-layer=on", "dgx-h100:32")
-	recv, rdma = dispatcherOf(&c.Shard).DeepEPReceived(1000)
+	recv, rdma = mechanisms.Dispatcher{Shard: &c.Shard}.DeepEPReceived(1000)
 	if want := 1000 * 32 * (1 - miss(128, 4, 8)); !near(recv, want) {
 		t.Errorf("EP 32: received %g, want %g", recv, want)
 	}

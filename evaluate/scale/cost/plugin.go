@@ -1,5 +1,7 @@
 package cost
 
+import "github.com/placer/placer/evaluate/scale/plan"
+
 // Plugin is a family, a code base or a mechanism registered by name: its
 // Name, the name a figure's provenance gives it (Result's PricedBy), and
 // Prices, whether it priced the step of shard s (a mechanism whose
@@ -37,7 +39,10 @@ type CPAttention interface {
 //     columns a half (also what recomputing it runs again);
 //   - ExpertOutput: the experts' output, rows tokens over local experts
 //     on the GPU, of nl tokens routed from it;
-//   - RouterKernels: the router's, for nl tokens on one GPU.
+//   - RouterKernels: the router's, for nl tokens on one GPU;
+//   - OutputHeads: the output layer's, the heads a model's pre-training
+//     runs beside it (an encoder's masked-language-model and
+//     next-sentence heads).
 type (
 	AttentionKernels interface {
 		Plugin
@@ -54,6 +59,10 @@ type (
 	RouterKernels interface {
 		Plugin
 		Router(s *Shard, nl float64) (fwd, bwd Phase)
+	}
+	OutputHeads interface {
+		Plugin
+		Heads(s *Shard) (fwd, bwd Phase)
 	}
 )
 
@@ -102,3 +111,43 @@ type (
 		AttnGate(s *Shard) (fwd, bwd Phase)
 	}
 )
+
+// GroupedGEMM is the extension point of the experts' GEMMs as the plan's
+// stack groups them, the first registered plug-in that implements it
+// (First): Grouped is g, one GEMM of the local experts' rows rows in all
+// by n, at the grouped GEMM's efficiency; Calls, the GEMMs it launches
+// from a loop of its own for one grouped GEMM; SplitCastCalls, the calls
+// the FP8 casts of its two inputs add in one direction where they are
+// split by expert; LoopCat, the local experts' outputs of rows rows
+// concatenated where each expert runs its own GEMMs instead
+// (Settings.ExpertLoop).
+type GroupedGEMM interface {
+	Plugin
+	Grouped(s *Shard, g Kernel, local, rows, n float64) Kernel
+	Calls(s *Shard, local float64) float64
+	SplitCastCalls(s *Shard, local float64) float64
+	LoopCat(s *Shard, rows float64) Kernel
+}
+
+// LowPrecision is the extension point of the plan's low-precision
+// recipe (Plan.FP8: an FP8 or FP4 recipe), the first registered plug-in
+// that implements it (First): Speedups, how many times faster its GEMMs
+// run than BF16 ones of their shapes on pod p, forward and backward
+// (their time's share, Shard.FP8Fwd and FP8Bwd, is its inverse), given
+// the pod's BF16 matrix peak bf16Peak; and the casts of a layer's GEMM
+// inputs to it, where the pod prices the GEMMs in it (Shard.FP8Fwd;
+// nothing in BF16): Casts and BwdCasts, the
+// forward's and the backward's casts of inputs of es elements each on
+// the GPU; Linears, those of a block half's two linears as the recipe
+// casts them: the first linears' shared input of in elements (the
+// block's tokens by the hidden size, which sequence parallelism splits
+// before its gather), the second's input of mid elements on the GPU,
+// and the gradients of the two outputs, outs (the first's, the
+// second's), forward and backward.
+type LowPrecision interface {
+	Plugin
+	Casts(s *Shard, es ...float64) Phase
+	BwdCasts(s *Shard, es ...float64) Phase
+	Linears(s *Shard, in, mid float64, outs [2]float64) (fwd, bwd Phase)
+	Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64)
+}

@@ -23,6 +23,8 @@ import (
 // masked positions (transformer.Spec.Predicted > 0).
 type MLMHeads struct{}
 
+var _ cost.OutputHeads = MLMHeads{}
+
 // Name is the trait's registered name.
 func (MLMHeads) Name() string { return "mlm-nsp-heads" }
 
@@ -81,7 +83,8 @@ func (MLMHeads) Kernels(s *cost.Shard) (fwd, bwd []cost.Kernel) {
 	return fwd, bwd
 }
 
-// Heads is Kernels run one after another, forward and backward.
+// Heads is Kernels run one after another, forward and backward: the
+// heads beside the output layer (cost.OutputHeads).
 func (m MLMHeads) Heads(s *cost.Shard) (fwd, bwd cost.Phase) {
 	f, b := m.Kernels(s)
 	for _, k := range f {

@@ -2,9 +2,11 @@
 // a layer's kernels beyond the block every family shares, one file a
 // family, each registered by name (Registered, one line each):
 // gptoss.go, GPT-OSS's YaRN rope, linear biases and SwiGLU clamp, and
-// qwen3.go, Qwen3's query and key norms, behind the extension points of
+// qwen3.go, Qwen3's query and key norms, and bert.go, BERT's MLM and
+// next-sentence heads, behind the extension points of
 // evaluate/scale/cost they implement (AttentionKernels, ExpertOutput,
-// ExpertActivation), which the coster asks of every registered trait;
+// ExpertActivation, OutputHeads), which the coster asks of every
+// registered trait;
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.

@@ -6,8 +6,10 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// BlockScaled is the block-scaled recipes (MXFP8, NVFP4): their GEMMs' speedups (BlockSpeedups) and their casts (BlockCast), registered for what a step's figure rests on where
-// the plan's recipe is one of them and its GEMMs run in FP8 or FP4.
+// BlockScaled is the block-scaled recipes (MXFP8, NVFP4): their GEMMs'
+// speedups (BlockSpeedups) and their casts (BlockCast), which FP8Casts
+// asks, registered for what a step's figure rests on where the plan's
+// recipe is one of them and its GEMMs run in FP8 or FP4.
 type BlockScaled struct{}
 
 // Name is the mechanism's registered name.

@@ -22,9 +22,14 @@ import (
 // TokenDispatch is the token dispatchers and the permutation of a layer
 // with experts as the plan's stack runs them (Settings.Dispatcher:
 // alltoall, allgather, flex's DeepEP, HybridEP; the permutation and the
-// router fused or not): a registered mechanism whose work on a shard is
-// Dispatcher's.
+// router fused or not), the MoE layer's cost.TokenDispatcher: its work
+// on a shard is Dispatcher's.
 type TokenDispatch struct{}
+
+var (
+	_ cost.TokenDispatcher = TokenDispatch{}
+	_ cost.Dispatch        = Dispatcher{}
+)
 
 // Name is the mechanism's registered name.
 func (TokenDispatch) Name() string { return "token-dispatch" }
@@ -32,11 +37,36 @@ func (TokenDispatch) Name() string { return "token-dispatch" }
 // Prices is whether s's model routes its tokens to experts.
 func (TokenDispatch) Prices(s *cost.Shard) bool { return s.M.MoE() }
 
-// Dispatcher is the token dispatch of a layer with experts on one shard,
-// as the MoE layer's composition (evaluate/scale) asks it: the
-// synchronizations (DispatchSyncs), the router's, permutation's and
-// multihot map's kernels (Glue, Multihot), the exchange (DispatchComm),
-// the all-to-all's bookkeeping (A2ABookkeeping, A2ACounts). Router is
+// On is the dispatch's work on shard s, with router the registered
+// plug-ins beside the router's top-k (cost.TokenDispatcher).
+func (TokenDispatch) On(s *cost.Shard, router []cost.RouterKernels) cost.Dispatch {
+	return Dispatcher{Shard: s, Router: router}
+}
+
+// DeepEPSMs is the SMs DeepEP's dispatch and combine kernels run on
+// under Megatron-Core's flex dispatcher: TransformerConfig's
+// moe_deepep_num_sms, 20 by default (Megatron-LM core_r0.14.0 and
+// core_r0.15.0, megatron/core/transformer/transformer_config.py), what
+// they take from the computation beside them with epoverlap=on in place
+// of NCCL's channels.
+const DeepEPSMs = 20
+
+// ExchangeSMs is the SMs pl's exchange kernels take from the
+// computation beside them (cost.TokenDispatcher): DeepEP's (DeepEPSMs)
+// under the flex dispatcher, none (NCCL's channels) under the others.
+func (TokenDispatch) ExchangeSMs(pl *plan.Plan) int {
+	if pl.Run.Dispatcher == plan.DispatcherFlex {
+		return DeepEPSMs
+	}
+	return 0
+}
+
+// Dispatcher is the token dispatch of a layer with experts on one shard
+// (cost.Dispatch), as the MoE layer's composition (evaluate/scale) asks
+// it: the synchronizations (DispatchSyncs), the router's, permutation's
+// and multihot map's kernels (Glue, Multihot), the exchange
+// (DispatchComm), the all-to-all's bookkeeping (Bookkeeping, a2aCounts),
+// the host's issue after the synchronization (Issue). Router is
 // the registered mechanisms that add kernels beside the router's top-k
 // (cost.RouterKernels), in the order registered.
 type Dispatcher struct {
@@ -133,45 +163,26 @@ var MultihotRuns = [MultihotSyncs + 1]int{4, 5, 3, 4}
 // of what the conversion moves: the two maps written and read (an int64
 // and an FP32 an expert a token), the indices and probabilities (int64,
 // FP32) read, selected and written.
-func (c Dispatcher) Multihot(recv, k, local float64) (runs [MultihotSyncs + 1]cost.Phase, bwd cost.Phase) {
+func (c Dispatcher) Multihot(recv, k, local float64) (runs []cost.Phase, bwd cost.Phase) {
 	n := 0
 	for _, r := range MultihotRuns {
 		n += r
 	}
 	bytes := recv * (2*12*local + 3*12*k)
+	runs = make([]cost.Phase, len(MultihotRuns))
 	for i, r := range MultihotRuns {
 		runs[i] = c.Small(r, bytes*float64(r)/float64(n))
 	}
 	return runs, c.Small(multihotLaunchesB, recv*(12*local+12*k))
 }
 
-// GluePhases are an MoE layer's router top-k and permutation as the
-// stack runs them, forward and backward.
-type GluePhases struct {
-	Scores, ScoresB, Permute, PermuteB, Unpermute, UnpermuteB cost.Phase
-	// multihot, multihotB: DeepEP's received tokens made into the
-	// multihot map before the permutation, unfused (unfusedMultihot):
-	// the forward's kernels as the synchronizations split them.
-	Multihot  [MultihotSyncs + 1]cost.Phase
-	MultihotB cost.Phase
-}
-
-// multihotF is g's multihot conversion forward, its runs together.
-func (g *GluePhases) MultihotF() cost.Phase {
-	var f cost.Phase
-	for _, r := range g.Multihot {
-		f = f.Plus(r)
-	}
-	return f
-}
-
-// glue is the router's scores and top-k and the permutation of nl
+// Glue is the router's scores and top-k and the permutation of nl
 // tokens to rows expert rows, forward and backward: the default's fused
 // kernels (moeGlue's: scores, permute, unpermute), with the permutation
 // over the tokens the dispatcher hands the experts (dispatchedTokens),
 // and unfused where the stack says so (unfusedRouter, unfusedPermute);
 // the scores with the router's load-balancing loss (auxLoss).
-func (c Dispatcher) Glue(router, scores, permute, unpermute cost.Kernel, rows, nl float64) GluePhases {
+func (c Dispatcher) Glue(router, scores, permute, unpermute cost.Kernel, rows, nl float64) cost.Glue {
 	t := c.Run
 	run := &c.Plan.Run
 	h, E := float64(c.M.Hidden), float64(c.M.Experts)
@@ -188,7 +199,7 @@ func (c Dispatcher) Glue(router, scores, permute, unpermute cost.Kernel, rows, n
 		permute = cost.Kernel{Class: graph.ClassDataMovement, Read: read * h * cost.BF16, Writes: rows * h * cost.BF16}
 		unpermute = cost.Kernel{Class: graph.ClassElementwise, FLOPs: 2 * rows * h, Read: rows*h*cost.BF16 + rows*4, Writes: src * h * cost.BF16}
 	}
-	g := GluePhases{Scores: t(scores), ScoresB: t(cost.Twice(scores)), Permute: t(permute), PermuteB: t(cost.Twice(permute)),
+	g := cost.Glue{Scores: t(scores), ScoresB: t(cost.Twice(scores)), Permute: t(permute), PermuteB: t(cost.Twice(permute)),
 		Unpermute: t(unpermute), UnpermuteB: t(cost.Twice(unpermute))}
 	if run.UnfusedRouter {
 		g.Scores, g.ScoresB = c.unfusedRouter(scores, nl, E)
@@ -253,7 +264,7 @@ func (c Dispatcher) unfusedRouter(scores cost.Kernel, nl, E float64) (fwd, bwd c
 // scatter_add's gather, the product's two and the masked_select's three
 // (six). The transposes and selections move the nl x E map (a byte) and
 // probabilities (BF16).
-func (c Dispatcher) unfusedPermute(g *GluePhases, permute, unpermute cost.Kernel, rows, nl, h, E float64) {
+func (c Dispatcher) unfusedPermute(g *cost.Glue, permute, unpermute cost.Kernel, rows, nl, h, E float64) {
 	t := c.Run
 	ew := func(flops, read, write float64) cost.Kernel {
 		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
@@ -268,11 +279,63 @@ func (c Dispatcher) unfusedPermute(g *GluePhases, permute, unpermute cost.Kernel
 	g.UnpermuteB = t(cost.Twice(unpermute)).Plus(t(mul)).Plus(t(mul)).Plus(c.Small(3, rows*8))
 }
 
-// ExpertLoopCat is SequentialMLP's torch.cat of the local experts'
-// outputs (grouped-gemm=off: megatron/core/transformer/moe/experts.py):
-// one pass over the rows.
-func ExpertLoopCat(rows, h float64) cost.Kernel {
-	return cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16}
+// Issue is what the host issues after the dispatcher's synchronization
+// in one MoE layer's forward (cost.Dispatch), in Megatron-Core
+// core_v0.16.0's order (moe_layer.py MoELayer.forward: the shared
+// experts and the router before the dispatch), each run with the GPU's
+// queue empty but for what was issued just before it (cost.Drain), from
+// the glue g, the exchange comm, the bookkeeping's forward bf and the
+// routed experts' forward:
+//   - alltoall (token_dispatcher.py MoEAlltoAllTokenDispatcher): the
+//     synchronization at "before_ep_alltoall" (the counts copied at
+//     "before_permutation_1", so the fused permute of dispatch_preprocess
+//     is issued before the host waits: ahead), then the tokens' and
+//     probabilities' all-to-alls (and the expert-tensor gathers), the
+//     sort into local-expert order, the experts, the restore, the
+//     combine and the unpermute;
+//   - allgather: the synchronizations in dispatch_postprocess, after the
+//     gathers: the permutation, the experts, the unpermutation and the
+//     reduce-scatter;
+//   - flex: DeepEP's dispatch waits for its received count before its
+//     kernel: the dispatch, the permutation, the experts, the
+//     unpermutation and the combine; where the plan converts the
+//     received indices unfused (UnfusedMultihot) each run of the
+//     conversion after one of its synchronizations is issued from an
+//     empty queue too (MultihotRuns), the permutation after the last.
+//
+// The token exchanges are split half before the experts, half after
+// (dispatch and combine), the bookkeeping likewise (sort and restore,
+// each with its exchange) less the counts' all-gather, which precedes
+// the synchronization. The unfused permutation's own synchronizations
+// (DispatchSyncs) are charged as before: one issue each, no tail of
+// their own.
+func (c Dispatcher) Issue(g cost.Glue, comm, bf, routed cost.Phase) []cost.Drain {
+	half, bhalf := cost.Scale(comm, 0.5), bf
+	if counts := c.a2aCounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
+		bhalf.Launches -= counts.Launches
+		bhalf.Busy -= counts.Busy
+		bhalf.EPExposed -= counts.EPExposed
+	}
+	bhalf = cost.Scale(bhalf, 0.5)
+	run := func(ahead float64, steps ...cost.Phase) cost.Drain { return cost.Drain{Ahead: ahead, Steps: steps} }
+	switch c.Plan.Run.Dispatcher {
+	case plan.DispatcherAllGather:
+		return []cost.Drain{run(0, g.Permute, routed, g.Unpermute, half)}
+	case plan.DispatcherFlex:
+		if !c.UnfusedMultihot() {
+			return []cost.Drain{run(0, half, g.Permute, routed, g.Unpermute, half)}
+		}
+		// The dispatch and the conversion's first run follow the
+		// received count's wait; each later run follows a
+		// synchronization of its own, from an empty queue, the last one
+		// on to the combine.
+		runs := []cost.Drain{run(0, half, g.Multihot[0])}
+		for _, r := range g.Multihot[1:MultihotSyncs] {
+			runs = append(runs, run(0, r))
+		}
+		return append(runs, run(0, g.Multihot[MultihotSyncs], g.Permute, routed, g.Unpermute, half))
+	}
+	return []cost.Drain{run(g.Permute.Busy, half, bhalf, routed, bhalf, half, g.Unpermute)}
 }
 
 // dispatchComm is one MoE layer's expert communication for one
@@ -432,7 +495,7 @@ func (c Dispatcher) megatronAllToAll() bool {
 	return c.Plan.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
 }
 
-// a2aBookkeeping is what Megatron-Core's alltoall dispatcher runs for one
+// Bookkeeping is what Megatron-Core's alltoall dispatcher runs for one
 // MoE layer around its two token exchanges (dispatchComm's), forward and
 // backward, read from megatron/core/transformer/moe/token_dispatcher.py
 // (MoEAlltoAllTokenDispatcher, core_v0.16.0):
@@ -461,8 +524,8 @@ func (c Dispatcher) megatronAllToAll() bool {
 // latency, on the layer's path (nothing beside them), and each is a
 // launch. None of it runs under the other dispatchers (allgather sorts
 // nothing and its probabilities ride its gather; flex permutes what
-// DeepEP delivers: glue).
-func (c Dispatcher) A2ABookkeeping(recv, rows, local float64) (fwd, bwd cost.Phase) {
+// DeepEP delivers: Glue).
+func (c Dispatcher) Bookkeeping(recv, rows, local float64) (fwd, bwd cost.Phase) {
 	if !c.megatronAllToAll() {
 		return fwd, bwd
 	}
@@ -488,15 +551,15 @@ func (c Dispatcher) A2ABookkeeping(recv, rows, local float64) (fwd, bwd cost.Pha
 		rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*4)
 		fwd, bwd = fwd.Plus(exch(ag)), bwd.Plus(exch(rs))
 	}
-	return fwd.Plus(c.A2ACounts()), bwd
+	return fwd.Plus(c.a2aCounts()), bwd
 }
 
 // a2aCounts is the dropless alltoall dispatcher's all-gather of each
 // GPU's tokens per expert over the expert-tensor x expert-parallel group
-// before its synchronization (a2aBookkeeping's last item), forward: a
+// before its synchronization (Bookkeeping's last item), forward: a
 // launch on the layer's path; nothing with capacity routing, without
 // the dispatcher, or without expert groups.
-func (c Dispatcher) A2ACounts() cost.Phase {
+func (c Dispatcher) a2aCounts() cost.Phase {
 	pl, p := &c.Plan, c.Pod
 	if !c.megatronAllToAll() || c.NoComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
 		return cost.Phase{}

@@ -3,18 +3,21 @@
 // (Registered, one line each) behind the extension point of
 // evaluate/scale/cost it implements: the context-parallel exchange of a
 // layer's attention (Ring: cost.CPAttention), the token dispatchers and
-// the permutation of a layer with experts (TokenDispatch; its work on a
-// shard, Dispatcher, is what the MoE layer's composition asks), the
+// the permutation of a layer with experts (TokenDispatch:
+// cost.TokenDispatcher; its work on a shard, Dispatcher, a
+// cost.Dispatch), the
 // router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
-// fine-tuning's adapters (LoRA: cost.FineTune); and the mechanisms the
-// composition asks by name on a shard, registered for a figure's
-// provenance: the experts' grouped GEMM (TEGroupedGEMM), the FP8 and FP4
-// recipes' casts (FP8Casts: Casts, BwdCasts; BlockScaled; Rowwise),
-// torchao's float8 weights' casts and all-gather (TorchaoFloat8); and
-// the mechanisms of the step beyond its layers, behind the step-level
-// extension points (evaluate/scale/cost/step.go): the optimizers (Adam,
-// LAMB: cost.Optimizer), the weights' casts once a step (FP8Casts,
+// fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
+// GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
+// (FP8Casts: cost.LowPrecision; the block-scaled and rowwise recipes'
+// rules, BlockScaled and Rowwise, registered beside it for a figure's
+// provenance); the mechanism the composition asks by name on a shard,
+// registered for a figure's provenance: torchao's float8 weights' casts
+// and all-gather (TorchaoFloat8); and the mechanisms of the step beyond
+// its layers, behind the step-level extension points
+// (evaluate/scale/cost/step.go): the optimizers (Adam, LAMB:
+// cost.Optimizer), the weights' casts once a step (FP8Casts,
 // TorchaoFloat8: cost.StepKernels), FSDP2's copies and gathers (FSDP2:
 // cost.StageKernels, cost.FSDP), what a collective beside the compute
 // takes from it (SMContention: cost.Contention), the host's issue

@@ -6,18 +6,62 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// FP8Casts is the FP8 (and FP4) quantisation of the blocks' GEMM inputs
-// as the plan's recipe runs it (Plan.FP8), where the pod prices its
-// GEMMs in FP8 (Shard.FP8Fwd): every recipe's casts are Casts' and
-// BwdCasts'; the block-scaled recipes' and torchao's rowwise ones add
-// their own rules (BlockScaled, Rowwise).
+// FP8Casts is the plan's FP8 (or FP4) recipe (Plan.FP8,
+// cost.LowPrecision): its GEMMs' speedups over BF16, and the
+// quantisation of the blocks' GEMM inputs as the recipe runs it, where
+// the pod prices its GEMMs in FP8 (Shard.FP8Fwd), under every recipe, with the block-scaled recipes' and torchao's rowwise
+// ones' own rules (BlockScaled, Rowwise). Casts and BwdCasts are its
+// casts on a shard for a plug-in that composes a block of its own (a
+// code base's, a family's).
 type FP8Casts struct{}
+
+var _ cost.LowPrecision = FP8Casts{}
 
 // Name is the mechanism's registered name.
 func (FP8Casts) Name() string { return "fp8-casts" }
 
 // Prices is whether s's GEMMs run in FP8 or FP4.
 func (FP8Casts) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 }
+
+// Casts is Casts on s (cost.LowPrecision).
+func (FP8Casts) Casts(s *cost.Shard, es ...float64) cost.Phase { return Casts(s, es...) }
+
+// BwdCasts is BwdCasts on s (cost.LowPrecision).
+func (FP8Casts) BwdCasts(s *cost.Shard, es ...float64) cost.Phase { return BwdCasts(s, es...) }
+
+// Linears is the casts of a block half's two linears on s
+// (cost.LowPrecision): forward the first linears' input (its sequence
+// share, or all of it under a rowwise recipe, which casts after the BF16
+// gather: rowwiseInput) and the second's; backward the same inputs'
+// (bwdCasts), or under a rowwise recipe the inputs' and the outputs'
+// gradients' (rowwiseBwd). Nothing in BF16.
+func (FP8Casts) Linears(s *cost.Shard, in, mid float64, outs [2]float64) (fwd, bwd cost.Phase) {
+	c := fp8{s}
+	if s.FP8Fwd == 0 {
+		return fwd, bwd
+	}
+	x := in * c.rowwiseInput()
+	if plan.Rowwise(s.Plan.FP8) {
+		return c.casts(x, mid), c.rowwiseBwd([]float64{x, mid}, outs[:])
+	}
+	return c.casts(x, mid), c.bwdCasts(x, mid)
+}
+
+// Speedups is how many times faster pl's GEMMs run in its recipe than
+// BF16 GEMMs of their shapes on pod p, forward and backward
+// (cost.LowPrecision): the pod's FP8 kernels' (Kernels.FP8Speedups:
+// per-tensor scaling, or blockwise), a rowwise recipe's
+// (plan.RowwiseSpeedups), a block-scaled one's (BlockSpeedups).
+func (FP8Casts) Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
+	fwd, bwd = p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16Peak)
+	if plan.Rowwise(pl.FP8) {
+		fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16Peak)
+	}
+	if plan.BlockScaled(pl.FP8) {
+		fwd, bwd = BlockSpeedups(pl.FP8, p, bf16Peak)
+	}
+	return fwd, bwd
+}
 
 // Casts is the FP8 quantisations of GEMM inputs of es elements each on
 // shard s, forward (casts'); nothing in BF16.

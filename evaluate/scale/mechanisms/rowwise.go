@@ -6,8 +6,10 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// Rowwise is torchao's float8 rowwise recipes: their casts forward and backward (Casts, BwdCasts, RowwiseBwd, RowwiseInput), registered for what a step's figure rests on where
-// the plan's recipe is one of them and its GEMMs run in FP8 or FP4.
+// Rowwise is torchao's float8 rowwise recipes: their casts forward and
+// backward (FP8Casts asks them: Casts, BwdCasts, Linears), registered for
+// what a step's figure rests on where the plan's recipe is one of them
+// and its GEMMs run in FP8 or FP4.
 type Rowwise struct{}
 
 // Name is the mechanism's registered name.

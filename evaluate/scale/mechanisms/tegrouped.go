@@ -4,16 +4,20 @@ import (
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
-// TEGroupedGEMM is the experts' grouped GEMM as the plan's stack runs it:
-// Transformer Engine's GroupedLinear on a Megatron stack (a cuBLAS GEMM
-// an expert over four streams, its FP8 casts split by expert), else one
-// grouped GEMM (torch._grouped_mm) at its measured efficiency
-// (GroupedGEMM, TEGroupedCalls, SplitCastCalls). Registered for a
-// figure's provenance on a Megatron stack's experts, not in an expert
+// TEGroupedGEMM is the experts' grouped GEMM as the plan's stack runs it
+// (cost.GroupedGEMM): Transformer Engine's GroupedLinear on a Megatron
+// stack (a cuBLAS GEMM an expert over four streams, its FP8 casts split
+// by expert), else one grouped GEMM (torch._grouped_mm) at its measured
+// efficiency; and SequentialMLP's concatenation of the experts' outputs
+// where each expert runs its own GEMMs (grouped-gemm=off). Named among
+// what priced a step on a Megatron stack's experts, not in an expert
 // loop.
 type TEGroupedGEMM struct{}
+
+var _ cost.GroupedGEMM = TEGroupedGEMM{}
 
 // Name is the mechanism's registered name.
 func (TEGroupedGEMM) Name() string { return "te-grouped-gemm" }
@@ -23,19 +27,31 @@ func (TEGroupedGEMM) Prices(s *cost.Shard) bool {
 	return s.M.MoE() && s.Plan.Software.Framework() == plan.FrameworkMegatron && !s.Plan.Run.ExpertLoop
 }
 
-// GroupedGEMM is g, a grouped GEMM over local experts of rows rows in
-// all by n, on shard s (groupedGEMM's).
-func GroupedGEMM(s *cost.Shard, g cost.Kernel, local, rows, n float64) cost.Kernel {
+// Grouped is g, a grouped GEMM over local experts of rows rows in all
+// by n, on shard s (groupedGEMM's).
+func (TEGroupedGEMM) Grouped(s *cost.Shard, g cost.Kernel, local, rows, n float64) cost.Kernel {
 	return teGrouped{s}.groupedGEMM(g, local, rows, n)
 }
 
-// TEGroupedCalls is the GEMMs Transformer Engine's grouped GEMM launches
-// from its own loop over local experts on shard s (teGroupedCalls').
-func TEGroupedCalls(s *cost.Shard, local float64) float64 { return teGrouped{s}.teGroupedCalls(local) }
+// Calls is the GEMMs Transformer Engine's grouped GEMM launches from its
+// own loop over local experts on shard s (teGroupedCalls').
+func (TEGroupedGEMM) Calls(s *cost.Shard, local float64) float64 {
+	return teGrouped{s}.teGroupedCalls(local)
+}
 
 // SplitCastCalls is the calls its split FP8 casts add in one direction
 // on shard s (splitCastCalls').
-func SplitCastCalls(s *cost.Shard, local float64) float64 { return teGrouped{s}.splitCastCalls(local) }
+func (TEGroupedGEMM) SplitCastCalls(s *cost.Shard, local float64) float64 {
+	return teGrouped{s}.splitCastCalls(local)
+}
+
+// LoopCat is SequentialMLP's torch.cat of the local experts' outputs,
+// rows rows of the model's hidden size (grouped-gemm=off:
+// megatron/core/transformer/moe/experts.py): one pass over the rows.
+func (TEGroupedGEMM) LoopCat(s *cost.Shard, rows float64) cost.Kernel {
+	h := float64(s.M.Hidden)
+	return cost.Kernel{Class: graph.ClassDataMovement, Read: rows * h * cost.BF16, Writes: rows * h * cost.BF16}
+}
 
 // teGrouped is the shard the experts' grouped GEMM is priced on.
 type teGrouped struct{ *cost.Shard }
