@@ -3,7 +3,6 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
-	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -102,19 +101,20 @@ func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
 		}
 		return float64(pl.NumMicro) * exposed
 	}
+	wire := gatherWireOf(step)
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
 		fwd, bwd, times := fsdpGathers(f, step, &stages[s], s)
 		shard := fsdpShard(m, &stages[s], dpG.Size(), 1)
-		lin, linears := st.Layers/float64(dpG.Size()), mechanisms.TitanLinears*float64(pl.Stages[s])
+		lin, linears := st.Layers/float64(dpG.Size()), blockLinears(wire)*float64(pl.Stages[s])
 		gather, reduce := fsdpSideCopies(f, step, shard, lin, linears)
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, fwd, st.Layers)))
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(wire, pl, p, fwd, st.Layers)))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
 		if bwd > 0 {
 			// The blocks but the last gathered again: their linears.
 			k := bwd / st.Layers
 			again, _ := fsdpSideCopies(f, step, shard*bwd/fwd, k*lin, k*linears)
-			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, mechanisms.GatheredBytes(pl, p, bwd, bwd))).Plus(rs)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(wire, pl, p, bwd, bwd))).Plus(rs)
 		}
 		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}

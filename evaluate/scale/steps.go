@@ -16,15 +16,17 @@ import (
 // mechanisms.TorchaoFloat8), the kernels beside a stage's layers on its
 // compute stream (mechanisms.FSDP2's copies) and a fully sharded data
 // parallelism's gathers and side copies other than Megatron-FSDP's
-// (mechanisms.FSDP2), and what a collective beside the compute takes
-// from it (mechanisms.SMContention), and the host that issues the
-// kernels (mechanisms.HostIssue).
+// (mechanisms.FSDP2), the format its all-gather moves them in
+// (mechanisms.TorchaoFloat8's float8), what a collective beside the
+// compute takes from it (mechanisms.SMContention), and the host that
+// issues the kernels (mechanisms.HostIssue).
 var (
 	stepClock    cost.StepClock
 	optimizers   []cost.Optimizer
 	stepKernels  []cost.StepKernels
 	stageKernels []cost.StageKernels
 	fsdps        []cost.FSDP
+	gatherWires  []cost.GatherWire
 	contention   cost.Contention
 	host         cost.Host
 )
@@ -37,6 +39,7 @@ func hookUpSteps() {
 	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
 	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
 	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
+	gatherWires = cost.Each[cost.GatherWire](mechanisms.Registered)
 	contention = cost.First[cost.Contention](mechanisms.Registered)
 	host = cost.First[cost.Host](mechanisms.Registered)
 }
@@ -163,6 +166,37 @@ func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
 
 // fsdpOf is the registered fully sharded data parallelism that prices
 // step shard s (cost.FSDP: mechanisms.FSDP2); nil: Megatron-FSDP's.
+// gatherWireOf is the format step shard s's FSDP all-gathers its
+// parameters in (the first registered cost.GatherWire that prices it:
+// mechanisms.TorchaoFloat8), nil where none does.
+func gatherWireOf(s *cost.Shard) cost.GatherWire {
+	for _, w := range gatherWires {
+		if w.Prices(s) {
+			return w
+		}
+	}
+	return nil
+}
+
+// gatheredBytes is the bytes FSDP's all-gather moves for n parameters,
+// lin of them the blocks' linear weights, in wire w's format (nil: the
+// pod's weight format, every one).
+func gatheredBytes(w cost.GatherWire, pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
+	if w == nil {
+		return p.WeightBytes() * n
+	}
+	return w.Bytes(pl, p, n, lin)
+}
+
+// blockLinears is the linear weights a block gathers apart in wire w's
+// format (none without one).
+func blockLinears(w cost.GatherWire) float64 {
+	if w == nil {
+		return 0
+	}
+	return w.Linears()
+}
+
 func fsdpOf(s *cost.Shard) cost.FSDP {
 	for _, f := range fsdps {
 		if f.Prices(s) {

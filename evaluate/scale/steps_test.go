@@ -24,7 +24,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		}
 		return n
 	}
-	var opt, step, stage, fsdp []cost.Plugin
+	var opt, step, stage, fsdp, wire []cost.Plugin
 	for _, p := range optimizers {
 		opt = append(opt, p)
 	}
@@ -37,6 +37,9 @@ func TestStepExtensionPoints(t *testing.T) {
 	for _, p := range fsdps {
 		fsdp = append(fsdp, p)
 	}
+	for _, p := range gatherWires {
+		wire = append(wire, p)
+	}
 	for _, c := range []struct {
 		point     string
 		got, want []string
@@ -45,6 +48,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		{"StepKernels", names(step...), []string{"fp8-casts", "torchao-float8"}},
 		{"StageKernels", names(stage...), []string{"fsdp2"}},
 		{"FSDP", names(fsdp...), []string{"fsdp2"}},
+		{"GatherWire", names(wire...), []string{"torchao-float8"}},
 		{"StepClock, Contention, Host", names(stepClock, contention, host), []string{"power-limit", "sm-contention", "host-issue"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
@@ -89,6 +93,58 @@ func TestStepExtensionPoints(t *testing.T) {
 		got := (mechanisms.PowerLimit{}).Clocked(&p, held, at)
 		if priced := (mechanisms.PowerLimit{}).Prices(stepShard(m, pl, &p)); priced != (got != held) || priced != (pod == "dgx-h100") {
 			t.Errorf("power-limit on %s: prices %t, the step %+v at the held clock's %+v", pod, priced, got, held)
+		}
+	}
+}
+
+// TestGatherWireAsked: FSDP's all-gather moves the parameters in the
+// format the registered cost.GatherWire says (torchao-float8: the blocks'
+// linear weights in float8 with fp8gather=on), worked by hand for 10
+// gathered parameters of which 6 are linear weights, in BF16 (2 bytes):
+//   - fp8gather=on: 2 x (10 - 6) + 1 x 6 = 14 bytes, 7 linears a block
+//     (torchtitan's wq, wk, wv, wo, w1, w2, w3);
+//   - float8 without fp8gather: torchao prices the step, but gathers in
+//     BF16: 2 x 10 = 20 bytes;
+//   - BF16 on torchtitan: no wire prices it, 20 bytes, no linear apart.
+func TestGatherWireAsked(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.WeightBytes() != 2 {
+		t.Fatalf("dgx-h100's weights %v bytes, want BF16's 2", p.WeightBytes())
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,kv_heads=8,ffn=4096,seq=1024,vocab=32000,batch=32")
+	for _, c := range []struct {
+		name          string
+		fp8           string
+		gather        bool
+		wire          string
+		bytes, blocks float64
+	}{
+		{"fp8gather=on", plan.FP8Current, true, "torchao-float8", 14, 7},
+		{"float8, BF16 gather", plan.FP8Current, false, "torchao-float8", 20, 7},
+		{"BF16", "", false, "", 20, 0},
+	} {
+		s := plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, FP8: c.fp8, FP8Gather: c.gather, Software: plan.Software{Stack: "torchtitan-0.2"}}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, pl.TP, float64(pl.MBS)*float64(m.Seq))
+		w := gatherWireOf(&co.Shard)
+		name := ""
+		if w != nil {
+			name = w.Name()
+		}
+		if name != c.wire {
+			t.Errorf("%s: gathered in %q's format, want %q's", c.name, name, c.wire)
+		}
+		if got := gatheredBytes(w, &pl, &p, 10, 6); got != c.bytes {
+			t.Errorf("%s: %v bytes for 10 parameters, 6 of them linear weights; want %v", c.name, got, c.bytes)
+		}
+		if got := blockLinears(w); got != c.blocks {
+			t.Errorf("%s: %v linears a block apart, want %v", c.name, got, c.blocks)
 		}
 	}
 }

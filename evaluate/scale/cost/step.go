@@ -99,6 +99,19 @@ type FSDP interface {
 	SideCopies(s *Shard, shard, lin, linears float64) (gather, reduce plan.Comm)
 }
 
+// GatherWire is the extension point of the format FSDP's all-gather
+// moves the parameters in: the bytes of n gathered parameters, lin of
+// them the blocks' linear weights (Bytes), and how many linear weights a
+// block gathers apart (Linears: the side copies' count of them). The
+// first registered plug-in that implements it and prices the step is
+// asked; without one every parameter goes in the pod's weight format
+// and none apart.
+type GatherWire interface {
+	Plugin
+	Bytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64
+	Linears() float64
+}
+
 // Contention is the extension point of what a collective run beside a
 // stage's compute takes from it: whether a step runs one that it charges
 // (Prices), the pod a stage is costed again on to tell its SM-bound time

@@ -12,9 +12,8 @@
 // GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
 // (FP8Casts: cost.LowPrecision; the block-scaled and rowwise recipes'
 // rules, BlockScaled and Rowwise, registered beside it for a figure's
-// provenance); the mechanism the composition asks by name on a shard,
-// registered for a figure's provenance: torchao's float8 weights' casts
-// and all-gather (TorchaoFloat8); and the mechanisms of the step beyond
+// provenance); torchao's float8 weights' all-gather (TorchaoFloat8:
+// cost.GatherWire); and the mechanisms of the step beyond
 // its layers, behind the step-level extension points
 // (evaluate/scale/cost/step.go): the optimizers (Adam, LAMB:
 // cost.Optimizer), the weights' casts once a step (FP8Casts,

@@ -100,6 +100,16 @@ func GatheredBytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
 	return p.WeightBytes()*(n-lin) + lin
 }
 
+// Bytes is GatheredBytes: torchao's float8 all-gather as the extension
+// point of the gather's format (cost.GatherWire).
+func (TorchaoFloat8) Bytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
+	return GatheredBytes(pl, p, n, lin)
+}
+
+// Linears is a torchtitan block's float8 linears (TitanLinears), the
+// weights its all-gather casts apart (cost.GatherWire).
+func (TorchaoFloat8) Linears() float64 { return TitanLinears }
+
 // FP8GatherCopyIn is the HBM bytes (read, written) of the float8
 // all-gather's copy-in for lin sharded linear weights, and its kernels'
 // launches for the groups' linears (linears): torchao's
