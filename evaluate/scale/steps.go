@@ -111,11 +111,8 @@ func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
 // (cost.StepKernels).
 func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 	var t float64
-	for _, o := range optimizers {
-		if o.Prices(s) {
-			t = o.OptimizerStep(s, stages)
-			break
-		}
+	if o := cost.Pricing(optimizers, s); o != nil {
+		t = o.OptimizerStep(s, stages)
 	}
 	for _, k := range stepKernels {
 		t = k.StepKernels(s, stages, t)
@@ -170,12 +167,7 @@ func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
 // parameters in (the first registered cost.GatherWire that prices it:
 // mechanisms.TorchaoFloat8), nil where none does.
 func gatherWireOf(s *cost.Shard) cost.GatherWire {
-	for _, w := range gatherWires {
-		if w.Prices(s) {
-			return w
-		}
-	}
-	return nil
+	return cost.Pricing(gatherWires, s)
 }
 
 // gatheredBytes is the bytes FSDP's all-gather moves for n parameters,
@@ -198,12 +190,7 @@ func blockLinears(w cost.GatherWire) float64 {
 }
 
 func fsdpOf(s *cost.Shard) cost.FSDP {
-	for _, f := range fsdps {
-		if f.Prices(s) {
-			return f
-		}
-	}
-	return nil
+	return cost.Pricing(fsdps, s)
 }
 
 // fsdpGathers is the parameters of stage st (stage i of step shard s's

@@ -94,3 +94,16 @@ func First[T Plugin](r *Registry) T {
 	var zero T
 	return zero
 }
+
+// Pricing is the first of ps that prices step shard s (Prices), the zero
+// T where none does: how an extension point asked of its first pricing
+// plug-in picks it.
+func Pricing[T Plugin](ps []T, s *Shard) T {
+	for _, p := range ps {
+		if p.Prices(s) {
+			return p
+		}
+	}
+	var zero T
+	return zero
+}

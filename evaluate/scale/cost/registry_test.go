@@ -57,3 +57,22 @@ func TestRegistry(t *testing.T) {
 		t.Error("Lookup")
 	}
 }
+
+// TestPricing: the first plug-in that prices the shard, in order; the
+// zero value (nil) where none does.
+func TestPricing(t *testing.T) {
+	ps := []Plugin{named("ring"), other("any"), named("late")}
+	var s Shard
+	s.Plan.CP = 1
+	if got := Pricing(ps, &s); got == nil || got.Name() != "any" {
+		t.Errorf("CP 1: %v, want any (ring prices only CP above 1)", got)
+	}
+	s.Plan.CP = 2
+	if got := Pricing(ps, &s); got == nil || got.Name() != "ring" {
+		t.Errorf("CP 2: %v, want ring, the first", got)
+	}
+	s.Plan.CP = 1
+	if got := Pricing([]Plugin{named("ring")}, &s); got != nil {
+		t.Errorf("none pricing: %v, want nil", got)
+	}
+}
