@@ -200,3 +200,31 @@ func (h HeldClock) Balanced(limitW float64, t StepTime, memShare float64) float6
 // assumption, the middle of its bounds; no sustained memory-bound run
 // was measured.
 const MemoryPowerShare = 0.5
+
+// Carried is the held clock of another card of the same die (or of the
+// same process, where its units are the tensor cores' width) at power
+// limit tdpW, its kernels timed at burstMHz, carried from h: units is
+// how many of the parts whose switching follows the SM clock it has (its
+// SMs), refUnits h's. Each unit draws at a clock what one of h's draws
+// (P = Idle + units k f^a, k from h's held clock at h's limit), the
+// power at rest is h's share of its limit (IdleW/TDPW) of tdpW, and the
+// exponent, the compute's share of the clock (Share) and the
+// controller's window are h's:
+//
+//	f = HeldMHz x ((tdpW - idle)/units / ((TDPW - IdleW)/refUnits))^(1/a)
+//
+// at most burstMHz (a card whose limit its compute does not reach holds
+// its burst clock). As smHeld carries the H100's shape to Blackwell
+// (plan/pod/blackwell.go), with each card's own limit and burst clock.
+// units, refUnits or tdpW not above 0 gives a clock of 0 (HeldClock.Clock
+// refuses such a limit).
+func (h HeldClock) Carried(refUnits, units, burstMHz, tdpW float64) HeldClock {
+	c := HeldClock{BurstMHz: burstMHz, TDPW: tdpW, Exponent: h.Exponent, Share: h.Share, WindowS: h.WindowS}
+	if refUnits <= 0 || units <= 0 || tdpW <= 0 || h.TDPW <= h.IdleW || h.Exponent <= 0 {
+		return c
+	}
+	c.IdleW = h.IdleW / h.TDPW * tdpW
+	perUnit := (tdpW - c.IdleW) / units / ((h.TDPW - h.IdleW) / refUnits)
+	c.HeldMHz = min(h.HeldMHz*math.Pow(perUnit, 1/h.Exponent), burstMHz)
+	return c
+}

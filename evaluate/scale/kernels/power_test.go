@@ -113,3 +113,41 @@ func TestBalancedWindowByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestCarriedByHand: H100Held carried to another card (HeldClock.
+// Carried), worked by hand:
+//   - the H100 PCIe (114 SMs of the SXM's 132, 350 W, burst 1,755 MHz):
+//     at rest 75.5/700 x 350 = 37.75 W; each SM's power at its limit
+//     (350 - 37.75)/114 = 2.738904 W against the SXM's (700 - 75.5)/132
+//     = 4.731061 W, 0.578947 of it (350 x 132 / (700 x 114): the idle
+//     share is the same on both), cube root 0.833450, so 1,612.5 x
+//     0.833450 = 1,343.939 MHz, and a compute-bound kernel 0.6326 x
+//     1755/1343.939 + 0.3674 = 1.193489 times its burst time;
+//   - the same card and limit (132 units, 700 W, burst 1,980): the
+//     measured clock, 1,612.5;
+//   - 132 units at 1,300 W: 2,019 MHz by the curve (TestHeldClockByHand),
+//     held at the 1,980 burst;
+//   - no units, or no limit: no clock (0).
+func TestCarriedByHand(t *testing.T) {
+	for _, c := range []struct {
+		units, burst, tdp, mhz, slowdown, idle float64
+	}{
+		{114, 1755, 350, 1343.939, 1.193489, 37.75},
+		{132, 1980, 700, 1612.5, 1.144174, 75.5},
+		{132, 1980, 1300, 1980, 1, 140.2143},
+	} {
+		h := H100Held.Carried(132, c.units, c.burst, c.tdp)
+		f := h.Clock(c.tdp)
+		if math.Abs(f-c.mhz) > 1e-3 || math.Abs(h.Slowdown(f)-c.slowdown) > 1e-6 || math.Abs(h.IdleW-c.idle) > 1e-4 {
+			t.Errorf("%g units at %g W: %.4f MHz (slowdown %.7f, rest %.4f W), by hand %.3f (%.6f, %.4f)", c.units, c.tdp, f, h.Slowdown(f), h.IdleW, c.mhz, c.slowdown, c.idle)
+		}
+		if h.Exponent != 3 || h.Share != H100Held.Share || h.WindowS != H100Held.WindowS || h.BurstMHz != c.burst {
+			t.Errorf("%g units: exponent %g, share %g, window %g, burst %g: want H100Held's and %g", c.units, h.Exponent, h.Share, h.WindowS, h.BurstMHz, c.burst)
+		}
+	}
+	for _, h := range []HeldClock{H100Held.Carried(132, 0, 1755, 350), H100Held.Carried(132, 114, 1755, 0), H100Held.Carried(0, 114, 1755, 350)} {
+		if f := h.Clock(350); f != 0 {
+			t.Errorf("%+v: %g MHz at 350 W, want 0", h, f)
+		}
+	}
+}

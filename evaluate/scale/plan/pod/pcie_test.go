@@ -79,7 +79,7 @@ func TestPCIePods(t *testing.T) {
 // 0.76461: cuDNN's forward attention rate at head dimension 64, 469.7
 // TFLOP/s on the SXM, is 359.14 on the card; its GEMMs keep the SXM's
 // measured fraction (0.756) of the card's own peak; its FP8 peak is the
-// card's 1,513 TFLOP/s.
+// card's 1,513 TFLOP/s; its clock held at the card's 350 W.
 func TestH100PCIeKernels(t *testing.T) {
 	k := h100PCIeKernels()
 	sxm, _ := roofline.Preset("h100")
@@ -100,7 +100,51 @@ func TestH100PCIeKernels(t *testing.T) {
 			t.Errorf("%s = %g, want %g", f.what, f.got, f.want)
 		}
 	}
-	if k.Held != nil || k.IntraBus != 0 {
-		t.Errorf("held %v, intra bus %g: want neither (the SXM's 700 W clock and NVLink are not the card's)", k.Held, k.IntraBus)
+	if k.Held == nil || k.Held.TDPW != 350 || k.Held.BurstMHz != 1755 || k.IntraBus != 0 {
+		t.Errorf("held %v, intra bus %g: want the card's 350 W clock (TestHeldPCIe) and no NVLink bus", k.Held, k.IntraBus)
+	}
+}
+
+// TestHeldPCIe: the clock each PCIe card holds at its datasheet's limit
+// (pcie.go's heldPCIe figures: HeldClock.Carried), worked by hand; the
+// compute-bound slowdown is 0.6326 x burst/f + 0.3674:
+//   - pcie-h100: 1,343.939 MHz (TestCarriedByHand), 1.193489;
+//   - pcie-a100: the A100 SXM's 1,410 MHz at 400 W (rest 75.5/700 x 400
+//     = 43.143 W) carried to 300 W on the same 108 SMs: the ratio 300/400
+//     = 0.75 (the same idle share on both), cube root 0.908560, 1,281.070
+//     MHz, 0.6326 x 1410/1281.070 + 0.3674 = 1.063666;
+//   - pcie-a30: 56 SMs at 165 W (rest 17.796 W): (147.204/56) /
+//     (356.857/108) = 0.795536, root 0.926588, 1,306.489 MHz, against its
+//     1,440 MHz burst 1.064646;
+//   - pcie-l40s, -l40, -l4 by tensor width (the H100 SXM's 132 x 4,096
+//     dense FP16 FLOPs a clock, 624.5 W above rest at 1,612.5 MHz):
+//     L40S 142 x 1,024 at 350 W, (312.25/145,408) / (624.5/540,672) =
+//     1.859155, root 1.229623, 1,982.767 MHz, 1.161832 against 2,490;
+//     L40 142 x 512 at 300 W, 3.187123, root 1.471633, 2,373.009 MHz,
+//     1.031188; L4 58 x 1,024 at 72 W (rest 7.766 W), 0.936355, root
+//     0.978318, 1,577.538 MHz, 1.185449 against 2,040;
+//   - dgx-a100 keeps its burst rates (no held clock): 0 MHz, 1.
+func TestHeldPCIe(t *testing.T) {
+	for _, c := range []struct {
+		pod           string
+		watts         float64
+		mhz, slowdown float64
+	}{
+		{"pcie-h100:1", 350, 1343.939, 1.193489},
+		{"pcie-a100:1", 300, 1281.070, 1.063666},
+		{"pcie-a30:1", 165, 1306.489, 1.064646},
+		{"pcie-l40s:1", 350, 1982.767, 1.161832},
+		{"pcie-l40:1", 300, 2373.009, 1.031188},
+		{"pcie-l4:1", 72, 1577.538, 1.185449},
+		{"dgx-a100:1", 400, 0, 1},
+	} {
+		p, err := ParsePod(c.pod)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pod, err)
+		}
+		f, s := p.HeldClock()
+		if p.PowerLimit != c.watts || math.Abs(f-c.mhz) > 1e-3 || math.Abs(s-c.slowdown) > 1e-6 {
+			t.Errorf("%s: %g W, %.4f MHz, slowdown %.7f; by hand %g W, %.3f MHz, %.6f", c.pod, p.PowerLimit, f, s, c.watts, c.mhz, c.slowdown)
+		}
 	}
 }
