@@ -60,8 +60,9 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	}
 	if c.FP8Fwd > 0 {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the
-		// registered cost.LowPrecision).
-		f, b := lowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h})
+		// registered cost.LowPrecision); three first linears, as
+		// torchtitan's Attention and transformers' hold them.
+		f, b := lowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {

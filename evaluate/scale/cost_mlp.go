@@ -46,7 +46,11 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	// registered cost.LowPrecision).
 	var casts, castsB phase
 	if c.FP8Fwd > 0 {
-		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h})
+		firsts := 1.0 // fc1; w1 and w3 under SwiGLU
+		if m.SwiGLU() {
+			firsts = 2
+		}
+		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
 		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {

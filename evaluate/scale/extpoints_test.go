@@ -121,8 +121,9 @@ func TestGroupedGEMMAsked(t *testing.T) {
 // rowwise recipe, which casts after the BF16 gather; its sequence share,
 // 1/8 at tp=8 with sp=on, under the others) and the second's, backward
 // the same inputs' casts, or under a rowwise recipe the inputs' and the
-// outputs' gradients' (mechanisms.RowwiseBwd: its by-hand test); none
-// in BF16.
+// outputs' gradients' (mechanisms.RowwiseBwd: its by-hand test) and,
+// under fp8=rowwise, its backward GEMMs' rescales
+// (mechanisms.RowwiseRescales: TestRowwiseRescalesByHand); none in BF16.
 func TestLinearsCasts(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100,power=off", 8)
 	if err != nil {
@@ -138,13 +139,13 @@ func TestLinearsCasts(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
 		s := &co.Shard
-		f, b := lowPrecision.Linears(s, in, mid, outs)
+		f, b := lowPrecision.Linears(s, in, mid, outs, 2)
 		share := 1.0 / 8
 		wantB := mechanisms.BwdCasts(s, in*share, mid)
 		switch recipe {
 		case plan.FP8Rowwise, plan.FP8RowwiseGWHP:
 			share = 1
-			wantB = mechanisms.RowwiseBwd(s, []float64{in, mid}, outs[:])
+			wantB = mechanisms.RowwiseBwd(s, []float64{in, mid}, outs[:]).Plus(mechanisms.RowwiseRescales(s, in, mid, outs, 2))
 		case "":
 			wantB = cost.Phase{}
 		}
@@ -161,8 +162,8 @@ func TestLinearsCasts(t *testing.T) {
 // backward for a block half's linears.
 type moreCasts struct{ mechanisms.FP8Casts }
 
-func (m moreCasts) Linears(s *cost.Shard, in, mid float64, outs [2]float64) (fwd, bwd cost.Phase) {
-	fwd, bwd = m.FP8Casts.Linears(s, in, mid, outs)
+func (m moreCasts) Linears(s *cost.Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd cost.Phase) {
+	fwd, bwd = m.FP8Casts.Linears(s, in, mid, outs, firsts)
 	fwd.Launches++
 	bwd.Launches += 2
 	return fwd, bwd

@@ -13,10 +13,12 @@ import (
 // TestH100RowwiseMeasured: the dgx-h100 pod's rowwise speedups are the
 // measured ones: forward, the median of torch._scaled_mm's rowwise
 // speedup over BF16 at the nine rows' 36 shard GEMMs (kernelbench on an
-// H100 SXM); backward, the per-tensor backward (FP8Bwd) times the median
-// rowwise over the median tensorwise forward speedup; to three decimals.
-// rowwise_with_gw_hp's backward is one over the mean of the FP8 data
-// gradient's inverse speedup and the BF16 weight gradient's (1).
+// H100 SXM); backward, the per-tensor backward (FP8Bwd: torchao runs
+// rowwise's backward GEMMs in cuBLAS's tensorwise kernel); to three
+// decimals. rowwise_with_gw_hp's backward is one over the mean of the
+// FP8 data gradient's inverse speedup (FP8Bwd times the median rowwise
+// over the median tensorwise forward speedup) and the BF16 weight
+// gradient's (1).
 func TestH100RowwiseMeasured(t *testing.T) {
 	got := fp8Speedups(readKernelbench(t, kernelbenchH100))
 	rw, tw := got["rowwise.fast"], got["tensorwise.fast"]
@@ -34,7 +36,7 @@ func TestH100RowwiseMeasured(t *testing.T) {
 		recipe   string
 		fwd, bwd float64
 	}{
-		{plan.FP8Rowwise, median(rw), bwd},
+		{plan.FP8Rowwise, median(rw), h100.FP8Bwd},
 		{plan.FP8RowwiseGWHP, median(rw), 2 / (1/bwd + 1)},
 	} {
 		f, b := plan.RowwiseSpeedups(p.Kernels, c.recipe, bf16)
@@ -47,9 +49,10 @@ func TestH100RowwiseMeasured(t *testing.T) {
 // TestRowwiseGEMMByHand: the FP8 GEMM of TestFP8GEMMByHand (4,096 tokens
 // by 8,192 by 8,192 on an H100, 0.73498 ms of BF16 work at 0.756 of the
 // BF16 peak, plus the 5 us launch) under the rowwise recipes, by hand:
-// forward at 1.850 x 1.8655/1.850 = 1.8655, 0.39899 ms; backward at
-// 1.766 x 1.8655/1.850 = 1.78080, 0.41773 ms; rowwise_with_gw_hp's
-// backward at 2/(1/1.78080 + 1) = 1.28078, 0.57885 ms.
+// forward at 1.850 x 1.8655/1.850 = 1.8655, 0.39899 ms; backward at the
+// tensorwise backward's 1.766 (cuBLAS's kernel, torchao rescaling after
+// it), 0.42118 ms; rowwise_with_gw_hp's backward at 2/(1/(1.766 x
+// 1.8655/1.850) + 1) = 2/(1/1.78080 + 1) = 1.28078, 0.57885 ms.
 func TestRowwiseGEMMByHand(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100,power=off", 8)
 	if err != nil {
@@ -61,7 +64,7 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 		recipe   string
 		fwd, bwd float64
 	}{
-		{plan.FP8Rowwise, 0.39899e-3, 0.41773e-3},
+		{plan.FP8Rowwise, 0.39899e-3, 0.42118e-3},
 		{plan.FP8RowwiseGWHP, 0.39899e-3, 0.57885e-3},
 	} {
 		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
@@ -179,6 +182,55 @@ func TestRowwiseBwdByHand(t *testing.T) {
 		co := newCoster(m, pl, &p, 8, 4096)
 		if got := mechanisms.RowwiseInput(&co.Shard); got != c.want {
 			t.Errorf("fp8=%s, tp=8, sp=on: the first GEMMs cast %g of the input; want %g", c.recipe, got, c.want)
+		}
+	}
+}
+
+// TestRowwiseRescalesByHand: under fp8=rowwise torchao runs each
+// backward GEMM in cuBLAS's tensorwise kernel with unit scales and
+// rescales its BF16 output after it (mechanisms.RowwiseRescales), a pass
+// of 4 bytes an element (2 read, 2 written) on an H100 (elementwise at
+// 0.85 of 3.35 TB/s, 2.8475 TB/s; 5 us a launch). The attention half of
+// a 64-head, 8-KV-head, hidden-8,192 block at tp=8, 4,096 tokens, by
+// hand:
+//   - wq, wk and wv's input gradients, each the gathered input's n x h =
+//     33,554,432 elements: 134,217,728 B / 2.8475 TB/s + 5 us = 52.135
+//     us each, 156.406 us;
+//   - their weight gradients, h x (64 + 2 x 8) x 128 / 8 = 10,485,760
+//     elements split three ways: 13,981,013 B each, 9.910 us each,
+//     29.730 us;
+//   - wo's input gradient, n x 8,192 / 8 = 4,194,304 elements: 10.892 us;
+//   - wo's weight gradient, 1,024 x 8,192 = 8,388,608 elements: 16.784
+//     us;
+//   - 213.811 us, eight launches; none under rowwise_with_gw_hp (no
+//     axiswise pair in its data gradient, its weight gradient BF16) nor
+//     under tensorwise scaling.
+func TestRowwiseRescalesByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=8")
+	const n, h = 4096.0, 8192.0
+	in, mid := n*h, n*h/8
+	outs := [2]float64{n * (64 + 16) * 128 / 8, n * h}
+	for _, c := range []struct {
+		recipe   string
+		busy     float64
+		launches float64
+	}{
+		{plan.FP8Rowwise, 213.811e-6, 8},
+		{plan.FP8RowwiseGWHP, 0, 0},
+		{plan.FP8Current, 0, 0},
+	} {
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 8, n)
+		got := mechanisms.RowwiseRescales(&co.Shard, in, mid, outs, 3)
+		if math.Abs(got.Busy-c.busy) > 1e-9 || got.Launches != c.launches {
+			t.Errorf("fp8=%s: rescales %.6g s, %g launches; by hand %.6g s, %g", c.recipe, got.Busy, got.Launches, c.busy, c.launches)
 		}
 	}
 }

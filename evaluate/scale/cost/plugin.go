@@ -143,11 +143,13 @@ type GroupedGEMM interface {
 // block's tokens by the hidden size, which sequence parallelism splits
 // before its gather), the second's input of mid elements on the GPU,
 // and the gradients of the two outputs, outs (the first's, the
-// second's), forward and backward.
+// second's), and firsts, how many linears the first are where the
+// model holds them apart (Llama's wq, wk and wv: 3; w1 and w3: 2),
+// forward and backward.
 type LowPrecision interface {
 	Plugin
 	Casts(s *Shard, es ...float64) Phase
 	BwdCasts(s *Shard, es ...float64) Phase
-	Linears(s *Shard, in, mid float64, outs [2]float64) (fwd, bwd Phase)
+	Linears(s *Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd Phase)
 	Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64)
 }

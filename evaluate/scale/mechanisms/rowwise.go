@@ -178,3 +178,62 @@ func (c fp8) rowwiseBwd(ins, outs []float64) cost.Phase {
 	}
 	return p
 }
+
+// torchao's rowwise recipe runs its backward's two GEMMs (the input's
+// and the weight's gradients, gemm_config_grad_input and
+// gemm_config_grad_weight: use_fast_accum False, Float8LinearConfig in
+// torchao/float8/config.py at 36027d8) not in PyTorch's rowwise CUTLASS
+// kernel but in cuBLAS's tensorwise one with unit scales, then scales
+// the output by hand: addmm_float8_unwrapped (torchao/float8/
+// float8_ops.py, from 6a177c90d, 2024-12-04, "[float8] Re-enable
+// slow-accum in the bwd of axis-wise scaling schemes", still so at
+// 36027d8): where both operands carry axiswise scales and fast
+// accumulation is off, "the rowwise CUTLASS-based kernel is so slow
+// without fast-accum that we'd rather use the tensorwise cuBLAS-based
+// kernel and do the scaling manually afterwards": _scaled_mm with
+// scales of one, out_dtype BF16, then output *= a_inverse_scale *
+// b_inverse_scale. So those GEMMs run at the tensorwise backward's
+// measured speed (plan.RowwiseSpeedups), and each adds a pass over its
+// output: an (M, 1) by (1, N) product of the FP32 scale vectors times
+// the BF16 output, read and written (2 + 2 bytes an element, 2 FLOPs;
+// the vectors left out). Under torch.compile it stays a kernel of its
+// own a GEMM: torchao's maintainers (github.com/pytorch/ao/issues/2184,
+// 2025-05-08):
+// "With torch.compile this unfortunately requires inductor to codegen
+// at least one extra triton kernel *per GEMM* to be launched just for
+// the rescaling". rowwise_with_gw_hp's input gradient multiplies a
+// row-scaled output gradient by a tensorwise weight (no axiswise pair)
+// and its weight gradient is BF16: no rescale.
+
+// Rescale is the pass that scales a GEMM output of e BF16 elements by
+// its rows' and columns' inverse scales, in place.
+func Rescale(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: 2 * e, Read: 2 * e, Writes: 2 * e}
+}
+
+// RowwiseRescales is the rescale passes of a block half's backward
+// GEMMs on shard s under fp8=rowwise (nothing under any other recipe):
+// each of the firsts first linears' input gradient, of in elements (the
+// input it multiplied: the gathered n x h under tensor parallelism, as
+// rowwiseInput), and its weight gradient, the first linears' weights
+// (outs[0]/n columns by in/n rows, n the shard's tokens) split evenly
+// among them; the second linear's input gradient, mid elements, and its
+// weight gradient (mid/n by outs[1]/n). A kernel each.
+func RowwiseRescales(s *cost.Shard, in, mid float64, outs [2]float64, firsts float64) cost.Phase {
+	var p cost.Phase
+	n := s.Tokens
+	if s.FP8Fwd == 0 || s.Plan.FP8 != plan.FP8Rowwise || n <= 0 || firsts < 1 {
+		return p
+	}
+	add := func(e, k float64) {
+		if e > 0 {
+			p.Busy += k * Rescale(e).Time(s.H)
+			p.Launches += k
+		}
+	}
+	add(in, firsts)
+	add(in/n*outs[0]/n/firsts, firsts)
+	add(mid, 1)
+	add(mid/n*outs[1]/n, 1)
+	return p
+}

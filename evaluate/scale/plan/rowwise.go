@@ -62,25 +62,31 @@ const rowwiseOverTensorwise = 1.8655 / 1.850
 // RowwiseSpeedups is how many times faster recipe's GEMMs run than BF16
 // ones (a rowwise recipe: Rowwise), forward and backward, on a GPU of
 // BF16 tensor peak bf16Peak: forward, the per-tensor forward (fast
-// accumulation, FP8Fwd) times rowwiseOverTensorwise; backward, the
-// per-tensor backward (without fast accumulation, FP8Bwd) times the
-// same: rowwise without fast accumulation was not measured, so it is
-// taken to lose what tensorwise loses (an assumption; CUTLASS's
-// non-fast-accumulation schedule promotes its partial sums as cuBLAS's
-// does). Where FP8Fwd is not measured (0), the peaks' ratio, as for the
-// other recipes. rowwise_with_gw_hp's weight-gradient GEMM is BF16: the
-// two backward GEMMs (the same FLOPs) are costed each at the mean of
-// the FP8 data-gradient's time and the BF16 weight-gradient's, one over
-// the mean of their inverse speedups.
+// accumulation, FP8Fwd) times rowwiseOverTensorwise. Backward, rowwise's
+// two GEMMs (without fast accumulation) run cuBLAS's tensorwise kernel
+// with unit scales, torchao rescaling their outputs after them
+// (torchao/float8/float8_ops.py addmm_float8_unwrapped, from 6a177c90d
+// to 36027d8; the rescale's pass is evaluate/scale/mechanisms'
+// RowwiseRescales): the per-tensor backward (without fast accumulation,
+// FP8Bwd), measured. rowwise_with_gw_hp's data-gradient GEMM pairs a
+// row-scaled output gradient with a tensorwise weight, which that
+// workaround does not take: the per-tensor backward times
+// rowwiseOverTensorwise, its rowwise kernel without fast accumulation
+// taken to lose what tensorwise loses (an assumption: not measured); its
+// weight-gradient GEMM is BF16: the two backward GEMMs (the same FLOPs)
+// are costed each at the mean of the FP8 data-gradient's time and the
+// BF16 weight-gradient's, one over the mean of their inverse speedups.
+// Where FP8Fwd is not measured (0), the peaks' ratio, as for the other
+// recipes.
 func RowwiseSpeedups(k kernels.Node, recipe string, bf16Peak float64) (fwd, bwd float64) {
 	fwd, bwd = k.FP8Speedups(false, bf16Peak)
 	if k.FP8Fwd > 0 {
 		fwd *= rowwiseOverTensorwise
 	}
-	if k.FP8Bwd > 0 {
-		bwd *= rowwiseOverTensorwise
-	}
 	if recipe == FP8RowwiseGWHP {
+		if k.FP8Bwd > 0 {
+			bwd *= rowwiseOverTensorwise
+		}
 		bwd = 2 / (1/bwd + 1)
 	}
 	return fwd, bwd
