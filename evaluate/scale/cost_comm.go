@@ -42,9 +42,15 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 // group (groups: placed by its tensor-parallel degree), which with
 // context parallelism is its C x D GPUs of the same weights. FSDP:
 // fsdpExposed; a model with experts: expertsDP. step is the step's
-// shard (its Plan the plan as resolved).
+// shard (its Plan the plan as resolved). With grad-overlap=off the
+// reductions run after the backward (afterBwd). A registered
+// cost.DataParallel that prices the step prices it in place of all this
+// (mechanisms.DistLAMB: apex's DistributedFusedLAMB).
 func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 	m, pl, p := &step.M, &step.Plan, step.Pod
+	if d := cost.Pricing(dataParallel, step); d != nil {
+		return d.DPExposed(step, stageViews(stages, pl))
+	}
 	gb := pl.GradBytes()
 	switch {
 	case pl.FSDP:
@@ -59,15 +65,25 @@ func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 			if pl.DistOpt {
 				rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
-				exposed = max(exposed, p.BesideIn(rs, bwd)+p.BesideIn(ag, fwd))
+				exposed = max(exposed, afterBwd(pl, p, rs, bwd)+p.BesideIn(ag, fwd))
 			} else {
 				ar := p.StateComm(roofline.AllReduce, dpG, st.trained(pl)*gb)
-				exposed = max(exposed, p.BesideIn(ar, bwd))
+				exposed = max(exposed, afterBwd(pl, p, ar, bwd))
 			}
 		}
 		return exposed
 	}
 	return 0
+}
+
+// afterBwd is what the gradients' reduction c adds to the step: the
+// part of it backward window bwd does not hide, or with grad-overlap=off
+// all of it, run after the backward.
+func afterBwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, bwd plan.Window) float64 {
+	if pl.NoGradOverlap {
+		return c.Time
+	}
+	return p.BesideIn(c, bwd)
 }
 
 // fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
@@ -138,10 +154,10 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 		if pl.DistOpt {
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
 			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
-			exposed = max(exposed, p.BesideIn(rs, bwd)+p.BesideIn(ag, fwd))
+			exposed = max(exposed, afterBwd(&pl, &p, rs, bwd)+p.BesideIn(ag, fwd))
 		} else {
 			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.Experts*gb))
-			exposed = max(exposed, p.BesideIn(ar, bwd))
+			exposed = max(exposed, afterBwd(&pl, &p, ar, bwd))
 		}
 	}
 	return exposed

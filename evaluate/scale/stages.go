@@ -107,9 +107,7 @@ func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, su
 // window is phase ph's time as a plan.Window: its SM-bound part sm
 // (smBound's) and its idle part, the host's waits and the
 // communication exposed in it.
-func window(ph phase, sm float64) plan.Window {
-	return plan.Window{Busy: ph.Busy, Compute: min(sm, ph.Busy), Idle: ph.HostExposed + ph.TPExposed + ph.CPExposed + ph.EPExposed}
-}
+func window(ph phase, sm float64) plan.Window { return cost.Window(ph, sm) }
 
 // fwdWindow and bwdWindow are stage st's forward and backward per
 // micro-batch as windows (window).

@@ -17,7 +17,8 @@ import (
 // compute stream (mechanisms.FSDP2's copies) and a fully sharded data
 // parallelism's gathers and side copies other than Megatron-FSDP's
 // (mechanisms.FSDP2), the format its all-gather moves them in
-// (mechanisms.TorchaoFloat8's float8), what a collective beside the
+// (mechanisms.TorchaoFloat8's float8), a stack's own data-parallel
+// exchange (mechanisms.DistLAMB), what a collective beside the
 // compute takes from it (mechanisms.SMContention), and the host that
 // issues the kernels (mechanisms.HostIssue).
 var (
@@ -27,6 +28,7 @@ var (
 	stageKernels []cost.StageKernels
 	fsdps        []cost.FSDP
 	gatherWires  []cost.GatherWire
+	dataParallel []cost.DataParallel
 	contention   cost.Contention
 	host         cost.Host
 )
@@ -40,6 +42,7 @@ func hookUpSteps() {
 	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
 	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
 	gatherWires = cost.Each[cost.GatherWire](mechanisms.Registered)
+	dataParallel = cost.Each[cost.DataParallel](mechanisms.Registered)
 	contention = cost.First[cost.Contention](mechanisms.Registered)
 	host = cost.First[cost.Host](mechanisms.Registered)
 }

@@ -55,6 +55,12 @@ func readBERT(r Row) (Reading, error) {
 	k := []string{fmt.Sprintf("dp=%d", r.GPUs), fmt.Sprintf("mbs=%d", r.MBS), "recompute=none", "stack=" + plan.StackNVIDIABERT}
 	if r.DistOptimizer == "1" && r.GPUs > 1 {
 		k = append(k, "distopt=on") // --distributed_lamb: DistributedFusedLAMB
+		if !hasFlag(r.RecipeFlags, "dwu-overlap-reductions") {
+			// run_pretraining.py's --dwu-overlap-reductions is off unless
+			// given: DistributedFusedLAMB reduces the gradients after the
+			// backward (complete_reductions; mechanisms.DistLAMB).
+			k = append(k, "grad-overlap=off")
+		}
 	}
 	switch r.CUDAGraph {
 	case "1":
@@ -102,6 +108,17 @@ func readBERT(r Row) (Reading, error) {
 	}
 	rd.Strategy = strings.Join(k, ",")
 	return rd, nil
+}
+
+// hasFlag says a row's recipe_flags (the config's switches, space
+// separated, without their dashes) holds flag.
+func hasFlag(flags, flag string) bool {
+	for _, f := range strings.Fields(flags) {
+		if f == flag {
+			return true
+		}
+	}
+	return false
 }
 
 func orDefault(s, d string) string {

@@ -23,14 +23,21 @@ func bertRow() Row {
 // = 8 GPUs x 48 x 1; packed as two samples of 512 / 2 = 256 tokens. An
 // unpadded row (one sample a sequence, --unpad) of 8 x 56 = 448 samples
 // is 448 sequences of the training set's mean sample, 254 tokens.
+// DistributedFusedLAMB reduces after the backward (grad-overlap=off)
+// unless the config's flags hold dwu-overlap-reductions.
 func TestReadBERT(t *testing.T) {
 	rd, err := Read(bertRow())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rd.Workload != "bert-large:seq=512,batch=384" || rd.Cluster != "dgx-h100:1" ||
-		rd.Strategy != "dp=8,mbs=48,recompute=none,stack="+plan.StackNVIDIABERT+",distopt=on,graphs=full,pack=on,pack-len=256" {
+		rd.Strategy != "dp=8,mbs=48,recompute=none,stack="+plan.StackNVIDIABERT+",distopt=on,grad-overlap=off,graphs=full,pack=on,pack-len=256" {
 		t.Errorf("read %q %q %q", rd.Workload, rd.Cluster, rd.Strategy)
+	}
+	ov := bertRow()
+	ov.RecipeFlags = "distributed_lamb dwu-num-blocks dwu-overlap-reductions fp16"
+	if rd, err := Read(ov); err != nil || !strings.Contains(rd.Strategy, "distopt=on,graphs=full") {
+		t.Errorf("--dwu-overlap-reductions: read %q, %v", rd.Strategy, err)
 	}
 	un := bertRow()
 	un.Packing, un.Unpad, un.MBS, un.GBS, un.CUDAGraph = 1, "1", 56, 448, "0"
@@ -38,7 +45,7 @@ func TestReadBERT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rd.Workload != "bert-large:seq=254,batch=448" || rd.Strategy != "dp=8,mbs=56,recompute=none,stack="+plan.StackNVIDIABERT+",distopt=on,graphs=off" {
+	if rd.Workload != "bert-large:seq=254,batch=448" || rd.Strategy != "dp=8,mbs=56,recompute=none,stack="+plan.StackNVIDIABERT+",distopt=on,grad-overlap=off,graphs=off" {
 		t.Errorf("unpadded: read %q %q", rd.Workload, rd.Strategy)
 	}
 	if !strings.Contains(strings.Join(rd.Assumed, ";"), "mean 254 tokens") {

@@ -42,6 +42,28 @@ type Breakdown struct {
 	TFLOPs, MFU                                            float64
 }
 
+// Window is phase ph as a span of compute a collective runs beside: sm
+// of it SM-bound (Stage's FwdSM, BwdSM), and its idle part, the host's
+// waits and the communication exposed in it.
+func Window(ph Phase, sm float64) plan.Window {
+	return plan.Window{Busy: ph.Busy, Compute: min(sm, ph.Busy), Idle: ph.HostExposed + ph.TPExposed + ph.CPExposed + ph.EPExposed}
+}
+
+// BwdWindow is stage st's backward per micro-batch as a Window.
+func (st *Stage) BwdWindow() plan.Window { return Window(st.Bwd, st.BwdSM) }
+
+// DataParallel is the extension point of a step's data-parallel
+// exchange where a stack's optimizer runs it otherwise than
+// Megatron-Core's (each stage's gradients reduced beside its backward,
+// the distributed optimizer's parameters gathered beside the next
+// forward: evaluate/scale's dpExposed): what it adds to the step of
+// shard s over stages (every pipeline device), seconds. The first
+// registered plug-in that implements it and prices the step is asked.
+type DataParallel interface {
+	Plugin
+	DPExposed(s *Shard, stages []Stage) float64
+}
+
 // StepClock is the extension point of the clock a step's compute runs
 // at where pod p's power limit binds it: step held, priced at p's clock
 // as it is, priced again at the clock its power allows, at pricing the

@@ -16,7 +16,8 @@
 // cost.GatherWire); and the mechanisms of the step beyond
 // its layers, behind the step-level extension points
 // (evaluate/scale/cost/step.go): the optimizers (Adam, LAMB:
-// cost.Optimizer), the weights' casts once a step (FP8Casts,
+// cost.Optimizer), apex's DistributedFusedLAMB's data-parallel exchange
+// (DistLAMB: cost.DataParallel), the weights' casts once a step (FP8Casts,
 // TorchaoFloat8: cost.StepKernels), FSDP2's copies and gathers (FSDP2:
 // cost.StageKernels, cost.FSDP), what a collective beside the compute
 // takes from it (SMContention: cost.Contention), the host's issue

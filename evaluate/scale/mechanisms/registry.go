@@ -18,6 +18,7 @@ var Registered = cost.MustRegistry(
 	Rowwise{},
 	TorchaoFloat8{},
 	LAMB{},
+	DistLAMB{},
 	PowerLimit{},
 	Adam{},
 	FSDP2{},

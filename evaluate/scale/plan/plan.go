@@ -364,6 +364,9 @@ func (pl Plan) String() string {
 	if pl.DistOpt {
 		s += ",distopt=on"
 	}
+	if pl.NoGradOverlap {
+		s += ",grad-overlap=off"
+	}
 	if pl.Recompute != NoRecompute {
 		s += ",recompute=" + string(pl.Recompute)
 	}

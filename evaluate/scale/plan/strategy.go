@@ -33,6 +33,13 @@ type Strategy struct {
 	// gradients, the gradients are reduce-scattered, each GPU steps 1/D
 	// of the optimizer state, and the updated parameters are all-gathered.
 	DistOpt bool
+	// NoGradOverlap is grad-overlap=off: the data-parallel gradients'
+	// reductions run after the backward, not beside it (apex's
+	// DistributedFusedLAMB without overlap_reductions, NVIDIA's MLPerf
+	// BERT run_pretraining.py without --dwu-overlap-reductions, its
+	// default: optimizer.complete_reductions() after the backward;
+	// Megatron-LM without --overlap-grad-reduce).
+	NoGradOverlap bool
 	// Tensor is the tensor-parallel degree T (0 = 1): Megatron-LM's
 	// column- then row-parallel split of every attention and MLP block,
 	// and a vocabulary-parallel embedding and output layer, over T GPUs
@@ -501,6 +508,8 @@ func (s Strategy) Check() error {
 		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
 	case s.TPOverlap && !s.SequenceParallel:
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
+	case s.NoGradOverlap && s.FSDP:
+		return strategyError("grad-overlap=off with fsdp=on: FSDP reduces each layer's gradients beside the backward (modelled so only)")
 	case s.Experts < 0 || s.ExpertTensor < 0:
 		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
 	case s.FSDP && s.DistOpt:
@@ -599,6 +608,9 @@ func (s Strategy) String() string {
 	if s.TPOverlap {
 		parts = append(parts, "tpoverlap=on")
 	}
+	if s.NoGradOverlap {
+		parts = append(parts, "grad-overlap=off")
+	}
 	if s.FirstLayers > 0 {
 		parts = append(parts, "first="+strconv.Itoa(s.FirstLayers))
 	}
@@ -658,7 +670,8 @@ func (s Strategy) moeString() []string {
 // mbs (micro-batch size), mb (micro-batches, a check: they follow from
 // the batch), schedule (gpipe, 1f1b), sp (sequence parallelism: on or
 // off), tpoverlap (on: tensor-parallel communication overlapped with the
-// GEMMs), recompute (none, selective, full), recompute-layers (with
+// GEMMs), grad-overlap (off: the data-parallel gradients reduced after
+// the backward, not beside it), recompute (none, selective, full), recompute-layers (with
 // recompute=full: the layers of each model chunk that recompute), distopt
 // (on: the distributed optimizer; also written shard=zero1), first and
 // last (the layers of the first and the last pipeline stage), stage-tp
@@ -846,6 +859,10 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		}
 	case "tpoverlap", "tp-comm-overlap":
 		s.TPOverlap, err = onOff(v)
+	case "grad-overlap", "overlap-grad-reduce":
+		var on bool
+		on, err = onOff(v)
+		s.NoGradOverlap = !on
 	case "recompute-layers", "recompute_layers":
 		s.RecomputeLayers, err = positive(v)
 	case "fsdp":
@@ -894,7 +911,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {
