@@ -11,11 +11,12 @@ import (
 // token copies under the force-balanced router the published Megatron
 // benchmarks run (cost.ExpertLoad): moe_router_force_load_balancing
 // replaces the router's logits with logits.clone().normal_() from an
-// RNG forked per expert-parallel rank (megatron/core/transformer/moe/
-// moe_utils.py RandomSTE, apply_random_logits; router.py TopKRouter.
-// forward), which every Megatron-Bridge performance recipe sets for its
-// MoE models (scripts/performance/utils/overrides.py: use_tokendrop
-// False; perf_recipes/gpt_oss/h100/gpt_oss.py; perf_recipes/qwen/*)
+// RNG forked per expert-parallel rank (Megatron-LM d98e8a6 megatron/core/
+// transformer/moe/moe_utils.py RandomSTE, apply_random_logits; router.py
+// TopKRouter.forward), which every Megatron-Bridge performance recipe
+// sets for its MoE models (Megatron-Bridge 067f987d scripts/performance/
+// utils/overrides.py: use_tokendrop False; src/megatron/bridge/
+// perf_recipes/gpt_oss/h100/gpt_oss.py; perf_recipes/qwen/*)
 // and the model zoo's Qwen3-235B launch passes
 // (moe_router_force_load_balancing=true,
 // scripts/moe_model_zoo/examples/qwen3/launch_qwen235b.sh). With
