@@ -36,6 +36,7 @@ var (
 	groupedGEMM      cost.GroupedGEMM
 	lowPrecision     cost.LowPrecision
 	tokenDispatcher  cost.TokenDispatcher
+	expertLoad       cost.ExpertLoad
 )
 
 func init() { hookUp() }
@@ -51,6 +52,7 @@ func hookUp() {
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
 	lowPrecision = cost.First[cost.LowPrecision](mechanisms.Registered)
 	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
+	expertLoad = cost.First[cost.ExpertLoad](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)

@@ -102,9 +102,9 @@ func (c *coster) expertWork() moeWork {
 	m, pl := c.M, c.Plan
 	var rec phase
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.Tokens / float64(pl.TP)  // this GPU's sequence shard
-	routed := nl * k                 // the token copies it dispatches
-	recv := routed * pl.LoadFactor() // those the most loaded rank receives
+	nl := c.Tokens / float64(pl.TP)   // this GPU's sequence shard
+	routed := nl * k                  // the token copies it dispatches
+	recv := routed * c.loadFactor(nl) // those the most loaded rank receives
 	ETP := float64(pl.ETP)
 	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
 	local := E / float64(pl.EP)
@@ -193,6 +193,18 @@ func (c *coster) expertWork() moeWork {
 		expertsB = expertsB.Plus(t(s1b)).Plus(t(s1b)).Plus(t(sa)).Plus(t(sa)).Plus(t(s2b)).Plus(t(s2b))
 	}
 	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
+}
+
+// loadFactor is the copies the most loaded expert-parallel rank
+// receives over the even share for nl tokens a GPU: the registered
+// cost.ExpertLoad's where it prices the shard (mechanisms.RandomRouting:
+// the force-balanced router's draw), else the plan's (Plan.LoadFactor:
+// its stated imbalance or capacity factor).
+func (c *coster) loadFactor(nl float64) float64 {
+	if expertLoad != nil && expertLoad.Prices(&c.Shard) {
+		return expertLoad.Load(&c.Shard, nl)
+	}
+	return c.Plan.LoadFactor()
 }
 
 // expertWgrad is the weight gradient of the experts' GEMM g (c.back of

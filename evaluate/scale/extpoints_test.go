@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -36,6 +37,7 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		{"GroupedGEMM", implementers[cost.GroupedGEMM](), "te-grouped-gemm"},
 		{"LowPrecision", implementers[cost.LowPrecision](), "fp8-casts"},
 		{"TokenDispatcher", implementers[cost.TokenDispatcher](), "token-dispatch"},
+		{"ExpertLoad", implementers[cost.ExpertLoad](), "random-routing"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
@@ -250,5 +252,33 @@ func TestLowPrecisionSpeedups(t *testing.T) {
 	b := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1", "dgx-h100:1")
 	if b.FP8Fwd != 0 || b.FP8Bwd != 0 {
 		t.Errorf("BF16 plan's FP8 shares %v, %v; want none", b.FP8Fwd, b.FP8Bwd)
+	}
+}
+
+// TestExpertLoadAsked: the most loaded rank's copies are what the
+// registered cost.ExpertLoad says on a plan it prices (a Megatron stack,
+// expert parallelism, no imbalance stated, dropless: the force-balanced
+// router's draw, mechanisms.RandomRouting, whose load its own test works
+// by hand), the plan's stated imbalance or capacity elsewhere, and the
+// even share on torchtitan's layers: GPT-OSS's H100 plan, 4,096 tokens
+// a GPU, top-4: 16,384 copies x the load.
+func TestExpertLoadAsked(t *testing.T) {
+	load := mechanisms.LoadOf(4096*8, 128, 4, 8)
+	for _, tc := range []struct {
+		keys string
+		want float64
+	}{
+		{ossPlan, 16384 * load},
+		{ossPlan + ",imbalance=1.5", 16384 * 1.5},
+		{"pp=4,ep=8,dp=16,mbs=1,routing=capacity:1.25,stack=megatron-bridge-25.11", 16384 * 1.25},
+		{"pp=4,ep=8,dp=16,mbs=1,stack=torchtitan-0.2", 16384},
+	} {
+		c := stackCoster(t, ossModel, tc.keys, "dgx-h100:8")
+		if got := c.expertWork().recv; math.Abs(got-tc.want) > 1e-9*tc.want {
+			t.Errorf("%s: %g copies at the most loaded rank, want %g", tc.keys, got, tc.want)
+		}
+	}
+	if load <= 1 || load > 1.02 {
+		t.Errorf("GPT-OSS's load at EP 8 %g: want a percent or so above 1", load)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/mechanisms"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -92,8 +93,11 @@ func nearRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), 
 // (FC2's input: 2,048 routed tokens x 512 x 2 = 2,097,152); two blocks,
 // one micro-batch in flight: 8,388,608 bytes. Added to each block's
 // backward: the norm's forward (a reduction of 8 n h FLOPs reading and
-// writing n h x 2 bytes) and the SwiGLU's (6 x 2,048 x 512 FLOPs,
-// reading 2 x 2,048 x 512 x 2 bytes, writing half that), nothing else.
+// writing n h x 2 bytes) and the SwiGLU's (6 x rows x 512 FLOPs,
+// reading 2 x rows x 512 x 2 bytes, writing half that), nothing else,
+// where rows is the most loaded rank's under the force-balanced router
+// (mechanisms.RandomRouting): 2,048 x LoadOf(4,096 tokens, 2 of 8, 4
+// ranks) = 2,048 x 1.02106 (its own test works such a load by hand).
 func TestRecomputeNormAct(t *testing.T) {
 	m := mustSpec(t, smallMoE)
 	p, _ := plan.PodOf("dgx-h100", 8)
@@ -103,7 +107,7 @@ func TestRecomputeNormAct(t *testing.T) {
 	if got := base.Activations - r.Activations; got != 8388608 {
 		t.Errorf("freed %d bytes, want 8388608", got)
 	}
-	n, h, rows, cols := 1024.0, 1024.0, 2048.0, 512.0
+	n, h, rows, cols := 1024.0, 1024.0, 2048*mechanisms.LoadOf(4096, 8, 2, 4), 512.0
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h, Read: n * h * 2, Writes: n * h * 2}.Time(&p.Hardware)
 	act := kernel{Class: graph.ClassElementwise, FLOPs: 6 * rows * cols, Read: 2 * rows * cols * 2, Writes: rows * cols * 2}.Time(&p.Hardware)
 	if got := r.LayerBackward - base.LayerBackward; !nearRel(got, norm+act) || r.LayerForward != base.LayerForward {

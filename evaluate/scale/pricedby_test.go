@@ -18,10 +18,10 @@ var pricingPlans = []struct {
 	want                       PricedBy
 }{
 	{"gpt-oss on megatron", ossModel, ossPlan, "dgx-h100:8", PricedBy{CodeBase: plan.LayersFused,
-		Families: []string{"yarn-rope", "linear-bias", "swiglu-clamp"}, Mechanisms: []string{"token-dispatch", "te-grouped-gemm", "power-limit", "adam", "sm-contention", "host-issue"}}},
+		Families: []string{"yarn-rope", "linear-bias", "swiglu-clamp"}, Mechanisms: []string{"token-dispatch", "random-routing", "te-grouped-gemm", "power-limit", "adam", "sm-contention", "host-issue"}}},
 	{"gpt-oss on torchtitan", ossModel, "pp=4,ep=8,dp=16,mbs=1,stack=torchtitan-0.2", "dgx-h100:8", PricedBy{CodeBase: plan.LayersTitan, Mechanisms: []string{"token-dispatch", "power-limit", "adam", "sm-contention", "host-issue"}}},
 	{"qwen3 on megatron, fp8", stackMoE, q30A2A, "dgx-h100:2", PricedBy{CodeBase: plan.LayersFused,
-		Families: []string{"qk-norm"}, Mechanisms: []string{"token-dispatch", "router-aux-loss", "te-grouped-gemm", "fp8-expert-padding", "fp8-casts", "power-limit", "adam", "sm-contention", "host-issue"}}},
+		Families: []string{"qk-norm"}, Mechanisms: []string{"token-dispatch", "router-aux-loss", "random-routing", "te-grouped-gemm", "fp8-expert-padding", "fp8-casts", "power-limit", "adam", "sm-contention", "host-issue"}}},
 	{"llama, cp 2", "llama3-8b:seq=8192,batch=64", "tp=2,cp=2,dp=8,mbs=1", "dgx-h100:4", PricedBy{CodeBase: plan.LayersFused,
 		Mechanisms: []string{"cp-ring", "power-limit", "adam", "sm-contention", "host-issue"}}},
 }

@@ -153,3 +153,15 @@ type LowPrecision interface {
 	Linears(s *Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd Phase)
 	Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64)
 }
+
+// ExpertLoad is the extension point of how many token copies the most
+// loaded expert-parallel rank receives, the first registered plug-in
+// that implements it (First): Load, that rank's copies over the even
+// share (at least 1) for nl tokens a GPU, where the plan states neither
+// an imbalance nor capacity routing and the plug-in prices the shard
+// (Prices); elsewhere the coster takes the plan's own load factor
+// (plan.Plan.LoadFactor).
+type ExpertLoad interface {
+	Plugin
+	Load(s *Shard, nl float64) float64
+}

@@ -45,3 +45,37 @@ func TestGroupedLoopEff(t *testing.T) {
 		t.Errorf("grouped kernel: %.4f, want %.4f", got, want)
 	}
 }
+
+// TestRowTiles: an expert's expected row tiles by hand. With no spread
+// ceil(rows/tm): 1,024 rows in 128s are 8, 1,035 are 9. With rows
+// normal about 1,024, sd 32: P(X > j x 128) is 1 for j = 0..6, 1 - Q(4)
+// for j = 7 (Q(4) = 3.167e-5), 1/2 for j = 8 (the mean), Q(4) for j = 9,
+// below 1e-15 beyond: 8.5, the mean's tiles as the symmetry gives. About
+// 1,035 with sd 31 (GPT-OSS's most loaded H100 rank at EP 8): 7 + (1 -
+// Q(139/31)) + Q(-11/31) + Q(117/31) = 7 + (1 - 0.0000037) + 0.638645 +
+// 0.0000803 = 8.638721. And a spread widens a grouped
+// kernel's waves as the tiles it adds: 16 experts of 1,024 rows by
+// 2,880 (12 column tiles of 256) on 132 SMs: 1,536 tiles, 12 waves,
+// 0.935 x 16 x 1,024 x 2,880 / (12 x 132 x 128 x 256) = 0.8500; with sd
+// 32, 16 x 8.5 x 12 = 1,632 tiles, 13 waves: 0.7846.
+func TestRowTiles(t *testing.T) {
+	for _, c := range []struct{ rows, sd, want float64 }{
+		{1024, 0, 8},
+		{1035, 0, 9},
+		{1024, 32, 8.5},
+		{1035, 31, 8.638721},
+	} {
+		if got := RowTiles(c.rows, c.sd, 128); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%g rows, sd %g: %.7f tiles, want %.7f", c.rows, c.sd, got, c.want)
+		}
+	}
+	k := H100
+	for _, c := range []struct{ sd, want float64 }{
+		{0, 0.935 * 16 * 1024 * 2880 / (12 * 132 * 128 * 256)},
+		{32, 0.935 * 16 * 1024 * 2880 / (13 * 132 * 128 * 256)},
+	} {
+		if got := k.GroupedEffSpread(16, 1024, c.sd, 2880); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("sd %g: %.4f, want %.4f", c.sd, got, c.want)
+		}
+	}
+}

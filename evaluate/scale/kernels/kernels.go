@@ -394,6 +394,14 @@ func (k Node) Beside(comm, window float64) float64 {
 // measured ratio is 23% above it (its dense GEMM of 256 rows is itself
 // slow: 0.64 of the BF16 peak).
 func (k Node) GroupedEff(local, rows, n float64) float64 {
+	return k.GroupedEffSpread(local, rows, 0, n)
+}
+
+// GroupedEffSpread is GroupedEff where the experts' rows are not all
+// rows but spread about it with standard deviation sd (a normal's): an
+// expert's row tiles are then ceil(X/tm) on average over its rows X
+// (RowTiles), not ceil(rows/tm). sd 0 is GroupedEff.
+func (k Node) GroupedEffSpread(local, rows, sd, n float64) float64 {
 	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
 		return 1
 	}
@@ -402,9 +410,25 @@ func (k Node) GroupedEff(local, rows, n float64) float64 {
 	}
 	tm, tn := groupedTile(rows, n)
 	sms := float64(k.SMs)
-	tiles := local * math.Ceil(rows/tm) * math.Ceil(n/tn)
+	tiles := local * RowTiles(rows, sd, tm) * math.Ceil(n/tn)
 	waves := math.Ceil(tiles / sms)
 	return k.GroupedGEMM * local * rows * n / (waves * sms * tm * tn)
+}
+
+// RowTiles is the expected row tiles of tm rows an expert of X rows
+// takes, ceil(X/tm), for X normal with mean rows and standard deviation
+// sd: the sum over j >= 0 of P(X > j tm) (for a variable of integer
+// tiles, E[T] = sum of P(T > j)), the normal's tail beyond 8 sd left
+// out; ceil(rows/tm) for sd 0.
+func RowTiles(rows, sd, tm float64) float64 {
+	if sd <= 0 {
+		return math.Ceil(rows / tm)
+	}
+	var t float64
+	for j := 0.0; j*tm < rows+8*sd; j++ {
+		t += 0.5 * math.Erfc((j*tm-rows)/(sd*math.Sqrt2))
+	}
+	return t
 }
 
 // groupedTile is the tile GroupedEff takes for an expert's rows x n
@@ -437,13 +461,19 @@ const TEStreams = 4
 // read) and GroupedGEMM the grouped kernel's measured ratio: neither
 // measured for TE's loop.
 func (k Node) GroupedLoopEff(local, rows, n float64, streams int) float64 {
-	eff := k.GroupedEff(local, rows, n)
+	return k.GroupedLoopEffSpread(local, rows, 0, n, streams)
+}
+
+// GroupedLoopEffSpread is GroupedLoopEff with the experts' rows spread
+// about rows with standard deviation sd (GroupedEffSpread's row tiles).
+func (k Node) GroupedLoopEffSpread(local, rows, sd, n float64, streams int) float64 {
+	eff := k.GroupedEffSpread(local, rows, sd, n)
 	if k.GroupedGEMM <= 0 || k.SMs <= 0 || local <= 0 || rows <= 0 || n <= 0 || streams <= 0 {
 		return eff
 	}
 	tm, tn := groupedTile(rows, n)
 	sms := float64(k.SMs)
-	waves := math.Ceil(local * math.Ceil(rows/tm) * math.Ceil(n/tn) / sms)
+	waves := math.Ceil(local * RowTiles(rows, sd, tm) * math.Ceil(n/tn) / sms)
 	rounds := math.Ceil(local / float64(streams))
 	if rounds <= waves {
 		return eff

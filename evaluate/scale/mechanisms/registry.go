@@ -10,6 +10,7 @@ var Registered = cost.MustRegistry(
 	Ring{},
 	TokenDispatch{},
 	RouterAuxLoss{},
+	RandomRouting{},
 	TEGroupedGEMM{},
 	FP8Padding{},
 	LoRA{},

@@ -1,6 +1,8 @@
 package mechanisms
 
 import (
+	"math"
+
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -62,12 +64,29 @@ type teGrouped struct{ *cost.Shard }
 // Transformer Engine's (a Megatron stack's, teGroupedCalls) runs one GEMM
 // an expert over four streams (Kernels.GroupedLoopEff).
 func (c teGrouped) groupedGEMM(g cost.Kernel, local, rows, n float64) cost.Kernel {
+	sd := expertSpread(c.Shard, rows/local, local)
 	if c.teGroupedCalls(local) > 0 {
-		g.FLOPs /= c.Pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
+		g.FLOPs /= c.Pod.Kernels.GroupedLoopEffSpread(local, rows/local, sd, n, kernels.TEStreams)
 		return g
 	}
-	g.FLOPs /= c.Pod.Kernels.GroupedEff(local, rows/local, n)
+	g.FLOPs /= c.Pod.Kernels.GroupedEffSpread(local, rows/local, sd, n)
 	return g
+}
+
+// expertSpread is the standard deviation of one local expert's rows
+// about their mean per (a rank's local experts sharing its rows) under
+// the force-balanced router (RandomRouting's plans: every token's top-k
+// a uniformly random k of E): each of the tokens that could reach an
+// expert does so with probability k/E, so its rows are binomial, mean
+// per and variance per (1 - k/E), and, the rank's total given, (1 -
+// 1/local) of that (local exchangeable counts of a fixed sum). 0 where
+// the router is not the random one, or for one local expert.
+func expertSpread(s *cost.Shard, per, local float64) float64 {
+	if !(RandomRouting{}).Prices(s) || local <= 1 || per <= 0 {
+		return 0
+	}
+	p := float64(s.M.TopK) / float64(s.M.Experts)
+	return math.Sqrt(per * (1 - p) * (1 - 1/local))
 }
 
 // teGroupedCalls is the GEMMs Transformer Engine's grouped GEMM launches
