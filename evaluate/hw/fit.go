@@ -132,6 +132,9 @@ func FitEfficiencies(h roofline.Hardware, ts []KernelTiming) (roofline.Hardware,
 		fits[cv].ComputeEff = e
 		fits[cv].Derived = "matmul"
 	}
+	if out.ComputeEff[cv] != h.ComputeEff[cv] {
+		out.DenseConvEff = 0 // the calibrated convolution efficiency stands for every convolution
+	}
 	if err := out.Validate(); err != nil {
 		return h, nil, err
 	}

@@ -266,3 +266,29 @@ func TestCalibrateFromProfileH100(t *testing.T) {
 		t.Errorf("no note of the kernels left out:\n%s", errw.String())
 	}
 }
+
+// TestFitClearsDenseConvEff: a preset's dense convolution efficiency
+// (the rtx3090's 0.9093) gives way to a calibration that moves the
+// convolutions' (here derived from the matmuls' fit, 0.62 x 0.6 / 0.9093);
+// a calibration that leaves them keeps it.
+func TestFitClearsDenseConvEff(t *testing.T) {
+	h, _ := roofline.Preset("rtx3090")
+	if h.DenseConvEff == 0 {
+		t.Fatal("rtx3090 has no dense convolution efficiency")
+	}
+	rng := rand.New(rand.NewSource(fitSeed))
+	out, _, err := FitEfficiencies(h, synthetic(h, graph.ClassMatMul, graph.F16, 0.62, 0.9, 0.02, rng, gemmSizes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.DenseConvEff != 0 || out.ComputeEff[graph.ClassConv] == h.ComputeEff[graph.ClassConv] {
+		t.Errorf("dense %v, conv %v: the fitted convolution efficiency should stand for all", out.DenseConvEff, out.ComputeEff[graph.ClassConv])
+	}
+	out, _, err = FitEfficiencies(h, synthetic(h, graph.ClassElementwise, graph.F32, 0.4, 0.88, 0.02, rng, streamSizes(0.25)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.DenseConvEff != h.DenseConvEff {
+		t.Errorf("dense %v, want the preset's %v (no convolution fitted)", out.DenseConvEff, h.DenseConvEff)
+	}
+}

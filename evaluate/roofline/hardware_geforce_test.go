@@ -80,3 +80,36 @@ func TestRTX3090GEMMEffMeasured(t *testing.T) {
 		t.Errorf("rtx3090 matmul efficiency %v, the H100's measured %v (0.9093)", got, want)
 	}
 }
+
+// TestRTX3090DenseConv: a dense convolution runs at the GEMM's measured
+// efficiency (Hardware.DenseConvEff, 0.9093), a grouped or unshaped one
+// at the default 0.6, worked by hand for a compute-bound FP16 op of 1
+// TFLOP: 5 us + 1e12 / (71.16288e12 x 0.9093349 = 64.71089e12) = 15.4583
+// ms dense; 5 us + 1e12 / (71.16288e12 x 0.6) = 23.4254 ms grouped. The
+// a100 preset has no DenseConvEff: its dense convolution keeps 0.6
+// (5 us + 1e12 / (312e12 x 0.6) = 5.3469 ms).
+func TestRTX3090DenseConv(t *testing.T) {
+	dense := graph.Op{Class: graph.ClassConv, DType: graph.F16, FLOPs: 1e12, BytesRead: 1e6, BytesWritten: 1e6,
+		DenseConv: graph.ConvShape{Batch: 256, Cin: 256, Cout: 256, Taps: 9, Pixels: 784}}
+	grouped := dense
+	grouped.DenseConv, grouped.GroupedFLOPs = graph.ConvShape{}, 1e12
+	h, _ := Preset("rtx3090")
+	a, _ := Preset("a100")
+	for _, c := range []struct {
+		name string
+		h    Hardware
+		op   graph.Op
+		want float64
+	}{
+		{"rtx3090 dense", h, dense, 15.45835e-3},
+		{"rtx3090 grouped", h, grouped, 23.42545e-3},
+		{"a100 dense", a, dense, 5.346880e-3},
+	} {
+		if got := KernelTime(&c.h, &c.op); math.Abs(got-c.want) > 1e-8 {
+			t.Errorf("%s: %.7g s, want %.7g", c.name, got, c.want)
+		}
+	}
+	if h.DenseConvEff != h.ComputeEff[graph.ClassMatMul] {
+		t.Errorf("dense convolution efficiency %v, the GEMM's %v", h.DenseConvEff, h.ComputeEff[graph.ClassMatMul])
+	}
+}

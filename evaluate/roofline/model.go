@@ -387,7 +387,8 @@ func (m *Model) indexFusePairs() {
 // roofline of its compute, f32 matmuls and convolutions on TF32 tensor
 // cores as tf says, and its memory traffic at memRate seconds per byte),
 // or its measured time, and its compute time alone (an op of serial
-// steps at least Steps x the hardware's step latency; a depthwise
+// steps at least Steps x the hardware's step latency; a dense
+// convolution at the hardware's DenseConvEff where it has one; a depthwise
 // convolution its elements at the hardware's measured rate; a grouped or
 // dense one its nearest measured shape's; the measured time for a
 // measured op).
@@ -396,7 +397,11 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 		return op.Time, op.Time
 	}
 	if op.FLOPs > 0 {
-		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * h.ComputeEff[op.Class])
+		eff := h.ComputeEff[op.Class]
+		if h.DenseConvEff > 0 && op.Class == graph.ClassConv && op.DenseConv != (graph.ConvShape{}) {
+			eff = h.DenseConvEff // an implicit GEMM (Hardware.DenseConvEff)
+		}
+		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * eff)
 		if s := h.ComputeSlowdown; s > 0 {
 			compute *= s
 		}

@@ -50,11 +50,16 @@ func (f Format) String() string {
 // convolution (forward, or the backward op that computes the input's and
 // the weight's gradients) has each tensor it reads transposed to NHWC
 // and each it writes transposed back, every transpose reading and
-// writing the tensor once: 2 x (op.BytesRead + op.BytesWritten). 0 for
-// an op of another class or precision, a depthwise convolution (no
-// tensor-core GEMM: PyTorch runs its own NCHW kernels for most of them,
-// cuDNN's only for some FP16 shapes), an op with a measured time, or a
-// format other than NCHW.
+// writing the tensor once: 2 x (op.BytesRead + op.BytesWritten). The
+// backward op of a dense convolution that computes both gradients is
+// two cuDNN calls (PyTorch's cudnn_convolution_backward calls
+// cudnn_convolution_backward_input, then cudnn_convolution_backward_weight,
+// aten/src/ATen/native/cudnn/ConvShared.cpp), each transposing the
+// output's gradient it reads: 2 x GradOutputBytes more. 0 for an op of
+// another class or precision, a depthwise convolution (no tensor-core
+// GEMM: PyTorch runs its own NCHW kernels for most of them, cuDNN's only
+// for some FP16 shapes), an op with a measured time, or a format other
+// than NCHW.
 func TransposeBytes(op *graph.Op, f Format) int64 {
 	if f != NCHW || op.Class != graph.ClassConv || op.HasTime || op.DepthwiseTaps > 0 {
 		return 0
@@ -62,5 +67,24 @@ func TransposeBytes(op *graph.Op, f Format) int64 {
 	if op.DType != graph.F16 && op.DType != graph.BF16 {
 		return 0
 	}
-	return 2 * (op.BytesRead + op.BytesWritten)
+	return 2 * (op.BytesRead + op.BytesWritten + GradOutputBytes(op))
+}
+
+// GradOutputBytes is the bytes of the output's gradient that backward
+// convolution op reads a second time: a dense convolution's backward op
+// (graph.Op.DenseConv) that computes the input's gradient beside the
+// weight's (its FLOPs at least 1.5 x the forward's: both gradients are
+// 2 x; the weight's alone, a first layer's, 1 x) reads it once for each,
+// its forward shape's batch x output channels x output pixels elements
+// of op.DType. 0 for any other op (a grouped convolution's shape is not
+// read).
+func GradOutputBytes(op *graph.Op) int64 {
+	s := op.DenseConv
+	if !op.Backward || op.Class != graph.ClassConv || s.Batch <= 0 || s.Cout <= 0 || s.Pixels <= 0 {
+		return 0
+	}
+	if !(op.FLOPs >= 1.5*s.FLOPs()) {
+		return 0
+	}
+	return s.Batch * s.Cout * s.Pixels * op.DType.Size()
 }

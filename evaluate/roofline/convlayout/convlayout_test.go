@@ -23,6 +23,20 @@ func TestTransposeBytes(t *testing.T) {
 	timed := fwd
 	timed.HasTime, timed.Time = true, 1e-4
 	add := graph.Op{Class: graph.ClassElementwise, DType: graph.F16, BytesRead: 100, BytesWritten: 50}
+	// The same backward op of a dense convolution of known shape (batch
+	// 32, 64 -> 64 channels, 9 taps, 3,136 output pixels: forward FLOPs
+	// 2 x 32 x 3,136 x 64 x 64 x 9 = 7,398,752,256) computing both
+	// gradients (twice that) is two cuDNN calls, each transposing dy
+	// (32 x 64 x 3,136 x 2 = 12,845,056 bytes): 77,365,248 + 2 x
+	// 12,845,056 = 103,055,360. A first layer's, the weight's gradient
+	// alone (FLOPs the forward's), reads dy once: 77,365,248.
+	shape := graph.ConvShape{Batch: 32, Cin: 64, Cout: 64, Taps: 9, Pixels: 3136}
+	dense := bwd
+	dense.DenseConv, dense.FLOPs = shape, 2*7398752256
+	first := dense
+	first.FLOPs = 7398752256
+	denseFwd := fwd
+	denseFwd.DenseConv, denseFwd.FLOPs = shape, 7398752256
 	for _, c := range []struct {
 		name string
 		op   graph.Op
@@ -31,6 +45,10 @@ func TestTransposeBytes(t *testing.T) {
 	}{
 		{"fwd nchw", fwd, NCHW, 51527680},
 		{"bwd nchw", bwd, NCHW, 77365248},
+		{"dense bwd nchw, dy twice", dense, NCHW, 103055360},
+		{"dense bwd, weight gradient alone", first, NCHW, 77365248},
+		{"dense fwd nchw", denseFwd, NCHW, 51527680},
+		{"dense bwd nhwc", dense, NHWC, 0},
 		{"fwd nhwc", fwd, NHWC, 0},
 		{"fwd unsaid", fwd, Unsaid, 0},
 		{"depthwise", dw, NCHW, 0},

@@ -85,12 +85,24 @@ const rtx3090DepthwiseMaxTaps = 25
 //     the same fraction of any of these GPUs' tensor peak (on an L20,
 //     cuBLAS's HGEMM 105-115 of 119.5 TFLOP/s, 0.88-0.96, as
 //     github.com/DefTruth/CUDA-Learn-Notes' hgemm README measured it).
+//   - cuDNN's dense convolutions at that same fraction (DenseConvEff) in
+//     place of the default convolution efficiency (0.6, an assumption):
+//     cuDNN runs a tensor-core convolution, forward and both gradients,
+//     as an implicit GEMM (NVIDIA's Convolutional Layers User's Guide;
+//     the sm80 kernels' names, sm80_xmma_fprop_implicit_gemm_*,
+//     *_dgrad_implicit_gemm_*, *_wgrad_implicit_gemm_*), the GEMM's
+//     tensor-core mainloop over an operand gathered from the activation,
+//     and CUTLASS's implicit GEMM convolutions, built from its GEMM's
+//     blocks, run ResNet-50's layers about as fast as cuDNN's on an A100
+//     (CUTLASS's README, 2.9 to 3.x). Grouped and depthwise convolutions
+//     keep the default: not one GEMM.
 func rtx3090Kernels(h, h100 Hardware) Hardware {
 	r := h100.FP32 / h.FP32
 	h.Depthwise = [2]float64{h100Depthwise[0] * r, h100Depthwise[1] * r}
 	h.DepthwiseBwd = [2]float64{h100DepthwiseBwd[0] * r, h100DepthwiseBwd[1] * r}
 	h.DepthwiseMaxTaps = rtx3090DepthwiseMaxTaps
 	h.ComputeEff[graph.ClassMatMul] = h100MeasuredGEMMEff
+	h.DenseConvEff = h100MeasuredGEMMEff
 	return h
 }
 

@@ -84,6 +84,15 @@ type Hardware struct {
 	// and direction takes DenseTime's nearest measured shape in place of
 	// its FLOPs' roofline. "": none measured, the roofline.
 	DenseConv string `json:"dense_conv,omitempty"`
+	// DenseConvEff is the fraction of the peak a dense (one-group)
+	// convolution op (graph.Op.DenseConv) that DenseConv does not price
+	// reaches, in place of ComputeEff's convolution efficiency: cuDNN's
+	// tensor-core convolutions are implicit GEMMs (forward, data and
+	// weight gradients alike), the GEMM's mainloop over an operand
+	// gathered from the activation, so that a large one reaches about
+	// the fraction of the tensor peak a GEMM does. Grouped and depthwise
+	// convolutions keep ComputeEff's (not one GEMM). 0: ComputeEff's.
+	DenseConvEff float64 `json:"dense_conv_eff,omitempty"`
 
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
@@ -435,6 +444,9 @@ func (h *Hardware) Validate() error {
 				return bad(fmt.Sprintf("%s[%s]", f.name, graph.Class(c)), f.v, fmt.Sprintf("an efficiency from %g to 1", MinEff))
 			}
 		}
+	}
+	if e := h.DenseConvEff; e != 0 && !(e >= MinEff && e <= 1) {
+		return bad("dense_conv_eff", e, fmt.Sprintf("0 (compute_eff's) or an efficiency from %g to 1", MinEff))
 	}
 	return nil
 }
