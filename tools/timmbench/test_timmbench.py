@@ -42,8 +42,18 @@ class TestRules(unittest.TestCase):
 
     def test_renamed_are_the_widths_the_names_say(self):
         # ig_resnext101_32xNd is resnext101_32xNd at N = 16, 32, 48 (timm
-        # 0.6.6's own definitions), not the 32x8d timm 1.0.31 maps them to.
-        self.assertEqual(timmbench.RENAMED, {"ig_resnext101_32x%dd" % n: "resnext101_32x%dd" % n for n in (16, 32, 48)})
+        # 0.6.6's own definitions), not the 32x8d timm 1.0.31 maps them to;
+        # timm 0.6.6's ecaresnext50t_32x4d had layers (2, 2, 2, 2), which
+        # timm 1.0.31 builds as ecaresnext26t_32x4d.
+        want = {"ig_resnext101_32x%dd" % n: "resnext101_32x%dd" % n for n in (16, 32, 48)}
+        want["ecaresnext50t_32x4d"] = "ecaresnext26t_32x4d"
+        self.assertEqual(timmbench.RENAMED, want)
+
+    def test_key_names_the_model_built(self):
+        r = {"model": "ecaresnext50t_32x4d", "nchw_batch": "256", "nchw_img": "224"}
+        self.assertEqual(timmbench.key(r, "nchw"), "ecaresnext50t_32x4d-nchw-b256-i224-as-ecaresnext26t_32x4d")
+        r = {"model": "resnet50", "nchw_batch": "256", "nchw_img": "224"}
+        self.assertEqual(timmbench.key(r, "nchw"), "resnet50-nchw-b256-i224")
 
     def test_spearman(self):
         self.assertAlmostEqual(timmbench.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1.0)
