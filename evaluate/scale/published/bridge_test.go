@@ -150,3 +150,41 @@ func TestBridgeRowsStacks(t *testing.T) {
 		t.Errorf("%d Megatron-Bridge sweeps, want %d", seen, len(wants))
 	}
 }
+
+// TestBridgeGPTOSSRecompute: the DGX-H100 GPT-OSS 120B rows recompute
+// what their release's recipe recomputes, by hand from the tags: 25.11
+// (v0.2.0) nothing (its helper sets recompute_modules without
+// recompute_granularity "selective"); 26.02 on (v0.3.0, v0.3.1, v0.4.0,
+// v0.4.2, v0.5.0 gpt_oss_workload_base_configs.py
+// GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V1 and utils/overrides.py
+// _set_recompute_overrides) the norms and the experts' activation,
+// selectively.
+func TestBridgeGPTOSSRecompute(t *testing.T) {
+	mods := plan.RecomputeLayerNorm | plan.RecomputeMoEAct
+	want := map[string]plan.RecomputeModules{"25.11": 0, "26.02": mods, "26.02.01": mods, "26.04": mods, "26.04.01": mods, "26.06": mods}
+	seen := 0
+	for _, sw := range publishedSweeps() {
+		if !strings.HasPrefix(sw.Name, "Megatron-Bridge DGX-H100 by release: GPT-OSS 120B") {
+			continue
+		}
+		for _, r := range sw.Rows {
+			rel, _, _ := strings.Cut(r.Label, ":")
+			s, err := plan.ParseStrategy(r.Strategy)
+			if err != nil {
+				t.Fatalf("%s: %v", r.Label, err)
+			}
+			w, ok := want[rel]
+			if !ok {
+				t.Errorf("%s: release %q not expected", r.Label, rel)
+				continue
+			}
+			seen++
+			if got := s.Recomputes(); got != w {
+				t.Errorf("%s: recomputes %v, want %v", r.Label, got, w)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d GPT-OSS H100 rows, want %d", seen, len(want))
+	}
+}

@@ -219,9 +219,21 @@ func bridgeReleases() []Sweep {
 			Cluster:  "dgx-h100:128",
 			Strategy: "tp=8,pp=8,vp=8,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,distopt=on,embedding-layer=on,loss-layer=on" + fp8 + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
+	// GPT-OSS's H100 recipe recomputes its norms and the experts'
+	// activation from 26.02 (Megatron-Bridge v0.3.0) on: v0.3.0, v0.4.0
+	// and v0.5.0 scripts/performance/configs/gpt_oss/
+	// gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V1
+	// recompute_modules ["layernorm", "moe_act"], which
+	// utils/overrides.py _set_recompute_overrides sets with
+	// recompute_granularity "selective" (25.11's v0.2.0 helper set the
+	// modules alone: recompute nothing, the 25.11 row's note).
 	oss := func(rel string, gbs, mbs int, tps float64, note string) SweepRow {
+		keys := ""
+		if rel != "25.11" {
+			keys = ",recompute-modules=layernorm+moe_act"
+		}
 		return SweepRow{Label: fmt.Sprintf("%s: PP4 EP8, MBS %d, GBS %d", rel, mbs, gbs), Workload: fmt.Sprintf("gpt-oss-120b:seq=4096,batch=%d", gbs),
-			Cluster: "dgx-h100:8", Strategy: fmt.Sprintf("pp=4,ep=8,dp=16,mbs=%d,distopt=on,grads=bf16", mbs) + bridgeStackKey(rel), Measured: tps, Note: note}
+			Cluster: "dgx-h100:8", Strategy: fmt.Sprintf("pp=4,ep=8,dp=16,mbs=%d,distopt=on,grads=bf16", mbs) + keys + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
 	q30 := func(rel, plan, keys string, gbs, mbs int, tps float64, note string) SweepRow {
 		s := map[string]string{
