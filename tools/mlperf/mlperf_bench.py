@@ -638,16 +638,18 @@ def _natural(s):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-# The folder names submitters give a benchmark's code under benchmarks/.
+# The folder names submitters give a benchmark's code under benchmarks/
+# (benchmark/ in some submitters' folders: GIGABYTE's v3.0, GigaComputing's
+# v3.1 and v4.0, Quanta Cloud Technology's v3.0-v4.0 BERT code).
 BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)"),
               "bert": re.compile(r"^bert")}
 
 
 def candidate_configs(tree, submitter, benchmark):
-    pre = f"{submitter}/benchmarks/"
+    pres = (f"{submitter}/benchmarks/", f"{submitter}/benchmark/")
     out = []
     for p in tree.files():
-        if not p.startswith(pre):
+        if not p.startswith(pres):
             continue
         parts = p.split("/")
         if len(parts) < 4 or not BENCH_DIRS[benchmark].match(parts[2]):

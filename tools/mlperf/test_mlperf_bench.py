@@ -147,6 +147,35 @@ class ShellAndYamlTest(unittest.TestCase):
         self.assertEqual(mb.mem_gib("141 GB"), "131.3")  # 141e9 / 2^30
 
 
+class _Files:
+    """A Tree of file names only (candidate_configs reads none)."""
+
+    def __init__(self, names):
+        self.names = sorted(names)
+
+    def files(self):
+        return self.names
+
+
+class CandidateConfigsTest(unittest.TestCase):
+    def test_benchmark_folder_singular(self):
+        # GIGABYTE's v3.0, GigaComputing's and Quanta's BERT code sits under
+        # benchmark/, not benchmarks/: both are read; a common file, a
+        # vendored Megatron-LM's config and another benchmark's are not.
+        tree = _Files([
+            "GIGABYTE/benchmark/bert/implementations/pytorch/config_G593-SD0_1x8x48x1_pack.sh",
+            "GIGABYTE/benchmark/bert/implementations/pytorch/config_G593-SD0_common.sh",
+            "GIGABYTE/benchmark/bert/implementations/pytorch/run_and_time.sh",
+            "ACME/benchmarks/bert/implementations/pytorch/config_DGXH100_1x8x48x1_pack.sh",
+            "ACME/benchmarks/gpt3/implementations/Megatron-LM/config_x.sh",
+        ])
+        self.assertEqual(mb.candidate_configs(tree, "GIGABYTE", "bert"),
+                         ["GIGABYTE/benchmark/bert/implementations/pytorch/config_G593-SD0_1x8x48x1_pack.sh"])
+        self.assertEqual(mb.candidate_configs(tree, "ACME", "bert"),
+                         ["ACME/benchmarks/bert/implementations/pytorch/config_DGXH100_1x8x48x1_pack.sh"])
+        self.assertEqual(mb.candidate_configs(tree, "ACME", "gpt3"), [])
+
+
 class BuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -72,6 +72,19 @@ func readBERT(r Row) (Reading, error) {
 	default:
 		k = append(k, "graphs=off")
 	}
+	if hasFlag(r.RecipeFlags, "use_transformer_engine2") {
+		// --use_transformer_engine2 ("Enable FP8 layers", NVIDIA's
+		// run_pretraining.py, training_results_v3.0-v4.0): modeling.py's
+		// BertEncoder builds BertTransformerLayer2 (te_layers.py FP8_MHA:
+		// the QKV and output projections as fp8_gemm; LayerNormMLP: FC1
+		// and FC2 as fp8_gemm) and runs every layer under fp8_autocast
+		// with recipe.DelayedScaling(fp8_format=HYBRID,
+		// amax_history_len=1, amax_compute_algo="most_recent"): the
+		// blocks' four GEMMs in FP8 with delayed scaling, placer's
+		// fp8=delayed.
+		k = append(k, "fp8=delayed")
+		rd.Assumed = append(rd.Assumed, "the blocks' GEMMs in FP8 with delayed scaling (--use_transformer_engine2: te_layers.py's fp8_gemm under fp8_autocast, DelayedScaling HYBRID)")
+	}
 	if pack > 1 {
 		k = append(k, "pack=on", fmt.Sprintf("pack-len=%d", seq/pack))
 		rd.Assumed = append(rd.Assumed, fmt.Sprintf("each packed sequence %d samples of %d tokens (the row gives the samples a sequence, not their lengths)", pack, seq/pack))

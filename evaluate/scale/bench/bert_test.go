@@ -154,3 +154,56 @@ func TestReadBERTDenseSeqOutput(t *testing.T) {
 		t.Errorf("the MLM head on all positions adds %.2f ms, want %.2f (GEMMs %.2f, loss %.2f)", d*1e3, want*1e3, gemms*1e3, loss*1e3)
 	}
 }
+
+// TestReadBERTFP8: a row whose config passes --use_transformer_engine2
+// (NVIDIA's H100 and H200 configs of rounds v3.0-v4.0) runs the blocks'
+// four GEMMs in FP8 with delayed scaling (te_layers.py's fp8_gemm under
+// modeling.py's fp8_autocast, recipe.DelayedScaling): the reader writes
+// fp8=delayed; without the flag the GEMMs stay 16-bit. Worked by hand,
+// one block's forward on a DGX H100 at its burst clock (power=off) at
+// micro-batch 48 of 512 tokens, n = 24,576 tokens, h = 1,024, FFN f =
+// 4,096:
+//   - the GEMMs, QKV 6nh^2, projection 2nh^2, FC1 and FC2 8nh^2 each:
+//     24 x 24,576 x 1,024^2 = 618.47 GFLOP at 989.4 TFLOP/s x 0.756
+//     (kernels.H100.GEMM) = 0.82685 ms in 16 bits, over the measured
+//     forward FP8 speedup 1.850 (kernels.H100.FP8Fwd) 0.44695 ms: 0.37990
+//     ms less;
+//   - delayed scaling's one cast pass a GEMM input (read 2 bytes, write
+//     1): QKV's, the projection's and FC1's inputs of nh elements, FC2's
+//     of nf, (3 x 1,024 + 4,096) x 24,576 = 176.16 M elements x 3 bytes
+//     at 3.35 TB/s x 0.85 = 0.18559 ms, and 4 launches of 5 us = 0.02 ms;
+//
+// the FP8 block's forward 0.37990 - 0.18559 - 0.02 = 0.17431 ms shorter.
+func TestReadBERTFP8(t *testing.T) {
+	fp8 := bertRow()
+	fp8.RecipeFlags = "cuda_graph_mode dense_seq_output distributed_lamb fp16 fused_bias_fc fused_bias_mha fused_dropout_add fused_gemm_gelu packed_samples pad_fmha use_cuda_graph use_transformer_engine2"
+	half := bertRow()
+	half.RecipeFlags = "dense_seq_output distributed_lamb fp16 fused_bias_fc fused_bias_mha fused_dropout_add fused_gemm_gelu unpad unpad_fmha"
+	fwd := func(r Row, wantFP8 bool) float64 {
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(rd.Strategy, "fp8=delayed"); got != wantFP8 {
+			t.Errorf("flags %q: strategy %q, fp8=delayed %v, want %v", r.RecipeFlags, rd.Strategy, got, wantFP8)
+		}
+		m, err1 := transformer.Parse(rd.Workload)
+		p, err2 := plan.ParsePod(rd.Cluster + ",power=off")
+		s, err3 := plan.ParseStrategy(rd.Strategy)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v %v %v", rd.Workload, err1, err2, err3)
+		}
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.LayerForward
+	}
+	const n, h, f = 48 * 512.0, 1024.0, 4096.0
+	gemm := 24 * n * h * h / (989.4e12 * 0.756)
+	casts := (3*h+f)*n*3/(3.35e12*0.85) + 4*5e-6
+	want := gemm*(1-1/1.850) - casts
+	if d := fwd(half, false) - fwd(fp8, true); math.Abs(d-want) > 1e-3*want {
+		t.Errorf("the FP8 block's forward %.5f ms shorter, want %.5f (GEMMs %.5f less, casts %.5f)", d*1e3, want*1e3, gemm*(1-1/1.850)*1e3, casts*1e3)
+	}
+}

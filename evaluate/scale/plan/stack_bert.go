@@ -10,7 +10,10 @@ package plan
 // --distributed_lamb, sharding the optimizer over the data-parallel
 // ranks: distopt=on on the row), LAMB (You et al., arXiv 1904.00962) in
 // place of Adam, and CUDA graphs where the row's config sets
-// --use_cuda_graph (graphs= on the row). Its layers are costed as the
+// --use_cuda_graph (graphs= on the row); with --use_transformer_engine2
+// (the H100 and H200 configs) the blocks' four GEMMs in FP8 with
+// Transformer Engine's delayed scaling (te_layers.py: fp8=delayed on the
+// row, evaluate/scale/bench/bert.go). Its layers are costed as the
 // fused layer costs are (placer's fused kernels: one fused attention, a
 // fused bias + GeLU, fused norms); what is its own is the optimizer
 // (Settings.LAMB, mechanisms/lamb.go).
