@@ -137,7 +137,7 @@ func TestRead(t *testing.T) {
 		leftOut int
 	}{
 		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64",
-			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
+			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,grads=bf16,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
 		{loraRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,graph-pool=layers,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{fp8Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
@@ -174,6 +174,42 @@ func TestRead(t *testing.T) {
 		r.StepSeconds, r.StepMin, r.StepMax = 123, 1, 1e6
 		if again, _ := Read(r); !reflect.DeepEqual(again, got) {
 			t.Errorf("%s: the reading changed with the measured step", c.row.ID)
+		}
+	}
+}
+
+// TestReadGradSyncBF16: NVIDIA's GPT-3 implementations run NeMo's
+// distributed_fused_adam with grad_sync_dtype bf16, so a GPT-3 row with
+// the distributed optimizer reads grads=bf16 and says so in Assumed;
+// without the distributed optimizer, or a LoRA row with it, no key.
+// Worked by hand on gpt3Row (175B over tp=4 x pp=8, 96 layers of
+// 12 h^2 = 1,811,939,328 weights, 12 a stage, 3 a tensor rank's share
+// of each: 5,435,817,984 a GPU without the embedding): its gradients
+// (and their reduce-scatter) take 2 bytes a weight, 10,871,635,968
+// bytes, where FP32 took 21,743,271,936.
+func TestReadGradSyncBF16(t *testing.T) {
+	rd, err := Read(gpt3Row())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rd.Strategy, "distopt=on,grads=bf16") || !strings.Contains(strings.Join(rd.Assumed, ";"), "grad_sync_dtype") {
+		t.Errorf("gpt3 with the distributed optimizer: %q, assumed %q", rd.Strategy, rd.Assumed)
+	}
+	s, err := plan.ParseStrategy(rd.Strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := plan.Plan{Strategy: s}
+	if got := 12 * 12 * 12288.0 * 12288 / 4 * pl.GradBytes(); got != 10871635968 {
+		t.Errorf("a GPU's gradient bytes: %g, want 10871635968", got)
+	}
+	off := gpt3Row()
+	off.DistOptimizer = "0"
+	lora := loraRow()
+	lora.DistOptimizer = "1"
+	for _, r := range []Row{off, lora} {
+		if rd, err := Read(r); err != nil || strings.Contains(rd.Strategy, "grads=") {
+			t.Errorf("%s (distopt %s): %q %v", r.ID, r.DistOptimizer, rd.Strategy, err)
 		}
 	}
 }
