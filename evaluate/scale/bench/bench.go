@@ -252,7 +252,7 @@ func Read(r Row) (Reading, error) {
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
+	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, r.Nodes, perNode, attentionOption(r, &rd))
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
 	for _, d := range []struct {
@@ -368,6 +368,33 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 		return "", fmt.Errorf("%d %s GPUs a node: the %s preset's nodes have 8 NVLink GPUs (per-node= takes a share of an SXM node only)", r.GPUsPerNode, r.Accelerator, preset)
 	}
 	return perNode, nil
+}
+
+// attentionOption is the cluster option of the attention kernel row r's
+// software ran where it is not the preset's first (cuDNN's fused
+// attention on an H100): NVIDIA's GPT-3 code of rounds v3.0 and v3.1
+// installs flash-attn (v3.1's Dockerfile: flash-attn 2.0.8; v3.0's
+// Transformer Engine 0.8 imports it, at least 1.0.2) and its Transformer
+// Engine's DotProductAttention takes flash-attn first for BF16 causal
+// attention (TE release_v0.8 transformer.py and 09ba842 attention.py,
+// forward: FlashAttention before FusedAttention), where v4.0's TE
+// v1.6rc1 selects FusedAttention on sm90 (attention.py: "Select
+// FusedAttention on sm90 and FlashAttention on others"). placer's flash
+// kernel is FlashAttention-2's, measured; v3.0's flash-attn 1.x is
+// slower (said in rd.Assumed).
+func attentionOption(r Row, rd *Reading) string {
+	if r.Benchmark != "gpt3" || r.GPU != "H100" {
+		return ""
+	}
+	switch r.Round {
+	case "v3.0":
+		rd.Assumed = append(rd.Assumed, "attention by flash-attn 1.x, which Transformer Engine 0.8 takes first, priced as FlashAttention-2's kernel (placer has no FlashAttention-1 measurement)")
+	case "v3.1":
+		rd.Assumed = append(rd.Assumed, "attention by flash-attn 2.0.8 (the Dockerfile's), which Transformer Engine 09ba842 takes first")
+	default:
+		return ""
+	}
+	return ",attention=flash"
 }
 
 // readWorkload writes rd's workload (the benchmark's model at the row's
