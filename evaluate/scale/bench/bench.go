@@ -209,6 +209,24 @@ const (
 	llama270Bape = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000"
 )
 
+// distOptKeys is the distributed optimizer's keys of row r:
+// distopt=on, and for GPT-3 grads=bf16: NeMo's distributed_fused_adam
+// (apex's DistributedFusedAdam) as NVIDIA's GPT-3 implementations
+// configure it keeps its gradient buffer and reduce-scatter in BF16
+// (grad_sync_dtype: bf16 in v3.0's conf/megatron_gpt_config.yaml, v3.1's
+// and v4.0's conf/optim/distributed_fused_adam.yaml; v4.0's logs print
+// it resolved). runs.csv has no column for it: said in rd.Assumed.
+func distOptKeys(r Row, rd *Reading) []string {
+	if r.DistOptimizer != "1" || r.DP <= 1 {
+		return nil
+	}
+	if r.Benchmark != "gpt3" {
+		return []string{"distopt=on"}
+	}
+	rd.Assumed = append(rd.Assumed, "gradients reduced in BF16 (grad_sync_dtype: bf16, the distributed_fused_adam config of NVIDIA's GPT-3 implementations; runs.csv has no column for it)")
+	return []string{"distopt=on", "grads=bf16"}
+}
+
 // Read is row r as placer eval's workload, cluster and strategy, or why
 // placer cannot write it (one line). It reads the plan and recipe only,
 // never the step time.
@@ -234,7 +252,7 @@ func Read(r Row) (Reading, error) {
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
+	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, r.Nodes, perNode, attentionOption(r, &rd))
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
 	for _, d := range []struct {
@@ -253,9 +271,7 @@ func Read(r Row) (Reading, error) {
 	if r.TPOverlap == "1" && r.TP > 1 {
 		add("tpoverlap=on")
 	}
-	if r.DistOptimizer == "1" && r.DP > 1 {
-		add("distopt=on")
-	}
+	k = append(k, distOptKeys(r, &rd)...)
 	switch r.RecomputeGranularity {
 	case "":
 		add("recompute=none")
@@ -352,6 +368,33 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 		return "", fmt.Errorf("%d %s GPUs a node: the %s preset's nodes have 8 NVLink GPUs (per-node= takes a share of an SXM node only)", r.GPUsPerNode, r.Accelerator, preset)
 	}
 	return perNode, nil
+}
+
+// attentionOption is the cluster option of the attention kernel row r's
+// software ran where it is not the preset's first (cuDNN's fused
+// attention on an H100): NVIDIA's GPT-3 code of rounds v3.0 and v3.1
+// installs flash-attn (v3.1's Dockerfile: flash-attn 2.0.8; v3.0's
+// Transformer Engine 0.8 imports it, at least 1.0.2) and its Transformer
+// Engine's DotProductAttention takes flash-attn first for BF16 causal
+// attention (TE release_v0.8 transformer.py and 09ba842 attention.py,
+// forward: FlashAttention before FusedAttention), where v4.0's TE
+// v1.6rc1 selects FusedAttention on sm90 (attention.py: "Select
+// FusedAttention on sm90 and FlashAttention on others"). placer's flash
+// kernel is FlashAttention-2's, measured; v3.0's flash-attn 1.x is
+// slower (said in rd.Assumed).
+func attentionOption(r Row, rd *Reading) string {
+	if r.Benchmark != "gpt3" || r.GPU != "H100" {
+		return ""
+	}
+	switch r.Round {
+	case "v3.0":
+		rd.Assumed = append(rd.Assumed, "attention by flash-attn 1.x, which Transformer Engine 0.8 takes first, priced as FlashAttention-2's kernel (placer has no FlashAttention-1 measurement)")
+	case "v3.1":
+		rd.Assumed = append(rd.Assumed, "attention by flash-attn 2.0.8 (the Dockerfile's), which Transformer Engine 09ba842 takes first")
+	default:
+		return ""
+	}
+	return ",attention=flash"
 }
 
 // readWorkload writes rd's workload (the benchmark's model at the row's

@@ -136,8 +136,8 @@ func TestRead(t *testing.T) {
 		want    Reading
 		leftOut int
 	}{
-		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64",
-			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
+		{gpt3Row(), Reading{Workload: "gpt:layers=96,hidden=12288,heads=96,vocab=50257,seq=2048,batch=2048", Cluster: "dgx-h100:64,attention=flash",
+			Strategy: "tp=4,pp=8,vp=12,dp=16,mbs=1,sp=on,tpoverlap=on,distopt=on,grads=bf16,recompute=none,fp8=delayed,fp8-params=on,graphs=off"}, 0},
 		{loraRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=full,recompute-layers=21,fp8=delayed,graphs=dense,graph-pool=layers,expandable-segments=on,gc-threshold=0.9,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
 		{fp8Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
@@ -178,6 +178,73 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestReadGradSyncBF16: NVIDIA's GPT-3 implementations run NeMo's
+// distributed_fused_adam with grad_sync_dtype bf16, so a GPT-3 row with
+// the distributed optimizer reads grads=bf16 and says so in Assumed;
+// without the distributed optimizer, or a LoRA row with it, no key.
+// Worked by hand on gpt3Row (175B over tp=4 x pp=8, 96 layers of
+// 12 h^2 = 1,811,939,328 weights, 12 a stage, 3 a tensor rank's share
+// of each: 5,435,817,984 a GPU without the embedding): its gradients
+// (and their reduce-scatter) take 2 bytes a weight, 10,871,635,968
+// bytes, where FP32 took 21,743,271,936.
+func TestReadGradSyncBF16(t *testing.T) {
+	rd, err := Read(gpt3Row())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rd.Strategy, "distopt=on,grads=bf16") || !strings.Contains(strings.Join(rd.Assumed, ";"), "grad_sync_dtype") {
+		t.Errorf("gpt3 with the distributed optimizer: %q, assumed %q", rd.Strategy, rd.Assumed)
+	}
+	s, err := plan.ParseStrategy(rd.Strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := plan.Plan{Strategy: s}
+	if got := 12 * 12 * 12288.0 * 12288 / 4 * pl.GradBytes(); got != 10871635968 {
+		t.Errorf("a GPU's gradient bytes: %g, want 10871635968", got)
+	}
+	off := gpt3Row()
+	off.DistOptimizer = "0"
+	lora := loraRow()
+	lora.DistOptimizer = "1"
+	for _, r := range []Row{off, lora} {
+		if rd, err := Read(r); err != nil || strings.Contains(rd.Strategy, "grads=") {
+			t.Errorf("%s (distopt %s): %q %v", r.ID, r.DistOptimizer, rd.Strategy, err)
+		}
+	}
+}
+
+// TestReadAttention: the attention kernel each round's GPT-3 code ran
+// (attentionOption): flash-attn where its Transformer Engine takes it
+// first (v3.0: TE 0.8, v3.1: TE 09ba842 with flash-attn 2.0.8), the
+// preset's cuDNN kernel from v4.0 (TE v1.6rc1 picks FusedAttention on
+// sm90), and a row of another benchmark or GPU unchanged.
+func TestReadAttention(t *testing.T) {
+	for _, c := range []struct {
+		round, benchmark, gpu, want string
+	}{
+		{"v3.0", "gpt3", "H100", "dgx-h100:64,attention=flash"},
+		{"v3.1", "gpt3", "H100", "dgx-h100:64,attention=flash"},
+		{"v4.0", "gpt3", "H100", "dgx-h100:64"},
+		{"v3.1", "gpt3", "H200", "dgx-h200:64"},
+		{"v3.1", "llama2_70b_lora", "H100", "dgx-h100:64"},
+	} {
+		r := gpt3Row()
+		r.Round, r.Benchmark, r.GPU = c.round, c.benchmark, c.gpu
+		r.ID = c.round + "/X/sys/" + c.benchmark
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatalf("%s %s %s: %v", c.round, c.benchmark, c.gpu, err)
+		}
+		if rd.Cluster != c.want {
+			t.Errorf("%s %s %s: cluster %q, want %q", c.round, c.benchmark, c.gpu, rd.Cluster, c.want)
+		}
+		if _, err := plan.ParsePod(rd.Cluster); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestReadFourSXMGPUsANode: a node of 4 H100 SXM GPUs (Dell XE8640) is
 // read as 4 GPUs of the dgx-h100 node, per-node=4: 64 such nodes are
 // 256 GPUs, and plan.ParsePod gives each node 4 GPUs and half of the
@@ -189,8 +256,8 @@ func TestReadFourSXMGPUsANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rd.Cluster != "dgx-h100:64,per-node=4" {
-		t.Errorf("cluster %q, want dgx-h100:64,per-node=4", rd.Cluster)
+	if rd.Cluster != "dgx-h100:64,per-node=4,attention=flash" {
+		t.Errorf("cluster %q, want dgx-h100:64,per-node=4,attention=flash (v3.1's flash-attn)", rd.Cluster)
 	}
 	p, err := plan.ParsePod(rd.Cluster)
 	if err != nil {
