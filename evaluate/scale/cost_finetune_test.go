@@ -178,7 +178,13 @@ func TestFineTuneRefused(t *testing.T) {
 // (TestTensorParallelComm); frozen, the column-parallel layers' inputs
 // are not gathered again for their weight gradients: two all-gathers
 // and two reduce-scatters. Without sequence parallelism the two
-// all-reduces of the data gradients stay.
+// all-reduces of the data gradients stay. The adapters of the four
+// targets add theirs (mechanisms.LoRA's adapterComm), worked by hand at
+// n = 512 tokens, rank r (the default), 2 bytes an element: each
+// adapter's linear_out input gradient all-reduced (n x r: four); without
+// sequence parallelism the two column-parallel adapters' linear_in input
+// gradients too (n x hidden, as the layer's: two more all-reduces of
+// act); with it and no TP overlap TE reduces those with the layer's.
 func TestLoRATensorParallel(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
 	p, _ := plan.PodOf("dgx-h100", 8)
@@ -188,12 +194,21 @@ func TestLoRATensorParallel(t *testing.T) {
 	ag, _ := p.Collective(roofline.AllGather, g, act)
 	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
 	ar, _ := p.Collective(roofline.AllReduce, g, act)
+	def, err := plan.ParseStrategy("peft=lora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := float64(def.FineTune.LoRARank)
+	if r <= 0 {
+		t.Fatalf("default LoRA rank %g", r)
+	}
+	arR, _ := p.Collective(roofline.AllReduce, g, 512*r*2)
 	for _, c := range []struct {
 		text string
 		want float64
 	}{
-		{"tp=8,sp=on,peft=lora", 2*ag + 2*rs},
-		{"tp=8,peft=lora", 2 * ar},
+		{"tp=8,sp=on,peft=lora", 2*ag + 2*rs + 4*arR},
+		{"tp=8,peft=lora", 2*ar + 4*arR + 2*ar},
 	} {
 		s, err := plan.ParseStrategy(c.text)
 		if err != nil {

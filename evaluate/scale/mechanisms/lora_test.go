@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -74,5 +75,72 @@ func TestAdapterInputByHand(t *testing.T) {
 	// 262,144 x 5 bytes, no faster than the preset's peak memory rate.
 	if floor := e * 5 / p.Hardware.MemBandwidth; k(e, 2, 3) < floor {
 		t.Errorf("dropout kernel %g s, under its bytes' %g s at peak", k(e, 2, 3), floor)
+	}
+}
+
+// TestAdapterCommByHand: the same block (hidden 512, 8 heads of 64) at
+// tp=2, rank 16, n = 1,024 tokens on the GPU. Each adapter's
+// tensor-parallel collectives, by hand from NeMo's ParallelLinearAdapter
+// (adapterComm), in BF16 over the two-GPU tensor group:
+//   - qkv (column-parallel) with sp and tpoverlap: forward linear_in's
+//     output gathered (1,024 x 16 x 2 = 32,768 bytes) and the norm
+//     output gathered by the adapter (1,024 x 512 x 2 = 1,048,576);
+//     backward linear_out's input gradient all-reduced (32,768) and the
+//     norm output's gradient reduce-scattered (1,048,576);
+//   - qkv with sp, no tpoverlap: TE returns the norm output gathered and
+//     reduces its gradient: the two r-wide collectives only;
+//   - qkv without sp: the r-wide ones and, backward, linear_in's input
+//     gradient all-reduced (1,048,576);
+//   - proj (row-parallel), any: linear_in's output all-reduced forward,
+//     linear_out's input gradient backward (32,768 each);
+//   - tp=1, or torchtitan's stack: none.
+func TestAdapterCommByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8")
+	g := plan.Group{PerNode: 2, Nodes: 1}
+	col := func(k roofline.Collective, bytes float64) float64 {
+		ct, _ := p.Collective(k, g, bytes)
+		return ct
+	}
+	const rw, x = 1024 * 16 * 2.0, 1024 * 512 * 2.0
+	agR, arR := col(roofline.AllGather, rw), col(roofline.AllReduce, rw)
+	const lo = "mbs=1,peft=lora,lora-rank=16,lora-targets=qkv+proj"
+	for _, c := range []struct {
+		name, strategy string
+		target         int
+		fwd, bwd       float64
+		nf, nb         float64
+	}{
+		{"qkv sp overlap", "tp=2," + lo + ",sp=on,tpoverlap=on", 0, agR + col(roofline.AllGather, x), arR + col(roofline.ReduceScatter, x), 2, 2},
+		{"qkv sp", "tp=2," + lo + ",sp=on", 0, agR, arR, 1, 1},
+		{"qkv no sp", "tp=2," + lo, 0, agR, arR + col(roofline.AllReduce, x), 1, 2},
+		{"proj sp overlap", "tp=2," + lo + ",sp=on,tpoverlap=on", 1, arR, arR, 1, 1},
+		{"proj no sp", "tp=2," + lo, 1, arR, arR, 1, 1},
+		{"qkv tp=1", "tp=1," + lo, 0, 0, 0, 0, 0},
+		{"qkv torchtitan", "tp=2," + lo + ",stack=torchtitan-0.2", 0, 0, 0, 0, 0},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 1024}
+		f, b := lora{sh}.adapterComm(c.target)
+		if math.Abs(f.Busy-c.fwd) > 1e-15 || math.Abs(b.Busy-c.bwd) > 1e-15 || f.Launches != c.nf || b.Launches != c.nb ||
+			f.TPExposed != f.Busy || b.TPExposed != b.Busy {
+			t.Errorf("%s: %g s, %g launches forward, %g s, %g backward (exposed %g, %g); want %g, %g, %g, %g, all exposed",
+				c.name, f.Busy, f.Launches, b.Busy, b.Launches, f.TPExposed, b.TPExposed, c.fwd, c.nf, c.bwd, c.nb)
+		}
+	}
+	// Sanity of the hand figures: the norm output's gather is no cheaper
+	// than its bytes received (half of them) at the pod's NVLink rate.
+	if bw, _ := p.Intra(); col(roofline.AllGather, x) < x/2/bw {
+		t.Errorf("all-gather of %g bytes in %g s, under its bytes at %g B/s", x, col(roofline.AllGather, x), bw)
 	}
 }
