@@ -86,12 +86,40 @@ func (c lora) frozenWeightGrads() cost.Phase {
 	for i := range in {
 		g := c.Back(c.LGEMM(2*n*in[i]*out[i], n*in[i]*cost.BF16+in[i]*out[i]*cost.BF16, n*out[i]*cost.BF16))
 		if column[i] {
-			p = p.Plus(c.Pair(g, before, act))
+			p = p.Plus(c.Pair(g, before, act)).Plus(c.frozenDgradRS(g, act))
 		} else {
 			p = p.Plus(c.Run(g))
 		}
 	}
 	return p
+}
+
+// frozenDgradRS is what a frozen column-parallel layer's backward
+// changes of its data gradient under sequence parallelism with TP
+// overlap, as frozenWeightGrads takes it away (the stack's data-gradient
+// GEMM with its reduce-scatter overlapped, less the two one after the
+// other): Transformer Engine's bulk overlaps of that backward ride on the
+// weight gradient, and a frozen weight has none. TE v1.6
+// layernorm_linear.py (layernorm_mlp.py alike for fc1): "if
+// tp_world_size == 1 or not weight.requires_grad: ctx.ub_bulk_dgrad =
+// False" and the same for ub_bulk_wgrad, so the data gradient is
+// reduce-scattered by NCCL (reduce_scatter_along_first_dim, async) and,
+// with no weight-gradient GEMM to run beside it, waited at once ("if
+// (not ctx.ub_bulk_wgrad) and ctx.parallel_mode == 'column' ...
+// handle.wait()") before the norm's backward: exposed, its GEMM on every
+// SM. Not where the data gradient's reduce-scatter has an overlap of its
+// own (ub_overlap_rs_dgrad: tp_comm_overlap_rs_dgrad, off by default and
+// in NVIDIA's MLPerf v4.0 LoRA configs, MC_TP_OVERLAP_RS_DGRAD=False;
+// placer has no key for it), nor off Megatron-Core's TE layers.
+func (c lora) frozenDgradRS(g cost.Kernel, act float64) cost.Phase {
+	pl := &c.Plan
+	if !pl.SequenceParallel || !pl.TPOverlap || pl.TP <= 1 || c.NoComm || pl.Software.Framework() != plan.FrameworkMegatron {
+		return cost.Phase{}
+	}
+	_, _, _, rs := c.TPKinds()
+	ct, _ := c.Pod.Collective(rs, c.TPG, c.TPBytes(rs, act))
+	apart := cost.Phase{Busy: g.Time(c.H) + ct, TPAll: ct, TPExposed: ct, Launches: 2}
+	return c.Pair(g, rs, act).Plus(cost.Scale(apart, -1))
 }
 
 // outputWeightGrad is the output layer's weight-gradient GEMM

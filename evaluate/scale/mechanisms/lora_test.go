@@ -144,3 +144,60 @@ func TestAdapterCommByHand(t *testing.T) {
 		t.Errorf("all-gather of %g bytes in %g s, under its bytes at %g B/s", x, col(roofline.AllGather, x), bw)
 	}
 }
+
+// TestFrozenDgradRSByHand: the same block at tp=2 (n = 1,024 tokens,
+// hidden 512: the norm output's gradient 1,024 x 512 x 2 = 1,048,576
+// bytes), the qkv data-gradient GEMM (1,024 x 512 by 768 on the GPU).
+// Under sequence parallelism with TP overlap the stack prices it with
+// its reduce-scatter overlapped (Shard.GEMMComm: the GEMM on the SMs
+// the userbuffers leave, the longer of it and the collective plus half
+// the shorter); frozen, TE runs the GEMM on every SM and the
+// reduce-scatter after it, waited: frozenDgradRS is the first less the
+// second (busy, the exposed collective, and the launches: 1 + 2 of the
+// overlap less 2). Nothing without TP overlap (the stack already prices
+// them one after the other), at tp=1, or off Megatron-Core.
+func TestFrozenDgradRSByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8")
+	g := plan.Group{PerNode: 2, Nodes: 1}
+	const n, h, out, act = 1024.0, 512.0, 768.0, 1024 * 512 * 2.0
+	const lo = "mbs=1,peft=lora,lora-rank=16,lora-targets=qkv+proj"
+	for _, c := range []struct {
+		name, strategy string
+		zero           bool
+	}{
+		{"sp overlap", "tp=2," + lo + ",sp=on,tpoverlap=on", false},
+		{"sp", "tp=2," + lo + ",sp=on", true},
+		{"tp=1", "tp=1," + lo, true},
+		{"torchtitan", "tp=2," + lo + ",sp=on,stack=torchtitan-0.2", true},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: n}
+		gemm := sh.Back(sh.LGEMM(2*n*h*out, n*h*cost.BF16+h*out*cost.BF16, n*out*cost.BF16))
+		got := lora{sh}.frozenDgradRS(gemm, act)
+		if c.zero {
+			if got != (cost.Phase{}) {
+				t.Errorf("%s: %+v, want nothing", c.name, got)
+			}
+			continue
+		}
+		gt := gemm.Time(&p.Hardware)
+		ct, _ := p.Collective(roofline.ReduceScatter, g, act)
+		og := sh.Overlapped(gemm, roofline.ReduceScatter, act, ct)
+		overlapped := max(og, ct) + min(og, ct)/2
+		want := overlapped - (gt + ct)
+		if math.Abs(got.Busy-want) > 1e-15 || math.Abs(got.TPExposed-(overlapped-gt-ct)) > 1e-15 || got.Launches != 1 || got.TPAll != 0 {
+			t.Errorf("%s: busy %g, exposed %g, all %g, launches %g; want %g, %g, 0, 1", c.name, got.Busy, got.TPExposed, got.TPAll, got.Launches, want, overlapped-gt-ct)
+		}
+	}
+}
