@@ -32,10 +32,11 @@ func fineTuneCoster(t *testing.T, m transformer.Spec, text string) coster {
 // TestLoRALayerFLOPs: a GPT block of hidden h = 1,024 (FFN 4h, 16 heads)
 // at n = s = 512 tokens, LoRA rank 16, by hand. Its linear layers' (in,
 // out): qkv (1,024, 3,072), proj (1,024, 1,024), fc1 (1,024, 4,096), fc2
-// (4,096, 1,024). An adapter's forward is 2 n r (in + out) of GEMMs and
-// n out of the add; its backward twice the GEMMs, and for a target fed
-// by a TE norm (qkv, fc1) the adapter's gradient of the norm output added
-// into the layer's, n h. The frozen base loses
+// (4,096, 1,024). An adapter's forward is 2 n r (in + out) of GEMMs, n
+// out of the add and n out of its output's scaling by alpha / r; its
+// backward twice the GEMMs, the scaling's gradient (n out), and for a
+// target fed by a TE norm (qkv, fc1) the adapter's gradient of the norm
+// output added into the layer's, n h. The frozen base loses
 // its weight gradients, 24 n h^2 (the forward's GEMMs). Full training:
 // forward 24 n h^2 + 2 n s h + 62 n h, backward 48 n h^2 + 5 n s h +
 // 124 n h (TestLayerFLOPs).
@@ -60,11 +61,11 @@ func TestLoRALayerFLOPs(t *testing.T) {
 	} {
 		lc := fineTuneCoster(t, m, "mbs=1,peft=lora,lora-rank=16,lora-targets="+c.targets)
 		f, b := lc.layer()
-		adapterF := 2*n*r*c.inOut + n*c.outs
+		adapterF := 2*n*r*c.inOut + 2*n*c.outs
 		if want := bf.Busy + adapterF/1e12; !near(f.Busy, want) {
 			t.Errorf("%s: forward %g s, want %g (adapters %g FLOPs)", c.targets, f.Busy, want, adapterF)
 		}
-		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+c.norms*n*h)/1e12; !near(b.Busy, want) {
+		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+n*c.outs+c.norms*n*h)/1e12; !near(b.Busy, want) {
 			t.Errorf("%s: backward %g s, want %g", c.targets, b.Busy, want)
 		}
 		if got := lc.Plan.FineTune.AdapterParams(&m, 1); got != c.adapters {

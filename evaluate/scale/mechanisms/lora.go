@@ -152,7 +152,8 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
 		ifwd, ibwd := c.adapterInput(i)
 		cfwd, cbwd := c.adapterComm(i)
-		fwd, bwd = fwd.Plus(ifwd).Plus(cfwd), bwd.Plus(ibwd).Plus(cbwd)
+		scale := c.Run(c.adapterScale(i))
+		fwd, bwd = fwd.Plus(ifwd).Plus(cfwd).Plus(scale), bwd.Plus(ibwd).Plus(cbwd).Plus(scale)
 	}
 	return fwd, bwd
 }
@@ -214,6 +215,23 @@ func (c lora) adapterComm(i int) (fwd, bwd cost.Phase) {
 		bwd = bwd.Plus(c.exposed(roofline.ReduceScatter, x))
 	}
 	return fwd, bwd
+}
+
+// adapterScale is the scaling of target i's adapter output by alpha /
+// r, one kernel forward and its gradient's one backward (NeMo's
+// ParallelLinearAdapter.forward: "x = x * (self.alpha / self.dim)", last,
+// after any return to the sequence shard; Megatron-Bridge's keeps it):
+// a BF16 element read and one written each way, over the output as the
+// GPU holds it: a column-parallel target's n x out shard; a row-parallel
+// target's whole output, n x hidden, or its sequence shard, n/T x
+// hidden, under sequence parallelism with more than one tensor rank.
+func (c lora) adapterScale(i int) cost.Kernel {
+	_, out, column := c.loraWidths()
+	e := c.Tokens * out[i]
+	if !column[i] && c.Plan.SequenceParallel && c.Plan.TP > 1 {
+		e /= float64(c.Plan.TP)
+	}
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e * cost.BF16, Writes: e * cost.BF16}
 }
 
 // exposed is tensor-parallel collective k of bytes in all (an

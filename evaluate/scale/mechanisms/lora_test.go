@@ -201,3 +201,42 @@ func TestFrozenDgradRSByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestAdapterScaleByHand: the same block (hidden 512; qkv 8 + 2 x 8
+// heads of 64, 1,536 wide, 768 a GPU at tp=2), n = 1,024 tokens. The
+// output scaled by alpha / r, a BF16 element read and written each way:
+// qkv's n x 768 = 786,432 elements at tp=2 (1,536 x 1,024 = 1,572,864
+// at tp=1); proj's n x 512 = 524,288, or its sequence shard under sp at
+// tp=2, 262,144.
+func TestAdapterScaleByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8")
+	const lo = "mbs=1,peft=lora,lora-rank=16,lora-targets=qkv+proj"
+	for _, c := range []struct {
+		name, strategy string
+		target         int
+		elems          float64
+	}{
+		{"qkv tp=2", "tp=2," + lo + ",sp=on", 0, 786432},
+		{"qkv tp=1", "tp=1," + lo, 0, 1572864},
+		{"proj tp=2 sp", "tp=2," + lo + ",sp=on", 1, 262144},
+		{"proj tp=2", "tp=2," + lo, 1, 524288},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1}, Tokens: 1024}
+		want := cost.Kernel{Class: graph.ClassElementwise, FLOPs: c.elems, Read: 2 * c.elems, Writes: 2 * c.elems}
+		if got := (lora{sh}).adapterScale(c.target); got != want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, want)
+		}
+	}
+}
