@@ -145,7 +145,13 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		}
 		a := c.GEMM(2*n*in[i]*r, n*in[i]*cost.BF16+in[i]*r*cost.BF16, n*r*cost.BF16)
 		b := c.GEMM(2*n*r*out[i], n*r*cost.BF16+r*out[i]*cost.BF16, n*out[i]*cost.BF16)
-		add := cost.Kernel{Class: graph.ClassElementwise, FLOPs: n * out[i], Read: 2 * n * out[i] * cost.BF16, Writes: n * out[i] * cost.BF16}
+		// The add into the layer's output as the GPU holds it (the
+		// scaled output's elements: adapterScale), a row-parallel
+		// layer's sequence shard under sequence parallelism (NeMo's
+		// mcore_mixins: "output = output + lora_output" after
+		// linear_proj's reduce-scatter).
+		e := c.adapterScale(i).FLOPs
+		add := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e * cost.BF16, Writes: e * cost.BF16}
 		fwd = fwd.Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(add))
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).

@@ -207,7 +207,8 @@ func TestFrozenDgradRSByHand(t *testing.T) {
 // output scaled by alpha / r, a BF16 element read and written each way:
 // qkv's n x 768 = 786,432 elements at tp=2 (1,536 x 1,024 = 1,572,864
 // at tp=1); proj's n x 512 = 524,288, or its sequence shard under sp at
-// tp=2, 262,144.
+// tp=2, 262,144. The add into the layer's output (loraAdapters) runs on
+// as many elements.
 func TestAdapterScaleByHand(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
