@@ -32,10 +32,11 @@ func fineTuneCoster(t *testing.T, m transformer.Spec, text string) coster {
 // TestLoRALayerFLOPs: a GPT block of hidden h = 1,024 (FFN 4h, 16 heads)
 // at n = s = 512 tokens, LoRA rank 16, by hand. Its linear layers' (in,
 // out): qkv (1,024, 3,072), proj (1,024, 1,024), fc1 (1,024, 4,096), fc2
-// (4,096, 1,024). An adapter's forward is 2 n r (in + out) of GEMMs and
-// n out of the add; its backward twice the GEMMs, and for a target fed
-// by a TE norm (qkv, fc1) the adapter's gradient of the norm output added
-// into the layer's, n h. The frozen base loses
+// (4,096, 1,024). An adapter's forward is 2 n r (in + out) of GEMMs, n
+// out of the add and n out of its output's scaling by alpha / r; its
+// backward twice the GEMMs, the scaling's gradient (n out), and for a
+// target fed by a TE norm (qkv, fc1) the adapter's gradient of the norm
+// output added into the layer's, n h. The frozen base loses
 // its weight gradients, 24 n h^2 (the forward's GEMMs). Full training:
 // forward 24 n h^2 + 2 n s h + 62 n h, backward 48 n h^2 + 5 n s h +
 // 124 n h (TestLayerFLOPs).
@@ -60,11 +61,11 @@ func TestLoRALayerFLOPs(t *testing.T) {
 	} {
 		lc := fineTuneCoster(t, m, "mbs=1,peft=lora,lora-rank=16,lora-targets="+c.targets)
 		f, b := lc.layer()
-		adapterF := 2*n*r*c.inOut + n*c.outs
+		adapterF := 2*n*r*c.inOut + 2*n*c.outs
 		if want := bf.Busy + adapterF/1e12; !near(f.Busy, want) {
 			t.Errorf("%s: forward %g s, want %g (adapters %g FLOPs)", c.targets, f.Busy, want, adapterF)
 		}
-		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+c.norms*n*h)/1e12; !near(b.Busy, want) {
+		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+n*c.outs+c.norms*n*h)/1e12; !near(b.Busy, want) {
 			t.Errorf("%s: backward %g s, want %g", c.targets, b.Busy, want)
 		}
 		if got := lc.Plan.FineTune.AdapterParams(&m, 1); got != c.adapters {
@@ -178,7 +179,13 @@ func TestFineTuneRefused(t *testing.T) {
 // (TestTensorParallelComm); frozen, the column-parallel layers' inputs
 // are not gathered again for their weight gradients: two all-gathers
 // and two reduce-scatters. Without sequence parallelism the two
-// all-reduces of the data gradients stay.
+// all-reduces of the data gradients stay. The adapters of the four
+// targets add theirs (mechanisms.LoRA's adapterComm), worked by hand at
+// n = 512 tokens, rank r (the default), 2 bytes an element: each
+// adapter's linear_out input gradient all-reduced (n x r: four); without
+// sequence parallelism the two column-parallel adapters' linear_in input
+// gradients too (n x hidden, as the layer's: two more all-reduces of
+// act); with it and no TP overlap TE reduces those with the layer's.
 func TestLoRATensorParallel(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
 	p, _ := plan.PodOf("dgx-h100", 8)
@@ -188,12 +195,21 @@ func TestLoRATensorParallel(t *testing.T) {
 	ag, _ := p.Collective(roofline.AllGather, g, act)
 	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
 	ar, _ := p.Collective(roofline.AllReduce, g, act)
+	def, err := plan.ParseStrategy("peft=lora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := float64(def.FineTune.LoRARank)
+	if r <= 0 {
+		t.Fatalf("default LoRA rank %g", r)
+	}
+	arR, _ := p.Collective(roofline.AllReduce, g, 512*r*2)
 	for _, c := range []struct {
 		text string
 		want float64
 	}{
-		{"tp=8,sp=on,peft=lora", 2*ag + 2*rs},
-		{"tp=8,peft=lora", 2 * ar},
+		{"tp=8,sp=on,peft=lora", 2*ag + 2*rs + 4*arR},
+		{"tp=8,peft=lora", 2*ar + 4*arR + 2*ar},
 	} {
 		s, err := plan.ParseStrategy(c.text)
 		if err != nil {

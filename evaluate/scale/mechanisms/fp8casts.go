@@ -152,18 +152,63 @@ var _ cost.StepKernels = FP8Casts{}
 // cast along the weight's rows, one along its columns after their amax
 // pass: rowwise.go). t as it is without FP8, and under torchao's float8,
 // which casts them every micro-batch (TorchaoFloat8's StepKernels).
+//
+// Not under LoRA with FP8 primary weights (fp8-params=on): the frozen
+// base's weights are FP8 already (TE v1.6 _Linear.forward: "if
+// primary_weights_in_fp8: # Weight is already in FP8 ... weight_fp8 =
+// weight") and no optimizer step writes them, so nothing casts them. With
+// FP8 primary weights whose transposes are not cached
+// (fp8-transpose-cache=off) the step's cast writes the row-wise copy
+// only: the transposes are made every micro-batch (StageKernels).
 func (FP8Casts) StepKernels(s *cost.Shard, stages []cost.Stage, t float64) float64 {
 	pl, h := &s.Plan, &s.Pod.Hardware
-	if pl.FP8 == "" || TorchaoOn(pl) {
+	if pl.FP8 == "" || TorchaoOn(pl) || (pl.LoRA() && pl.FP8Params) {
 		return t
 	}
 	var lw float64
 	for _, st := range stages {
 		lw = max(lw, st.Layers)
 	}
-	t += cost.Kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: 2 * lw}.Time(h)
+	writes := 2 * lw
+	if pl.FP8Params && pl.NoTransposeCache {
+		writes = lw
+	}
+	t += cost.Kernel{Class: graph.ClassElementwise, FLOPs: lw, Read: 2 * lw, Writes: writes}.Time(h)
 	if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
 		t += cost.Kernel{Class: graph.ClassReduction, FLOPs: lw, Read: 2 * lw}.Time(h)
 	}
 	return t
+}
+
+var _ cost.StageKernels = FP8Casts{}
+
+// StageKernels is, with FP8 primary weights whose transposes are not
+// cached (fp8-params=on with fp8-transpose-cache=off: NeMo's and
+// Megatron-Core's disable_parameter_transpose_cache), the transpose of
+// each of the stage's block linear weights made in every micro-batch's
+// backward for its data-gradient GEMM: Megatron-Core's TE layers pass
+// is_first_microbatch None (megatron/core/transformer/custom_layers/
+// transformer_engine.py, core_r0.7.0: "None if
+// self.disable_parameter_transpose_cache else self.is_first_microbatch"),
+// and TE v1.6's _Linear.backward (layernorm_linear.py and
+// layernorm_mlp.py alike) calls weight.transpose_2d(cache=False), which
+// runs tex.fp8_transpose on the weight's FP8 data (float8_tensor.py):
+// one byte read and one written an element, one kernel a weight. The
+// weights are this GPU's shards of a dense block's four linear layers
+// (plan.LoRAWidths' per-GPU widths), times the stage's layers. Nothing
+// forward, and nothing without that recipe.
+func (FP8Casts) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
+	pl := &s.Plan
+	if !pl.FP8Params || !pl.NoTransposeCache || s.FP8Fwd == 0 || st.Index >= len(pl.Stages) {
+		return fwd, bwd
+	}
+	layers := float64(pl.Stages[st.Index])
+	in, out, _ := plan.LoRAWidths(&s.M, float64(pl.TP))
+	for i := range in {
+		e := in[i] * out[i]
+		k := cost.Kernel{Class: graph.ClassElementwise, Read: e, Writes: e}
+		bwd.Busy += layers * k.Time(&s.Pod.Hardware)
+		bwd.Launches += layers
+	}
+	return fwd, bwd
 }

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -24,9 +25,11 @@ import (
 //     src/megatron/bridge/peft/utils.py, v0.2 to v0.5). The adapters run
 //     in BF16 under every fp8= recipe.
 //
-// Left out, assumptions: the r-wide all-reduce of a row-parallel
-// adapter's A output and the gathers of a column-parallel one (n x r
-// elements, under 1/100 of the layer's own collectives at r <= 64); the
+// The adapters' own tensor-parallel collectives, each on the compute
+// stream between the GEMMs it feeds: adapterComm.
+//
+// Left out, assumptions: a row-parallel adapter's output returned to
+// the layer's layout (adapterComm); the
 // embedding's weight gradient (a scatter-add, memory-bound, left in);
 // the inputs a frozen, untargeted linear layer need not save (kept:
 // every linear layer is a target by default). Each adapter's input
@@ -83,12 +86,40 @@ func (c lora) frozenWeightGrads() cost.Phase {
 	for i := range in {
 		g := c.Back(c.LGEMM(2*n*in[i]*out[i], n*in[i]*cost.BF16+in[i]*out[i]*cost.BF16, n*out[i]*cost.BF16))
 		if column[i] {
-			p = p.Plus(c.Pair(g, before, act))
+			p = p.Plus(c.Pair(g, before, act)).Plus(c.frozenDgradRS(g, act))
 		} else {
 			p = p.Plus(c.Run(g))
 		}
 	}
 	return p
+}
+
+// frozenDgradRS is what a frozen column-parallel layer's backward
+// changes of its data gradient under sequence parallelism with TP
+// overlap, as frozenWeightGrads takes it away (the stack's data-gradient
+// GEMM with its reduce-scatter overlapped, less the two one after the
+// other): Transformer Engine's bulk overlaps of that backward ride on the
+// weight gradient, and a frozen weight has none. TE v1.6
+// layernorm_linear.py (layernorm_mlp.py alike for fc1): "if
+// tp_world_size == 1 or not weight.requires_grad: ctx.ub_bulk_dgrad =
+// False" and the same for ub_bulk_wgrad, so the data gradient is
+// reduce-scattered by NCCL (reduce_scatter_along_first_dim, async) and,
+// with no weight-gradient GEMM to run beside it, waited at once ("if
+// (not ctx.ub_bulk_wgrad) and ctx.parallel_mode == 'column' ...
+// handle.wait()") before the norm's backward: exposed, its GEMM on every
+// SM. Not where the data gradient's reduce-scatter has an overlap of its
+// own (ub_overlap_rs_dgrad: tp_comm_overlap_rs_dgrad, off by default and
+// in NVIDIA's MLPerf v4.0 LoRA configs, MC_TP_OVERLAP_RS_DGRAD=False;
+// placer has no key for it), nor off Megatron-Core's TE layers.
+func (c lora) frozenDgradRS(g cost.Kernel, act float64) cost.Phase {
+	pl := &c.Plan
+	if !pl.SequenceParallel || !pl.TPOverlap || pl.TP <= 1 || c.NoComm || pl.Software.Framework() != plan.FrameworkMegatron {
+		return cost.Phase{}
+	}
+	_, _, _, rs := c.TPKinds()
+	ct, _ := c.Pod.Collective(rs, c.TPG, c.TPBytes(rs, act))
+	apart := cost.Phase{Busy: g.Time(c.H) + ct, TPAll: ct, TPExposed: ct, Launches: 2}
+	return c.Pair(g, rs, act).Plus(cost.Scale(apart, -1))
 }
 
 // outputWeightGrad is the output layer's weight-gradient GEMM
@@ -114,15 +145,107 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		}
 		a := c.GEMM(2*n*in[i]*r, n*in[i]*cost.BF16+in[i]*r*cost.BF16, n*r*cost.BF16)
 		b := c.GEMM(2*n*r*out[i], n*r*cost.BF16+r*out[i]*cost.BF16, n*out[i]*cost.BF16)
-		add := cost.Kernel{Class: graph.ClassElementwise, FLOPs: n * out[i], Read: 2 * n * out[i] * cost.BF16, Writes: n * out[i] * cost.BF16}
+		// The add into the layer's output as the GPU holds it (the
+		// scaled output's elements: adapterScale), a row-parallel
+		// layer's sequence shard under sequence parallelism (NeMo's
+		// mcore_mixins: "output = output + lora_output" after
+		// linear_proj's reduce-scatter).
+		e := c.adapterScale(i).FLOPs
+		add := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e * cost.BF16, Writes: e * cost.BF16}
 		fwd = fwd.Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(add))
 		// Each GEMM's data and weight gradient; the add's gradient is
 		// the output's, passed on (no kernel).
 		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
 		ifwd, ibwd := c.adapterInput(i)
-		fwd, bwd = fwd.Plus(ifwd), bwd.Plus(ibwd)
+		cfwd, cbwd := c.adapterComm(i)
+		scale := c.Run(c.adapterScale(i))
+		fwd, bwd = fwd.Plus(ifwd).Plus(cfwd).Plus(scale), bwd.Plus(ibwd).Plus(cbwd).Plus(scale)
 	}
 	return fwd, bwd
+}
+
+// adapterComm is the tensor-parallel collectives of target i's adapter
+// for one micro-batch on one GPU, forward and backward, as
+// ParallelLinearAdapter issues them on Megatron-Core's TE layers (NeMo
+// r2.0.0.rc0.beta, the NeMo of NVIDIA's MLPerf v4.0 Llama 2 70B LoRA
+// submissions as Supermicro's carries it:
+// nemo/collections/nlp/modules/common/megatron/adapters/parallel_adapters.py;
+// Megatron-Bridge's src/megatron/bridge/peft/utils.py keeps the same
+// layers). Each is a collective the next kernel waits on, so exposed
+// whole; none with one tensor rank, off Megatron-Core (torchtitan's or
+// eager PyTorch's LoRA is not this adapter) or where collectives are
+// not costed. The adapter's linear layers run with sequence parallelism
+// off ("SP is irrelevant for the lora linear layer"):
+//   - a column-parallel target's (qkv, fc1): linear_in is a
+//     ColumnParallelLinear of r outputs with gather_output=True (its n x
+//     r output all-gathered forward) and linear_out a ColumnParallelLinear
+//     whose input gradient is all-reduced backward
+//     (copy_to_tensor_model_parallel_region: n x r). Its input, the
+//     norm's output: without sequence parallelism whole, and linear_in's
+//     input gradient all-reduced backward (n x hidden; linear_in reduces
+//     it unless disable_grad_reduce, set to sequence_parallel); with
+//     sequence parallelism and TP overlap the GPU's sequence shard,
+//     all-gathered forward by the adapter itself
+//     (gather_from_sequence_parallel_region, n x hidden) and its gradient
+//     reduce-scattered backward; with sequence parallelism and no TP
+//     overlap TE returns it gathered (return_layernorm_output_gathered)
+//     and reduces its gradient with the layer's: nothing more;
+//   - a row-parallel target's (proj, fc2): linear_in is a
+//     RowParallelLinear whose n x r output is all-reduced forward, and
+//     linear_out's input gradient is all-reduced backward (n x r). Its
+//     output's return to the layer's layout is left out: with
+//     a2a_experimental (every v4.0 MLPerf LoRA config_common.sh:
+//     LORA_A2A=1) an all-to-all of n x hidden/T each way, without it
+//     linear_out's output all-gathered (n x hidden) and, with sequence
+//     parallelism, its gradient all-gathered again: placer has no key
+//     that says which.
+//
+// All in BF16 (the adapters run in BF16 under every fp8= recipe).
+func (c lora) adapterComm(i int) (fwd, bwd cost.Phase) {
+	if c.Plan.TP <= 1 || c.NoComm || c.Plan.Software.Framework() != plan.FrameworkMegatron {
+		return fwd, bwd
+	}
+	n, r := c.Tokens, float64(c.Plan.LoRARank)
+	in, _, column := c.loraWidths()
+	rw := n * r * cost.BF16 // an adapter's n x r activation
+	if !column[i] {
+		return c.exposed(roofline.AllReduce, rw), c.exposed(roofline.AllReduce, rw)
+	}
+	fwd, bwd = c.exposed(roofline.AllGather, rw), c.exposed(roofline.AllReduce, rw)
+	x := n * in[i] * cost.BF16 // the norm's output, whole
+	switch {
+	case !c.Plan.SequenceParallel:
+		bwd = bwd.Plus(c.exposed(roofline.AllReduce, x))
+	case c.Plan.TPOverlap:
+		fwd = fwd.Plus(c.exposed(roofline.AllGather, x))
+		bwd = bwd.Plus(c.exposed(roofline.ReduceScatter, x))
+	}
+	return fwd, bwd
+}
+
+// adapterScale is the scaling of target i's adapter output by alpha /
+// r, one kernel forward and its gradient's one backward (NeMo's
+// ParallelLinearAdapter.forward: "x = x * (self.alpha / self.dim)", last,
+// after any return to the sequence shard; Megatron-Bridge's keeps it):
+// a BF16 element read and one written each way, over the output as the
+// GPU holds it: a column-parallel target's n x out shard; a row-parallel
+// target's whole output, n x hidden, or its sequence shard, n/T x
+// hidden, under sequence parallelism with more than one tensor rank.
+func (c lora) adapterScale(i int) cost.Kernel {
+	_, out, column := c.loraWidths()
+	e := c.Tokens * out[i]
+	if !column[i] && c.Plan.SequenceParallel && c.Plan.TP > 1 {
+		e /= float64(c.Plan.TP)
+	}
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e * cost.BF16, Writes: e * cost.BF16}
+}
+
+// exposed is tensor-parallel collective k of bytes in all (an
+// all-gather's or reduce-scatter's whole tensor) over the shard's
+// tensor group, run where the compute waits on it.
+func (c lora) exposed(k roofline.Collective, bytes float64) cost.Phase {
+	t, _ := c.Pod.Collective(k, c.TPG, bytes)
+	return cost.Phase{Busy: t, TPAll: t, TPExposed: t, Launches: 1}
 }
 
 // adapterInput is the memory-bound work around the input of target i's
