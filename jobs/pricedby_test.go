@@ -18,7 +18,7 @@ func TestScaleEvalPricedBy(t *testing.T) {
 		{"gpt-oss on torchtitan", "gpt-oss-120b:seq=4096,batch=512", "dgx-h100:8", "pp=4,ep=8,dp=16,mbs=1,stack=torchtitan-0.2",
 			`"priced_by":{"code_base":"torchtitan","mechanisms":["token-dispatch","power-limit","adam","sm-contention","host-issue"]}`},
 		{"gpt-oss on megatron", "gpt-oss-120b:seq=4096,batch=512", "dgx-h100:8", "pp=4,ep=8,dp=16,mbs=1,stack=megatron-bridge-25.11",
-			`"priced_by":{"code_base":"fused","families":["yarn-rope","linear-bias","swiglu-clamp"],"mechanisms":["token-dispatch","te-grouped-gemm","power-limit","adam","sm-contention","host-issue"]}`},
+			`"priced_by":{"code_base":"fused","families":["yarn-rope","linear-bias","swiglu-clamp"],"mechanisms":["token-dispatch","random-routing","te-grouped-gemm","power-limit","adam","sm-contention","host-issue"]}`},
 	} {
 		ev, err := ScaleEval(t.Context(), ScaleOptions{Workload: c.workload, Cluster: c.cluster, Strat: c.strat})
 		if err != nil {
