@@ -770,12 +770,70 @@ BERT_RUN_FLAGS = ("fp16", "bf16", "amp", "distributed_lamb", "allreduce_post_acc
                   "allreduce_post_accumulation_fp16")
 
 
-def bert_recipe(tree, cfg, env, events, gbs, gpus):
+# The switches of NVIDIA's BERT run_pretraining.py that the bench reads,
+# as its argparse Namespace prints them (each a store_true flag; the
+# dest's underscores for the flag's dashes). The printed Namespace is the
+# arguments the run parsed: where a config's EXTRA_PARAMS and the log
+# disagree (a submitter's folder holding two configs of one size), the
+# log says what ran.
+BERT_LOG_FLAGS = ("fp16", "bf16", "amp", "distributed_lamb", "dwu-overlap-reductions",
+                  "allreduce_post_accumulation", "allreduce_post_accumulation_fp16",
+                  "dense_seq_output", "unpad", "unpad_fmha", "pad_fmha", "fused_mha", "packed_samples",
+                  "exchange_padding", "fused_bias_fc", "fused_bias_mha", "fused_dropout_add",
+                  "fused_gemm_gelu", "use_cuda_graph", "use_transformer_engine2")
+
+
+def namespace_text(text):
+    """The first printed argparse Namespace(...) in a log, whole: a
+    multi-node job's launcher cuts a long line into pieces, each under the
+    rank's prefix (" 0: "), other ranks' lines between them; "" where the
+    log prints none or it does not close."""
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        at = ln.find("Namespace(")
+        if at < 0:
+            continue
+        pre = re.match(r"\s*\d+: ", ln)
+        prefix = pre.group(0) if pre and pre.end() <= at else ""
+        buf = ln[at:].rstrip("\r\n")
+        for nxt in lines[i + 1:i + 200]:
+            if buf.count("(") <= buf.count(")"):
+                break
+            if prefix and nxt.startswith(prefix):
+                buf += nxt[len(prefix):].rstrip("\r\n")
+            elif not prefix:
+                break
+        buf = buf.rstrip()
+        return buf if buf.count("(") == buf.count(")") else ""
+    return ""
+
+
+def bert_log_args(texts):
+    """The store_true switches of BERT_LOG_FLAGS as the first log that
+    prints run_pretraining.py's Namespace(...) gives them ({} where none
+    does): flag -> True/False."""
+    for t in texts:
+        ns = namespace_text(t)
+        m = re.search(r"Namespace\((.*)\)$", ns)
+        if not m:
+            continue
+        args = dict(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)=(True|False)\b", m.group(1)))
+        out = {f: args[f.replace("-", "_")] == "True" for f in BERT_LOG_FLAGS if f.replace("-", "_") in args}
+        mode = re.search(r"\bcuda_graph_mode='([A-Za-z_]+)'", m.group(1))
+        if out and mode:
+            out["cuda_graph_mode"] = mode.group(1)
+        return out
+    return {}
+
+
+def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     """A BERT submission's recipe columns: the per-GPU batch and gradient
     accumulation as its log says them (d_batch_size,
     gradient_accumulation_steps), the packing factor they leave of its
     global batch, and the switches of its config's EXTRA_PARAMS and its
-    run_and_time.sh ("" where no config was matched)."""
+    run_and_time.sh, each of BERT_LOG_FLAGS as its log's printed
+    Namespace says where it prints one ("" where neither a config was
+    matched nor a log prints its arguments)."""
     d = _int(_first(events, "d_batch_size"), 0)
     ga = _int(_first(events, "gradient_accumulation_steps"), 0)
     out = {"tp": 1, "pp": 1, "dp": gpus or "", "mbs": d or "", "grad_accum": ga or ""}
@@ -783,13 +841,14 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus):
         out["packing"] = gbs // (d * ga * gpus)
     if any(str(ev.get("key", "")).startswith("opt_lamb") for ev in events):
         out["optimizer"] = "lamb"
-    if not cfg:
+    logged = bert_log_args(texts)
+    if not cfg and not logged:
         return out
-    extra = env.get("EXTRA_PARAMS", "")
+    extra = env.get("EXTRA_PARAMS", "") if cfg else ""
     flags = set(re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", extra))
     run_text = ""
-    impl = cfg.rsplit("/", 1)[0]
-    for name in ("run_and_time.sh", "run_and_time_multi.sh"):
+    impl = cfg.rsplit("/", 1)[0] if cfg else ""
+    for name in ("run_and_time.sh", "run_and_time_multi.sh") if cfg else ():
         if impl + "/" + name in tree_index(tree):
             run_text = "\n".join(ln for ln in tree.read(impl + "/" + name).splitlines()
                                   if not ln.lstrip().startswith("#"))
@@ -799,6 +858,15 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus):
             flags.add(f)
     if "--max_seq_length=512" in run_text:
         out["seq_len"] = 512
+    logged_mode = logged.pop("cuda_graph_mode", "")
+    for f, on_ in logged.items():
+        if on_:
+            flags.add(f)
+        else:
+            flags.discard(f)
+    if logged and (not cfg or flags != set(re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", extra)) |
+                   {f for f in re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", run_text) if f in BERT_RUN_FLAGS}):
+        out["from_log_config"] = "recipe_flags"
     out["recipe_flags"] = " ".join(sorted(flags))
     out["precision"] = "bf16" if "bf16" in flags else "fp16" if flags & {"fp16", "amp"} else ""
     on = lambda *names: "1" if flags & set(names) else "0"
@@ -808,7 +876,7 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus):
     out["cuda_graph"] = on("use_cuda_graph")
     m = re.search(r"--cuda_graph_mode[= ]+['\"]?([A-Za-z_]+)", extra)
     if out["cuda_graph"] == "1":
-        out["cuda_graph_mode"] = m.group(1) if m else ""
+        out["cuda_graph_mode"] = m.group(1) if m else logged_mode
     out["dist_optimizer"] = on("distributed_lamb")
     if env.get("USE_DDP", "") != "":
         out["ddp"] = normalize_bool(env["USE_DDP"])
@@ -955,7 +1023,7 @@ def build(trees):
             row["yaml_defaults"] = " ".join(defaults)
             if benchmark == "bert":
                 evs0 = mllog_events(texts[0]) if texts else []
-                for col, val in bert_recipe(tree, cfg, env, evs0, gbs, nodes * gpn).items():
+                for col, val in bert_recipe(tree, cfg, env, evs0, gbs, nodes * gpn, texts).items():
                     row[col] = val
             g = row["gpus"]
             if g and benchmark != "bert":

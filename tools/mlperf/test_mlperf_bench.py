@@ -99,6 +99,58 @@ class StepTimeTest(unittest.TestCase):
         self.assertEqual([e["key"] for e in mb.mllog_events(text)], ["global_batch_size", "seed"])
 
 
+class BertLogArgsTest(unittest.TestCase):
+    # Dell's v3.0 4xXE8545x4A100-SXM-40GB result_0.txt prints run_pretraining.py's
+    # Namespace (cut here to its switches); its folder holds two 4-node configs of
+    # global batch 448, and the first one's EXTRA_PARAMS has no fused flags.
+    LOG = (" 0: Namespace(allreduce_post_accumulation=True, cuda_graph_mode='segmented', "
+           "dense_seq_output=True, device=device(type='cuda', index=0), distributed_lamb=True, "
+           "dwu_group_size=0, dwu_overlap_reductions=False, exchange_padding=True, fp16=True, "
+           "fused_bias_fc=True, fused_bias_fc_loss_head=False, fused_bias_mha=True, "
+           "fused_dropout_add=True, fused_gemm_gelu=True, fused_mha=False, pad_fmha=False, "
+           "unpad=True, unpad_fmha=True, use_cuda_graph=False)\n")
+
+    def test_switches_as_printed(self):
+        got = mb.bert_log_args(["no namespace here\n", self.LOG])
+        # fused_bias_fc_loss_head and dwu_group_size are not switches the bench reads;
+        # dwu_overlap_reductions is the flag --dwu-overlap-reductions
+        want = {"allreduce_post_accumulation": True, "dense_seq_output": True, "distributed_lamb": True,
+                "dwu-overlap-reductions": False, "exchange_padding": True, "fp16": True,
+                "fused_bias_fc": True, "fused_bias_mha": True, "fused_dropout_add": True,
+                "fused_gemm_gelu": True, "fused_mha": False, "pad_fmha": False, "unpad": True,
+                "unpad_fmha": True, "use_cuda_graph": False, "cuda_graph_mode": "segmented"}
+        self.assertEqual(got, want)
+        self.assertEqual(mb.bert_log_args(["no namespace\n"]), {})
+
+    def test_namespace_cut_by_the_launcher(self):
+        # a multi-node job's log (Dell's 4- and 32-node XE8545 rows): the line cut in
+        # two under rank 0's prefix, rank 13's line between
+        log = (" 0: Namespace(device=device(type='cuda', index=0), fused_bias_fc=True, gradient_accumulation_ste\n"
+               "13: device: cuda:1 n_gpu: 16, distributed training: True\n"
+               " 0: ps=2, unpad=True, use_cuda_graph=False)\n")
+        self.assertEqual(mb.namespace_text(log), "Namespace(device=device(type='cuda', index=0), fused_bias_fc=True, "
+                                                 "gradient_accumulation_steps=2, unpad=True, use_cuda_graph=False)")
+        self.assertEqual(mb.bert_log_args([log]), {"fused_bias_fc": True, "unpad": True, "use_cuda_graph": False})
+        # one that never closes is not read
+        self.assertEqual(mb.namespace_text(" 0: Namespace(fp16=True, unpad\n"), "")
+
+    def test_recipe_from_the_log_without_a_config(self):
+        # no config matched (Dell's 32-node row): the columns from the printed switches
+        evs = [ev("d_batch_size", 1, 24), ev("gradient_accumulation_steps", 1, 1)]
+        r = mb.bert_recipe(None, None, {}, evs, 3072, 128, [self.LOG])
+        self.assertEqual(r["recipe_flags"], "allreduce_post_accumulation dense_seq_output distributed_lamb "
+                                            "exchange_padding fp16 fused_bias_fc fused_bias_mha fused_dropout_add "
+                                            "fused_gemm_gelu unpad unpad_fmha")
+        # 3072 / (24 x 1 x 128) = 1 sample a sequence
+        want = {"mbs": 24, "grad_accum": 1, "packing": 1, "precision": "fp16", "fused_mha": "1", "unpad": "1",
+                "dense_seq_output": "1", "cuda_graph": "0", "dist_optimizer": "1", "from_log_config": "recipe_flags"}
+        for k, v in want.items():
+            self.assertEqual(r[k], v, k)
+        self.assertNotIn("cuda_graph_mode", r)  # the mode only where graphs run
+        # neither a config nor a printed Namespace: the log's batch only
+        self.assertNotIn("recipe_flags", mb.bert_recipe(None, None, {}, evs, 3072, 128, ["x\n"]))
+
+
 class ShellAndYamlTest(unittest.TestCase):
     def test_expand(self):
         env = {"A": "1"}

@@ -52,6 +52,21 @@ func readBERT(r Row) (Reading, error) {
 		seq = bertSeq
 	}
 	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
+	if r.RecipeFlags != "" && !hasFlag(r.RecipeFlags, "unpad_fmha") && !hasFlag(r.RecipeFlags, "pad_fmha") {
+		// No fmha: NVIDIA's modeling.py BertLayer builds FMHA (the fused
+		// multi-head attention) only with --pad_fmha or --unpad_fmha; with
+		// --unpad it builds FastUnpadBertAttention (run_pretraining.py
+		// sets config.fused_mha = False under --unpad), whose mha.py
+		// FastUnpadBertSelfAttention runs bmm1 (Q K^T, every score of
+		// each sequence written), FastMaskSoftmax (scale, mask, softmax
+		// in one kernel), nn.Dropout on the probabilities
+		// (--enable_fuse_dropout off) and bmm2; without --unpad,
+		// apex's SelfMultiheadAttn (impl "fast") or BertSelfAttention,
+		// the same four. The pod's attention as separate kernels
+		// (attention=unfused: cost.Shard.UnfusedAttention).
+		rd.Cluster += ",attention=unfused"
+		rd.Assumed = append(rd.Assumed, "attention unfused (no --unpad_fmha or --pad_fmha: bmm1, masked softmax, dropout, bmm2 on every score)")
+	}
 	k := []string{fmt.Sprintf("dp=%d", r.GPUs), fmt.Sprintf("mbs=%d", r.MBS), "recompute=none", "stack=" + plan.StackNVIDIABERT}
 	if r.DistOptimizer == "1" && r.GPUs > 1 {
 		k = append(k, "distopt=on") // --distributed_lamb: DistributedFusedLAMB

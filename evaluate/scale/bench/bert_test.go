@@ -207,3 +207,58 @@ func TestReadBERTFP8(t *testing.T) {
 		t.Errorf("the FP8 block's forward %.5f ms shorter, want %.5f (GEMMs %.5f less, casts %.5f)", d*1e3, want*1e3, gemm*(1-1/1.850)*1e3, casts*1e3)
 	}
 }
+
+// TestReadBERTAttention: NVIDIA's modeling.py builds the fused multi-head
+// attention (FMHA) only with --unpad_fmha or --pad_fmha; with --unpad and
+// --fused_mha (xFusion's L4/L40/L40S and Dell's R760xa L40S configs)
+// run_pretraining.py turns fused_mha off and the layer runs
+// FastUnpadBertSelfAttention's four kernels, read as attention=unfused.
+// On the unfused pod a sequence of s = 254 tokens and a = 16 heads writes
+// a s^2 = 16 x 254^2 = 1,032,256 scores a layer (2,064,512 bytes in
+// FP16) that the fused kernel keeps on chip (cost.Shard.UnfusedAttention,
+// TestUnfusedAttention works its kernels by hand); the layer's forward is
+// slower than on the fused pod. A row without flags is left to the pod.
+func TestReadBERTAttention(t *testing.T) {
+	cases := []struct {
+		flags   string
+		unfused bool
+	}{
+		{"dense_seq_output distributed_lamb exchange_padding fp16 fused_bias_fc fused_bias_mha fused_dropout_add fused_gemm_gelu fused_mha unpad", true},
+		{"dense_seq_output distributed_lamb fp16 unpad", true},
+		{"dense_seq_output distributed_lamb fp16 fused_bias_fc unpad unpad_fmha", false},
+		{"cuda_graph_mode dense_seq_output distributed_lamb fp16 packed_samples pad_fmha use_cuda_graph", false},
+		{"", false},
+	}
+	fwd := map[bool]float64{}
+	for _, c := range cases {
+		r := bertRow()
+		r.Packing, r.GBS, r.Unpad, r.RecipeFlags = 1, 8*48, "1", c.flags
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.HasSuffix(rd.Cluster, ",attention=unfused"); got != c.unfused {
+			t.Errorf("flags %q: cluster %q, unfused %v, want %v", c.flags, rd.Cluster, got, c.unfused)
+		}
+		m, err1 := transformer.Parse(rd.Workload)
+		p, err2 := plan.ParsePod(rd.Cluster + ",power=off")
+		s, err3 := plan.ParseStrategy(rd.Strategy)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: %v %v %v", rd.Workload, err1, err2, err3)
+		}
+		if m.Seq != 254 || m.Heads != 16 {
+			t.Fatalf("%s: seq %d heads %d, want 254 and 16", rd.Workload, m.Seq, m.Heads)
+		}
+		if p.Kernels.UnfusedAttention != c.unfused {
+			t.Errorf("flags %q: pod's UnfusedAttention %v", c.flags, p.Kernels.UnfusedAttention)
+		}
+		res, err := scale.Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fwd[c.unfused] = res.LayerForward
+	}
+	if !(fwd[true] > fwd[false]) {
+		t.Errorf("layer forward unfused %g s, fused %g s: want the unfused slower", fwd[true], fwd[false])
+	}
+}

@@ -239,3 +239,19 @@ func TestReadAttentionKeysByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestWithAttentionUnfused: "unfused" turns the node's attention into
+// separate kernels whatever it has measured (the H100's cuDNN and flash
+// kept for a later choice); a measured backend turns it fused again.
+func TestWithAttentionUnfused(t *testing.T) {
+	k, err := H100.WithAttention("unfused")
+	if err != nil || !k.UnfusedAttention || len(k.Attention) != len(H100.Attention) {
+		t.Fatalf("H100 unfused: %v, UnfusedAttention %v, %d backends", err, k.UnfusedAttention, len(k.Attention))
+	}
+	if H100.UnfusedAttention {
+		t.Error("H100's own preset changed")
+	}
+	if f, err := k.WithAttention("flash"); err != nil || f.UnfusedAttention {
+		t.Errorf("flash after unfused: %v, UnfusedAttention %v", err, f.UnfusedAttention)
+	}
+}

@@ -130,8 +130,15 @@ type Node struct {
 // a layer is costed with) and its attention fused (UnfusedAttention off:
 // the software the option names runs that kernel); "" and "any" leave k
 // as it is; a backend k has not measured is an error naming those it
-// has.
+// has. "unfused" is the attention as separate kernels whatever the GPU
+// has measured (UnfusedAttention on): the software runs no fused
+// attention (NVIDIA's MLPerf BERT without --unpad_fmha or --pad_fmha:
+// FastUnpadBertSelfAttention's bmm1, masked softmax, dropout and bmm2).
 func (k Node) WithAttention(backend string) (Node, error) {
+	if backend == "unfused" {
+		k.UnfusedAttention = true
+		return k, nil
+	}
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
 	}

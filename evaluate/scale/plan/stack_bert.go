@@ -15,8 +15,10 @@ package plan
 // Transformer Engine's delayed scaling (te_layers.py: fp8=delayed on the
 // row, evaluate/scale/bench/bert.go). Its layers are costed as the
 // fused layer costs are (placer's fused kernels: one fused attention, a
-// fused bias + GeLU, fused norms); what is its own is the optimizer
-// (Settings.LAMB, mechanisms/lamb.go).
+// fused bias + GeLU, fused norms), the attention as the pod's kernels
+// run it: unfused where the row runs no fmha (attention=unfused on the
+// cluster, bench/bert.go) and on the A100 pods, whose default it is;
+// what is its own is the optimizer (Settings.LAMB, mechanisms/lamb.go).
 const StackNVIDIABERT = "nvidia-bert-mlperf"
 
 func init() {
