@@ -406,6 +406,12 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 			compute *= s
 		}
 	}
+	if r := memEffAttnF32Rate(h, op); r > 0 && op.FLOPs > 0 {
+		compute = op.FLOPs / r // Hardware.MemEffAttnF32
+		if s := h.ComputeSlowdown; s > 0 {
+			compute *= s
+		}
+	}
 	if dw := h.Depthwise; op.DepthwiseTaps > 0 && dw[0] > 0 && (h.DepthwiseMaxTaps == 0 || op.DepthwiseTaps <= h.DepthwiseMaxTaps) {
 		if op.Backward {
 			dw = h.DepthwiseBwd
@@ -434,6 +440,22 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 		compute = max(compute, float64(op.Steps)*step)
 	}
 	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
+}
+
+// memEffAttnF32Rate is the measured rate of op on h when it is PyTorch's
+// memory-efficient attention on FP32 inputs (Hardware.MemEffAttnF32),
+// else 0.
+func memEffAttnF32Rate(h *Hardware, op *graph.Op) float64 {
+	if op.DType != graph.F32 {
+		return 0
+	}
+	switch op.Type {
+	case "_scaled_dot_product_efficient_attention":
+		return h.MemEffAttnF32
+	case "_scaled_dot_product_efficient_attention_backward":
+		return h.MemEffAttnF32Bwd
+	}
+	return 0
 }
 
 // TimeOf is the unfused duration op would take on one device of the
