@@ -69,6 +69,12 @@ func TestMemEffAttnF32Measured(t *testing.T) {
 //	  matmul): 23.411e9 / (989.4e12 x 0.75)               31.549 us
 //	h100 FP32 mm, 23.411e9 / (66.9e12 x 0.75):             0.46659 ms
 //	a100 (no rate), 23.411e9 / (19.5e12 x 0.75):           1.60075 ms
+//	h100 BF16 flash forward, 331.197 GFLOP at 331.197:     1.000 ms
+//	h100 BF16 flash backward, 205.984 GFLOP at 205.984:    1.000 ms
+//	h200 FP16 flash forward (the same rate):               1.000 ms
+//	h100 flash type on FP32 (not flash's): 331.197e9 /
+//	  (66.9e12 x 0.75)                                     6.60084 ms
+//	a100 BF16 flash (no rate), 331.197e9 / (312e12 x 0.75): 1.41537 ms
 func TestMemEffAttnF32Time(t *testing.T) {
 	for _, c := range []struct {
 		hw       string
@@ -86,6 +92,11 @@ func TestMemEffAttnF32Time(t *testing.T) {
 		{"h100", "_scaled_dot_product_efficient_attention", graph.BF16, false, 23.411e9, 0, 31.549e-6},
 		{"h100", "mm", graph.F32, false, 23.411e9, 0, 0.46659e-3},
 		{"a100", "_scaled_dot_product_efficient_attention", graph.F32, false, 23.411e9, 0, 1.60075e-3},
+		{"h100", "_scaled_dot_product_flash_attention", graph.BF16, false, 331.197e9, 0, 1.000e-3},
+		{"h100", "_scaled_dot_product_flash_attention_backward", graph.BF16, true, 205.984e9, 0, 1.000e-3},
+		{"h200", "_scaled_dot_product_flash_attention", graph.F16, false, 331.197e9, 0, 1.000e-3},
+		{"h100", "_scaled_dot_product_flash_attention", graph.F32, false, 331.197e9, 0, 6.60084e-3},
+		{"a100", "_scaled_dot_product_flash_attention", graph.BF16, false, 331.197e9, 0, 1.41537e-3},
 	} {
 		h, _ := Preset(c.hw)
 		h.ComputeSlowdown = c.slowdown
@@ -103,12 +114,52 @@ func TestMemEffAttnF32Validate(t *testing.T) {
 	for _, c := range []struct {
 		fwd, bwd float64
 		field    string
-	}{{-1, 0, "mem_eff_attn_f32_flops"}, {0, 1e30, "mem_eff_attn_f32_bwd_flops"}} {
+	}{{-1, 0, "mem_eff_attn_f32_flops"}, {0, 1e30, "mem_eff_attn_f32_bwd_flops"}, {-2, -1, "flash_attn_flops"}} {
 		h, _ := Preset("h100")
-		h.MemEffAttnF32, h.MemEffAttnF32Bwd = c.fwd, c.bwd
+		if c.field == "flash_attn_flops" {
+			h.FlashAttn, h.FlashAttnBwd = c.fwd, c.bwd
+		} else {
+			h.MemEffAttnF32, h.MemEffAttnF32Bwd = c.fwd, c.bwd
+		}
 		err := h.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.field) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v/%v: %v, want one line naming %s", c.fwd, c.bwd, err, c.field)
+		}
+	}
+}
+
+// TestFlashAttnMeasured: the h100 and h200 presets' flash attention rates
+// are the H100's non-causal 2,048-token flash row (longattn.jsonl): the
+// forward's TFLOP/s, and the backward's with kernelbench's 2.5 x the
+// forward's FLOPs recounted as the graph's 2 x.
+func TestFlashAttnMeasured(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "measurements", "2026-11-27-h100", "longattn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fwd, bwd float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Name   string  `json:"name"`
+			Causal bool    `json:"causal"`
+			FLOPs  float64 `json:"fwd_flops"`
+			Fwd    float64 `json:"fwd_seconds"`
+			Bwd    float64 `json:"bwd_seconds"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Name == "ring.full.c2048.flash" && !r.Causal {
+			fwd, bwd = r.FLOPs/r.Fwd, 2*r.FLOPs/r.Bwd
+		}
+	}
+	if fwd == 0 {
+		t.Fatal("ring.full.c2048.flash: not in longattn.jsonl")
+	}
+	for _, name := range []string{"h100", "h200"} {
+		h, _ := Preset(name)
+		if math.Abs(h.FlashAttn-fwd) > 0.001e12 || math.Abs(h.FlashAttnBwd-bwd) > 0.001e12 {
+			t.Errorf("%s: %.3f / %.3f TFLOP/s, measured %.3f / %.3f", name, h.FlashAttn/1e12, h.FlashAttnBwd/1e12, fwd/1e12, bwd/1e12)
 		}
 	}
 }

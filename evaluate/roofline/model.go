@@ -406,8 +406,8 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 			compute *= s
 		}
 	}
-	if r := memEffAttnF32Rate(h, op); r > 0 && op.FLOPs > 0 {
-		compute = op.FLOPs / r // Hardware.MemEffAttnF32
+	if r := attnRate(h, op); r > 0 && op.FLOPs > 0 {
+		compute = op.FLOPs / r // Hardware.MemEffAttnF32, FlashAttn
 		if s := h.ComputeSlowdown; s > 0 {
 			compute *= s
 		}
@@ -442,18 +442,20 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
 }
 
-// memEffAttnF32Rate is the measured rate of op on h when it is PyTorch's
-// memory-efficient attention on FP32 inputs (Hardware.MemEffAttnF32),
-// else 0.
-func memEffAttnF32Rate(h *Hardware, op *graph.Op) float64 {
-	if op.DType != graph.F32 {
-		return 0
-	}
-	switch op.Type {
-	case "_scaled_dot_product_efficient_attention":
+// attnRate is the measured rate of op on h when it is PyTorch's
+// memory-efficient attention on FP32 inputs (Hardware.MemEffAttnF32) or
+// its flash attention on FP16/BF16 ones (Hardware.FlashAttn), else 0.
+func attnRate(h *Hardware, op *graph.Op) float64 {
+	half := op.DType == graph.BF16 || op.DType == graph.F16
+	switch {
+	case op.DType == graph.F32 && op.Type == "_scaled_dot_product_efficient_attention":
 		return h.MemEffAttnF32
-	case "_scaled_dot_product_efficient_attention_backward":
+	case op.DType == graph.F32 && op.Type == "_scaled_dot_product_efficient_attention_backward":
 		return h.MemEffAttnF32Bwd
+	case half && op.Type == "_scaled_dot_product_flash_attention":
+		return h.FlashAttn
+	case half && op.Type == "_scaled_dot_product_flash_attention_backward":
+		return h.FlashAttnBwd
 	}
 	return 0
 }
