@@ -390,8 +390,9 @@ func (m *Model) indexFusePairs() {
 // steps at least Steps x the hardware's step latency; a dense
 // convolution at the hardware's DenseConvEff where it has one; a depthwise
 // convolution its elements at the hardware's measured rate; a grouped or
-// dense one its nearest measured shape's; the measured time for a
-// measured op).
+// dense one its nearest measured shape's; PyTorch's fused attention at
+// the hardware's measured rate for its kernel and precision, attnRate;
+// the measured time for a measured op).
 func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
 		return op.Time, op.Time
