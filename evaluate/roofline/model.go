@@ -390,8 +390,9 @@ func (m *Model) indexFusePairs() {
 // steps at least Steps x the hardware's step latency; a dense
 // convolution at the hardware's DenseConvEff where it has one; a depthwise
 // convolution its elements at the hardware's measured rate; a grouped or
-// dense one its nearest measured shape's; the measured time for a
-// measured op).
+// dense one its nearest measured shape's; PyTorch's fused attention at
+// the hardware's measured rate for its kernel and precision, attnRate;
+// the measured time for a measured op).
 func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
 		return op.Time, op.Time
@@ -402,6 +403,12 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 			eff = h.DenseConvEff // an implicit GEMM (Hardware.DenseConvEff)
 		}
 		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * eff)
+		if s := h.ComputeSlowdown; s > 0 {
+			compute *= s
+		}
+	}
+	if r := attnRate(h, op); r > 0 && op.FLOPs > 0 {
+		compute = op.FLOPs / r // Hardware.MemEffAttnF32, FlashAttn
 		if s := h.ComputeSlowdown; s > 0 {
 			compute *= s
 		}
@@ -434,6 +441,24 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 		compute = max(compute, float64(op.Steps)*step)
 	}
 	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
+}
+
+// attnRate is the measured rate of op on h when it is PyTorch's
+// memory-efficient attention on FP32 inputs (Hardware.MemEffAttnF32) or
+// its flash attention on FP16/BF16 ones (Hardware.FlashAttn), else 0.
+func attnRate(h *Hardware, op *graph.Op) float64 {
+	half := op.DType == graph.BF16 || op.DType == graph.F16
+	switch {
+	case op.DType == graph.F32 && op.Type == "_scaled_dot_product_efficient_attention":
+		return h.MemEffAttnF32
+	case op.DType == graph.F32 && op.Type == "_scaled_dot_product_efficient_attention_backward":
+		return h.MemEffAttnF32Bwd
+	case half && op.Type == "_scaled_dot_product_flash_attention":
+		return h.FlashAttn
+	case half && op.Type == "_scaled_dot_product_flash_attention_backward":
+		return h.FlashAttnBwd
+	}
+	return 0
 }
 
 // TimeOf is the unfused duration op would take on one device of the

@@ -94,6 +94,25 @@ type Hardware struct {
 	// convolutions keep ComputeEff's (not one GEMM). 0: ComputeEff's.
 	DenseConvEff float64 `json:"dense_conv_eff,omitempty"`
 
+	// MemEffAttnF32 and MemEffAttnF32Bwd are the rates, FLOP/s, of
+	// PyTorch's memory-efficient attention on FP32 inputs, forward
+	// (_scaled_dot_product_efficient_attention) and backward: on compute
+	// capability 8.0 and up its kernels (xformers' cutlass fmha, built
+	// for Sm80 whatever the GPU) multiply FP32 on tensor cores as three
+	// TF32 products (OpMultiplyAddFastF32), with the softmax between the
+	// two GEMMs on the FP32 cores: neither the FP32 roof nor TF32's.
+	// PyTorch picks this kernel for FP32 (flash attention refuses FP32).
+	// 0: not measured on this GPU, the matmul roofline.
+	MemEffAttnF32    float64 `json:"mem_eff_attn_f32_flops,omitempty"`
+	MemEffAttnF32Bwd float64 `json:"mem_eff_attn_f32_bwd_flops,omitempty"`
+	// FlashAttn and FlashAttnBwd are the rates, FLOP/s, of PyTorch's
+	// flash attention (_scaled_dot_product_flash_attention, FP16/BF16,
+	// no mask: what SDPA picks first for them), forward and backward, in
+	// the graph's FLOPs (the math path's: 4 x B x H x S_q x S_k x d
+	// forward, twice that backward). 0: not measured, the matmul roofline.
+	FlashAttn    float64 `json:"flash_attn_flops,omitempty"`
+	FlashAttnBwd float64 `json:"flash_attn_bwd_flops,omitempty"`
+
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
 
@@ -223,12 +242,46 @@ func init() {
 	h.Grouped = h100GroupedName
 	h.DenseConv = h100DenseName
 	h.KernelFloor = h100KernelFloor
+	h.MemEffAttnF32, h.MemEffAttnF32Bwd = hopperMemEffAttnF32, hopperMemEffAttnF32Bwd
+	h.FlashAttn, h.FlashAttnBwd = hopperFlashAttn, hopperFlashAttnBwd
 	presets["h100"] = h
 	h = presets["h200"]
 	h.KernelFloor = h200KernelFloor
+	h.MemEffAttnF32, h.MemEffAttnF32Bwd = hopperMemEffAttnF32, hopperMemEffAttnF32Bwd
+	h.FlashAttn, h.FlashAttnBwd = hopperFlashAttn, hopperFlashAttnBwd
 	presets["h200"] = h
 	presets["rtx3090"] = rtx3090Kernels(presets["rtx3090"], presets["h100"])
 }
+
+// hopperMemEffAttnF32 and hopperMemEffAttnF32Bwd are FP32 memory-efficient
+// attention's rates on the H200, which the H100 shares (the same SMs and
+// clocks; the kernels are compute-bound): the lent H200's profiled GPT-2
+// small step (measurements/2026-11-26-h200-b/graphs/gpt2_small-b8-fp32.json,
+// 8 x 12 heads x 1,024 x 64, FP32, TF32 matmuls off), FLOPs over the
+// kernel's time: the one forward matched, 26.69 GFLOP in 1.140 ms, and the
+// median of the twelve backward ones, 51.95 GFLOP in 2.29-2.31 ms
+// (22.44-22.71 TFLOP/s): about 0.35 and 0.34 of the FP32 peak that placer
+// priced them at 0.75 of (TestMemEffAttnF32Measured).
+const (
+	hopperMemEffAttnF32    = 23.411e12
+	hopperMemEffAttnF32Bwd = 22.641e12
+)
+
+// hopperFlashAttn and hopperFlashAttnBwd are BF16 flash attention's rates
+// on the H100, carried to the H200 (the same SMs and clocks): the lent
+// H100's longattn section (measurements/2026-11-27-h100/longattn.jsonl,
+// ring.full.c2048.flash: 32 heads x 2,048 x 128, no mask, not causal,
+// the shortest such row), forward 68.72 GFLOP in 0.2075 ms (331.20
+// TFLOP/s) and backward 0.6672 ms: kernelbench counts the backward's
+// FLOPs as 2.5 x the forward's (the scores recomputed), the graph as
+// the math path's 2 x, so 257.48 x 2/2.5 = 205.98 TFLOP/s in the graph's
+// count (TestFlashAttnMeasured). A causal or shorter, narrower one is
+// slower (the causal head-dim-64 sweep at 1,024: 175.5 and 129.6 in
+// kernelbench's count, kb-attention.jsonl): not priced here.
+const (
+	hopperFlashAttn    = 331.197e12
+	hopperFlashAttnBwd = 205.984e12
+)
 
 // h100KernelFloor and h200KernelFloor are a near-empty kernel's time on
 // the GPU, queued back to back behind a busy GPU (kernelbench host
@@ -397,7 +450,9 @@ func (h *Hardware) Validate() error {
 		{"fp32_flops", h.FP32, true}, {"mem_bandwidth", h.MemBandwidth, true}, {"pcie_bandwidth", h.PCIeBandwidth, true},
 		{"fp64_flops", h.FP64, false}, {"tf32_tensor_flops", h.TF32, false}, {"fp16_tensor_flops", h.FP16Tensor, false},
 		{"fp16_flops", h.FP16, false}, {"int8_tensor_ops", h.INT8Tensor, false},
-		{"fp8_tensor_flops", h.FP8Tensor, false}, {"fp4_tensor_flops", h.FP4Tensor, false}, {"nvlink_bandwidth", h.NVLinkBandwidth, h.NVLinkGen > 0},
+		{"fp8_tensor_flops", h.FP8Tensor, false}, {"fp4_tensor_flops", h.FP4Tensor, false},
+		{"mem_eff_attn_f32_flops", h.MemEffAttnF32, false}, {"mem_eff_attn_f32_bwd_flops", h.MemEffAttnF32Bwd, false},
+		{"flash_attn_flops", h.FlashAttn, false}, {"flash_attn_bwd_flops", h.FlashAttnBwd, false}, {"nvlink_bandwidth", h.NVLinkBandwidth, h.NVLinkGen > 0},
 	} {
 		if err := rate(f.name, f.v, f.required); err != nil {
 			return err
