@@ -200,8 +200,10 @@ const pcieLanes = 16
 // cards: "accelerator_host_interconnect": "PCIe 5.0x8", MLPerf Training
 // v3.1 Lenovo/systems/SR675v3-8xH100_PCIe_80GB_350W.json). A PCIe
 // link's rate is its lanes' sum (the PCIe specification's bandwidth a
-// lane, a link of N lanes N of them), so the card's PCIe bandwidth is
-// the x16 figure's lanes/16; on a server of PCIe cards (no NVLink) that
+// lane, a link of N lanes N of them; NCCL's topology prices each PCI
+// link at width x speed / 80 GB/s, NVIDIA/nccl v2.17.1
+// src/graph/topo.cc ncclTopoAddPci: Gen5 x16 48, x8 24), so the card's
+// PCIe bandwidth is the x16 figure's lanes/16; on a server of PCIe cards (no NVLink) that
 // is the rate its cards reach each other at (Pod.Intra), each card's
 // link one hop of NCCL's ring. Refused on a pod whose GPUs reach each
 // other over NVLink: their PCIe link is not the one the node's
