@@ -765,7 +765,7 @@ def choose_config(tree, submitter, system, benchmark, nodes, gpn, gbs, logs_text
 
 # The flags of NVIDIA's BERT run_pretraining.py that its run_and_time.sh
 # passes on every run (beside a config's EXTRA_PARAMS): read from that
-# script where a config has one beside it.
+# script where a config has one beside it (or in scripts/ beside it).
 BERT_RUN_FLAGS = ("fp16", "bf16", "amp", "distributed_lamb", "allreduce_post_accumulation",
                   "allreduce_post_accumulation_fp16")
 
@@ -848,9 +848,13 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     flags = set(re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", extra))
     run_text = ""
     impl = cfg.rsplit("/", 1)[0] if cfg else ""
-    for name in ("run_and_time.sh", "run_and_time_multi.sh") if cfg else ():
-        if impl + "/" + name in tree_index(tree):
-            run_text = "\n".join(ln for ln in tree.read(impl + "/" + name).splitlines()
+    # beside the config, or in scripts/ beside it (Lenovo's v3.1
+    # SR675v3-8xH100_PCIe_80GB_350W: scripts/run_and_time.sh passes --fp16
+    # --distributed_lamb, which its logs print as distributed_lamb=True)
+    paths = (impl + "/" + d + name for d in ("", "scripts/") for name in ("run_and_time.sh", "run_and_time_multi.sh"))
+    for path in paths if cfg else ():
+        if path in tree_index(tree):
+            run_text = "\n".join(ln for ln in tree.read(path).splitlines()
                                   if not ln.lstrip().startswith("#"))
             break
     for f in re.findall(r"--([A-Za-z][A-Za-z0-9_\-]*)", run_text):

@@ -228,6 +228,35 @@ class CandidateConfigsTest(unittest.TestCase):
         self.assertEqual(mb.candidate_configs(tree, "ACME", "gpt3"), [])
 
 
+class _Texts(_Files):
+    """A Tree of files with their text."""
+
+    def __init__(self, texts):
+        super().__init__(texts)
+        self.texts = texts
+
+    def read(self, name):
+        return self.texts[name]
+
+
+class BertRecipeTest(unittest.TestCase):
+    def test_run_and_time_in_scripts(self):
+        # Lenovo's v3.1 SR675v3-8xH100_PCIe_80GB_350W keeps its
+        # run_and_time.sh in scripts/ beside the config: its --fp16
+        # --distributed_lamb are read (its logs print
+        # distributed_lamb=True); a commented line is not.
+        impl = "Lenovo/benchmarks/bert/implementations/SR675v3-8xH100_PCIe_80GB_350W"
+        cfg = impl + "/config_DGXH100_1x8x48x1_pack.sh"
+        tree = _Texts({cfg: "", impl + "/scripts/run_and_time.sh":
+                       "BERT_CMD=\"python run_pretraining.py --fp16 \\\n --distributed_lamb --max_seq_length=512\"\n"
+                       "#    BERT_CMD=\"${BERT_CMD} --allreduce_post_accumulation\"\n"})
+        mb._INDEX.clear()
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": "--use_cuda_graph --cuda_graph_mode 'segmented'"}, [], 768, 8)
+        self.assertEqual(out["recipe_flags"], "cuda_graph_mode distributed_lamb fp16 use_cuda_graph")
+        self.assertEqual((out["dist_optimizer"], out["precision"], out["seq_len"], out["cuda_graph_mode"]),
+                         ("1", "fp16", 512, "segmented"))
+
+
 class BuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -367,6 +367,9 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 	default:
 		return "", fmt.Errorf("%d %s GPUs a node: the %s preset's nodes have 8 NVLink GPUs (per-node= takes a share of an SXM node only)", r.GPUsPerNode, r.Accelerator, preset)
 	}
+	if pcie {
+		perNode += pcieLinkOption(r, rd) // pods.go
+	}
 	return perNode, nil
 }
 

@@ -65,7 +65,10 @@ func TestReadBERT(t *testing.T) {
 // slots); an A30 server of 8 is pcie-a30:1; Dell's 4 x XE8545 with 4 A100
 // SXM4 40 GB each (gpu_mem_gib 37.3) is dgx-a100-40gb:4,per-node=4, the
 // 80 GB one (74.5) dgx-a100:4,per-node=4; an H100 PCIe row of 8 cards is
-// pcie-h100:1. Each parses to the row's GPUs.
+// pcie-h100:1, and Lenovo's v3.1 SR675 V3 of 8 H100 PCIe cards, whose
+// system description wires them "PCIe 5.0x8", pcie-h100:1,pcie-lanes=8
+// (pods.go: 25 GB/s a card, half the x16 link's 50). Each parses to the
+// row's GPUs.
 func TestReadBERTPods(t *testing.T) {
 	row := func(gpu, acc string, mem float64, nodes, per int) Row {
 		r := bertRow()
@@ -74,6 +77,8 @@ func TestReadBERTPods(t *testing.T) {
 		r.DP, r.GBS = nodes*per, nodes*per*48*2
 		return r
 	}
+	lenovo := row("H100", "NVIDIA H100-PCIe-80GB", 74.5, 1, 8)
+	lenovo.Round, lenovo.Submitter, lenovo.System = "v3.1", "Lenovo", "SR675v3-8xH100_PCIe_80GB_350W"
 	for _, c := range []struct {
 		row     Row
 		cluster string
@@ -85,6 +90,7 @@ func TestReadBERTPods(t *testing.T) {
 		{row("A100", "NVIDIA A100-SXM-40GB", 37.3, 4, 4), "dgx-a100-40gb:4,per-node=4", "a100-40gb"},
 		{row("A100", "NVIDIA A100-SXM-80GB CTS", 74.5, 4, 4), "dgx-a100:4,per-node=4", "a100"},
 		{row("H100", "NVIDIA H100-PCIe-80GB", 74.5, 1, 8), "pcie-h100:1", "h100-pcie"},
+		{lenovo, "pcie-h100:1,pcie-lanes=8", "h100-pcie"},
 	} {
 		rd, err := Read(c.row)
 		if err != nil {

@@ -44,3 +44,23 @@ func podPreset(r Row) (preset string, pcie bool, err error) {
 func isPCIe(accelerator string) bool {
 	return strings.Contains(strings.ToUpper(strings.ReplaceAll(accelerator, " ", "")), "PCIE")
 }
+
+// pcieLinkLanes are the PCIe servers whose system description wires the
+// cards at less than x16 (its "accelerator_host_interconnect"), by
+// round/submitter/system: each a pcie-lanes= of its pod (plan/pod's
+// pcie.go, usePCIeLanes). Every other PCIe system of the development
+// rounds says x16 or says nothing (the x16 the cards are made for).
+//   - v3.1 Lenovo/systems/SR675v3-8xH100_PCIe_80GB_350W.json:
+//     "accelerator_host_interconnect": "PCIe 5.0x8".
+var pcieLinkLanes = map[string]int{"v3.1/Lenovo/SR675v3-8xH100_PCIe_80GB_350W": 8}
+
+// pcieLinkOption is the pod option of r's PCIe link where its system
+// description narrows it ("" where not), and what the reading assumes.
+func pcieLinkOption(r Row, rd *Reading) string {
+	lanes, ok := pcieLinkLanes[r.Round+"/"+r.Submitter+"/"+r.System]
+	if !ok {
+		return ""
+	}
+	rd.Assumed = append(rd.Assumed, fmt.Sprintf("each card on a PCIe x%d link, as its system description says (pcie-lanes=%d)", lanes, lanes))
+	return fmt.Sprintf(",pcie-lanes=%d", lanes)
+}

@@ -1,6 +1,8 @@
 package pod
 
 import (
+	"fmt"
+
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/kernels"
 )
@@ -184,4 +186,36 @@ const h100TensorWidth = 132 * 4096
 func heldKernels(k kernels.Node, h kernels.HeldClock) kernels.Node {
 	k.Held = &h
 	return k
+}
+
+// pcieLanes is the width of the link a card's presets assume: x16, the
+// slot every card of pcie.go is made for (roofline/hardware's pcie.go:
+// "PCIe Gen5 x16", "PCIe Gen4 x16"), at the attained rates of its
+// generation (Gen5 50 GB/s, Gen4 25 GB/s a direction).
+const pcieLanes = 16
+
+// usePCIeLanes is the pod's cards each on a link of lanes PCIe lanes
+// (pcie-lanes=N; 1, 2, 4, 8 or 16): a server that wires its cards at
+// less than their x16 (Lenovo's ThinkSystem SR675 V3 with 8 H100 PCIe
+// cards: "accelerator_host_interconnect": "PCIe 5.0x8", MLPerf Training
+// v3.1 Lenovo/systems/SR675v3-8xH100_PCIe_80GB_350W.json). A PCIe
+// link's rate is its lanes' sum (the PCIe specification's bandwidth a
+// lane, a link of N lanes N of them; NCCL's topology prices each PCI
+// link at width x speed / 80 GB/s, NVIDIA/nccl v2.17.1
+// src/graph/topo.cc ncclTopoAddPci: Gen5 x16 48, x8 24), so the card's
+// PCIe bandwidth is the x16 figure's lanes/16; on a server of PCIe cards (no NVLink) that
+// is the rate its cards reach each other at (Pod.Intra), each card's
+// link one hop of NCCL's ring. Refused on a pod whose GPUs reach each
+// other over NVLink: their PCIe link is not the one the node's
+// collectives run on.
+func (p *Pod) usePCIeLanes(x float64) error {
+	n := int(x)
+	if float64(n) != x || n < 1 || n > pcieLanes || n&(n-1) != 0 {
+		return fmt.Errorf("pcie-lanes=%g: want a PCIe link width of 1, 2, 4, 8 or 16 lanes", x)
+	}
+	if p.Hardware.Topology != "pcie" || p.Kernels.IntraBus > 0 {
+		return fmt.Errorf("pcie-lanes=%d: %s's GPUs reach each other over NVLink, not PCIe (a PCIe server's preset takes pcie-lanes)", n, p.Hardware.Name)
+	}
+	p.Hardware.PCIeBandwidth *= float64(n) / pcieLanes
+	return nil
 }

@@ -148,3 +148,44 @@ func TestHeldPCIe(t *testing.T) {
 		}
 	}
 }
+
+// TestPCIeLanes: pcie-lanes=N puts each card on a link of N lanes, the
+// x16 rate's N/16. Worked by hand: pcie-h100:1,pcie-lanes=8 (Lenovo's
+// SR675 V3, "PCIe 5.0x8") reaches the node's other cards at 50 x 8/16 =
+// 25 GB/s a direction; a ring all-gather of 1 GB over its 8 cards takes
+// 7/8 x 1e9 / 25e9 + 7 x 12 us = 35.084 ms (35 ms + seven PCIe
+// latencies), twice the x16 link's 17.584 ms in bandwidth; pcie-a100 at
+// x4: 25 x 4/16 = 6.25 GB/s. Refused, one line each: a width not a power
+// of two up to 16, and an NVLink pod (its collectives do not run on
+// PCIe).
+func TestPCIeLanes(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		intra float64
+		ag    float64 // s, all-gather of 1 GB over the node's 8 cards
+	}{
+		{"pcie-h100:1", 50e9, 7.0/8*1e9/50e9 + 7*12e-6},
+		{"pcie-h100:1,pcie-lanes=8", 25e9, 0.035084},
+		{"pcie-h100:1,pcie-lanes=16", 50e9, 0.017584},
+		{"pcie-a100:1,pcie-lanes=4", 6.25e9, 7.0/8*1e9/6.25e9 + 7*15e-6},
+	} {
+		p, err := ParsePod(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		intra, _ := p.Intra()
+		ag, _ := p.Collective(roofline.AllGather, Group{PerNode: 8, Nodes: 1}, 1e9)
+		if math.Abs(intra-c.intra) > 1e-9*c.intra || math.Abs(ag-c.ag) > 1e-9*c.ag {
+			t.Errorf("%s: intra %g, all-gather %g s; want %g, %g", c.text, intra, ag, c.intra, c.ag)
+		}
+	}
+	for text, words := range map[string]string{
+		"pcie-h100:1,pcie-lanes=3":  "1, 2, 4, 8 or 16 lanes",
+		"pcie-h100:1,pcie-lanes=32": "1, 2, 4, 8 or 16 lanes",
+		"dgx-h100:1,pcie-lanes=8":   "over NVLink",
+	} {
+		if _, err := ParsePod(text); err == nil || !strings.Contains(err.Error(), words) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line saying %q", text, err, words)
+		}
+	}
+}

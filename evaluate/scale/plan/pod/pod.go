@@ -210,7 +210,7 @@ func ParsePod(text string) (Pod, error) {
 			}
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps, per-node; attention=flash or cudnn; power=W or off)", text, kv)
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps, per-node, pcie-lanes; attention=flash or cudnn; power=W or off)", text, kv)
 			}
 			switch k {
 			case "nics":
@@ -224,8 +224,12 @@ func ParsePod(text string) (Pod, error) {
 				if err := pod.usePerNode(x); err != nil {
 					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
 				}
+			case "pcie-lanes":
+				if err := pod.usePCIeLanes(x); err != nil {
+					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
+				}
 			default:
-				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, per-node, attention, power)", text, k)
+				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, per-node, pcie-lanes, attention, power)", text, k)
 			}
 		}
 		pod.Name += "," + opts
