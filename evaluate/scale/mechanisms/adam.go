@@ -40,12 +40,18 @@ func (Adam) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 // profile measured an AdamW step, its time over the device's share
 // stands in for all of it.
 func adamStep(s *cost.Shard, stages []cost.Stage, extraRead, extraWrite float64) float64 {
+	return adamStepOver(s, stages, extraRead, extraWrite, float64(s.Plan.DP*s.Plan.CP))
+}
+
+// adamStepOver is adamStep with the optimizer state sharded over D GPUs
+// under distopt=on or fsdp=on (adamStep: every data-parallel and
+// context-parallel GPU of a stage's weights; DistLAMBShards: the node's).
+func adamStepOver(s *cost.Shard, stages []cost.Stage, extraRead, extraWrite, D float64) float64 {
 	pl, p := &s.Plan, s.Pod
 	var paramsMax float64
 	for _, st := range stages {
 		paramsMax = max(paramsMax, st.Trained)
 	}
-	D := float64(pl.DP * pl.CP) // the GPUs of a stage's weights
 	gb := pl.GradBytes()
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {

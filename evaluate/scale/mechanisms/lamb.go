@@ -43,6 +43,29 @@ var _ cost.Optimizer = LAMB{}
 
 // OptimizerStep is LAMB's step on the most loaded of stages: Adam's
 // (adamStep) with LAMB's extra bytes a parameter of the device's share.
+// Under apex's DistributedFusedLAMB (DistLAMB prices the step) the share
+// is the parameters over DistLAMBShards GPUs, not over every replica.
 func (LAMB) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+	if (DistLAMB{}).Prices(s) {
+		return adamStepOver(s, stages, LAMBExtraRead, LAMBExtraWrite, DistLAMBShards(s))
+	}
 	return adamStep(s, stages, LAMBExtraRead, LAMBExtraWrite)
+}
+
+// DistLAMBShards is the GPUs apex's DistributedFusedLAMB shards its FP32
+// master weights, moments and update over: its dwu_group_size, which
+// NVIDIA's MLPerf BERT configs leave at 0 (run_pretraining.py
+// --dwu-group-size: "If arg is 0, defaults to one node"), and then
+// `self._group_size = torch.cuda.device_count() if dwu_group_size <= 0`
+// (apex contrib/optimizers/distributed_fused_lamb.py, 7972dd2): the
+// node's GPUs, at most the data-parallel replicas. Across nodes
+// (full_ar) every rank all-reduces the whole gradient, then updates its
+// node-local 1/group_size shard (_mega_shard_size = total /
+// group_size: _fp32_p, _fp32_m, _fp32_v, _fp32_u) and all-gathers the new
+// parameters over the node (_ag_pg): the shard does not shrink with the
+// nodes. On stage 0's data-parallel group (BERT runs no model
+// parallelism).
+func DistLAMBShards(s *cost.Shard) float64 {
+	_, dpG := s.Plan.Groups(*s.Pod, 0)
+	return float64(max(1, min(dpG.PerNode, s.Plan.DP*s.Plan.CP)))
 }

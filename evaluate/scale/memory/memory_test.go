@@ -104,6 +104,32 @@ func TestMoEDistOptShards(t *testing.T) {
 	}
 }
 
+// TestDistLAMBStateByHand: apex's DistributedFusedLAMB keeps its FP32
+// master weights, moments and update term (16 bytes a parameter) for the
+// node's share of the parameters, however many nodes. By hand, a stage
+// of 1e9 parameters, dp=16 on 2 nodes of 8 GPUs: 1e9 x 16 / 8 = 2e9
+// bytes (sharded over every replica as Megatron's: 1e9 x 12 / 16 =
+// 7.5e8); dp=4 on one node of 8: 1e9 x 16 / 4 = 4e9.
+func TestDistLAMBStateByHand(t *testing.T) {
+	m := mustSpec(t, "bert-large:seq=512,batch=64")
+	for _, c := range []struct {
+		dp, nodes int
+		lamb      bool
+		want      float64
+	}{
+		{16, 2, true, 2e9},
+		{4, 1, true, 4e9},
+		{16, 2, false, 7.5e8},
+	} {
+		pl := plan.Plan{TP: 1, PP: 1, DP: c.dp, CP: 1, VP: 1, TPs: []int{1}, Stages: []int{24},
+			Strategy: plan.Strategy{DistOpt: true}, Run: plan.Settings{LAMB: c.lamb}}
+		co := counter{m: m, pl: pl, pod: &plan.Pod{Name: "hand", Nodes: c.nodes, PerNode: 8}}
+		if _, _, _, o := co.stageState(0, &Stage{Params: 1e9}); math.Abs(o-c.want) > 1 {
+			t.Errorf("dp=%d on %d nodes, LAMB %t: optimizer state %.0f, want %.0f", c.dp, c.nodes, c.lamb, o, c.want)
+		}
+	}
+}
+
 // TestInflightInterleaved checks the micro-batches in flight on a
 // stage, by hand: 1F1B min(M, P - s); interleaved Megatron-Core's (and
 // torch's ScheduleInterleaved1F1B's) warm-up of (P-s-1)2 + (V-1)P model

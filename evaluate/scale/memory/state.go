@@ -23,6 +23,9 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	o = st.Params * 12
 	if pl.DistOpt {
 		o /= float64(pl.DP * pl.CP) // sharded over the data-parallel and context ranks
+		if pl.Run.LAMB && !m.MoE() && c.pod != nil {
+			o = st.Params * distLAMBState / distLAMBShards(pl, c.pod, s)
+		}
 		if m.MoE() {
 			o = (st.Params-st.Experts)*12/float64(pl.DP*pl.CP) + st.Experts*12/float64(pl.EDP)
 		}
@@ -190,4 +193,20 @@ func lowPrecisionCopyBytes(recipe string) float64 {
 		return plan.BlockCopyBytes(recipe)
 	}
 	return 2
+}
+
+// distLAMBState is the bytes a parameter of apex's DistributedFusedLAMB
+// shard (contrib/optimizers/distributed_fused_lamb.py, 7972dd2,
+// _lazy_init_stage1): its FP32 master weights, two moments and update
+// term (_fp32_p, _fp32_m, _fp32_v, _fp32_u), 4 x 4.
+const distLAMBState = 16
+
+// distLAMBShards is the GPUs DistributedFusedLAMB shards its state over:
+// its group, one node's GPUs (`self._group_size =
+// torch.cuda.device_count()` where dwu_group_size is 0, as NVIDIA's MLPerf
+// BERT configs leave it), at most the replicas; not every replica
+// (mechanisms.DistLAMBShards, the step's share).
+func distLAMBShards(pl *plan.Plan, pod *plan.Pod, s int) float64 {
+	_, dpG := pl.Groups(*pod, s)
+	return float64(max(1, min(dpG.PerNode, pl.DP*pl.CP)))
 }
