@@ -40,6 +40,8 @@ COLUMNS = [
     "id", "round", "part", "submitter", "system", "benchmark", "division", "status",
     "accelerator", "gpu", "gpu_mem_gib", "gpus", "nodes", "gpus_per_node",
     "framework", "container",
+    "host_cpu", "host_sockets", "host_nics", "host_nic_gbps", "host_networking",
+    "gpu_interconnect", "gpu_host_link",
     "tp", "pp", "vp", "cp", "sp", "dp", "mbs", "gbs", "seq_len",
     "fp8", "fp8_format", "fp8_amax_history", "fp8_amax_algo", "fp8_reduce_amax",
     "fp8_params", "fp8_dpa", "fp8_activation",
@@ -614,6 +616,64 @@ def mem_gib(s):
     return f"{gib:.1f}"
 
 
+# The labels a system description's host_networking puts before each of
+# its networks ("Storage: 2x ConnectX-7 IB NDR 400Gb/s, Compute: 8x
+# ConnectX-7 IB NDR 400Gb/s, Management: 100Gb/s Ethernet NIC").
+_NET_LABEL = re.compile(r"(?=\b(?:Storage|Management|Compute)[A-Za-z+]*\s*:)")
+# A NIC's line rate, Gb/s: "200Gb/Sec", "100 Gb / Sec", "400GbE", "200Gbe",
+# "400Gbps", "100G"; never "GB/s" (bytes: "PCIe-NIC: 500 GB/s").
+_NET_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*G(?:bps|bE|be|b)?(?![B\w])")
+# A count of cards before the card: "2x ConnectX-6", "1 x ConnectX - 6",
+# "2xBF3", "1 X 100G", "4x1Gb".
+_NET_COUNT = re.compile(r"^\s*(\d+)\s*[xX](?=\s|\d|[A-Z])")
+
+
+def compute_network(text):
+    """(NICs a node, each one's Gb/s) of the compute network a system
+    description's networking text states, or None where it states no line
+    rate. The text after a "Compute:" label where there is one; else the
+    card of the largest count x rate among the items (split at ",", "+",
+    ";" and "and"): a node's compute fabric is its widest, the management
+    and storage ports beside it narrower ("1x Ethernet 80Gb/Sec, 8x NVIDIA
+    NDR (400Gb/s)": 8 x 400)."""
+    text = str(text or "")
+    segs = _NET_LABEL.split(text)
+    compute = [s for s in segs if re.match(r"\s*Compute\s*:", s)]
+    if compute:
+        text = compute[0].split(":", 1)[1]
+    best = None
+    for item in re.split(r",|\+|;|\band\b", text):
+        m = _NET_SPEED.search(item)
+        if not m:
+            continue
+        gbps = float(m.group(1))
+        c = _NET_COUNT.match(item)
+        n = int(c.group(1)) if c and c.end() <= m.start() else 1
+        if n < 1 or gbps <= 0:
+            continue
+        if best is None or (n * gbps, n) > (best[0] * best[1], best[0]):
+            best = (n, gbps)
+    return best
+
+
+def host_network(sysjson):
+    """(NICs a node, Gb/s each, the text read) from a system description:
+    host_networking, else host_network_card_count, else
+    host_networking_topology (HPE writes "Infiniband, Ethernet" in the first
+    and "8x 200Gbe Infiniband, 2x 10GbE Ethernet" in the last); ("", "", "")
+    where none states a line rate."""
+    for field in ("host_networking", "host_network_card_count", "host_networking_topology"):
+        text = str(sysjson.get(field, "") or "").strip()
+        net = compute_network(text)
+        if net:
+            return net[0], net[1], text
+    return "", "", ""
+
+
+def _gbps(x):
+    return f"{x:g}" if x != "" else ""
+
+
 def _int(s, default=0):
     try:
         return int(float(str(s).strip()))
@@ -961,6 +1021,14 @@ def build(trees):
             timed = [st for _, st, _, _ in per if st is not None]
             methods = sorted({m for _, st, m, _ in per if st is not None})
             row = {c: "" for c in COLUMNS}
+            nics, gbps, nettext = host_network(sysjson)
+            row.update({
+                "host_cpu": str(sysjson.get("host_processor_model_name", "")).strip(),
+                "host_sockets": _int(sysjson.get("host_processors_per_node"), 0) or "",
+                "host_nics": nics, "host_nic_gbps": _gbps(gbps), "host_networking": nettext,
+                "gpu_interconnect": str(sysjson.get("accelerator_interconnect", "")).strip(),
+                "gpu_host_link": str(sysjson.get("accelerator_host_interconnect", "")).strip(),
+            })
             row.update({
                 "id": rid, "round": round_, "part": part, "submitter": submitter, "system": system,
                 "benchmark": benchmark,

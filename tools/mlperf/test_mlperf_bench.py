@@ -199,6 +199,45 @@ class ShellAndYamlTest(unittest.TestCase):
         self.assertEqual(mb.mem_gib("141 GB"), "131.3")  # 141e9 / 2^30
 
 
+class HostNetworkTest(unittest.TestCase):
+    """The compute network a system description states (host_networking of
+    the v3.0-v4.0 descriptions, as written there), worked by hand."""
+
+    def test_compute_network(self):
+        cases = (
+            # Dell XE8545: one item, 2 cards of 200 Gb/s
+            ("2x ConnectX-6 IB HDR 200Gb/Sec", (2, 200.0)),
+            # DGX H100: the Compute: label's text, not Storage's 2 x 400
+            ("Storage: 2x ConnectX-7 IB NDR 400Gb/s, Compute: 8x ConnectX-7 IB NDR 400Gb/s, "
+             "Management: 100Gb/s Ethernet NIC", (8, 400.0)),
+            ("Storage+Management: 1x NVIDIA BlueField 2 DPU 100Gb/s, Compute: 8x NVIDIA ConnectX-7 IB NDR 400Gb/s",
+             (8, 400.0)),
+            # Clemson: spaced count and rate; HDR100's digits are no rate
+            ("Management: 1 x 25 Gb / Sec Ethernet, Compute: 1 x ConnectX - 6 IB HDR100 100 Gb / Sec", (1, 100.0)),
+            # no label: the widest item, 8 x 400 = 3,200 over 1 x 80
+            ("1x Ethernet 80Gb/Sec, 8x NVIDIA NDR (400Gb/s)", (8, 400.0)),
+            # NVIDIA's L40S nodes: 2 x 400 east-west = 800 over 1 x 200
+            ("BF3 200Gbps for NS and 2xBF3 400Gbps for EW", (2, 400.0)),
+            # Dell R750xa: one Omni-Path card ("100 Series" is a model, no rate)
+            ("1x Cornelis Networks Omni-Path HFI Adapter 100 Series 100Gb/Sec", (1, 100.0)),
+            ("8x 200Gbe Infiniband, 2x 10GbE Ethernet", (8, 200.0)),
+            # bytes a second are not a line rate; no rate at all: None
+            ("ROCE2; Data bandwidth for GPU-PCIe: 504 GB/s; PCIe-NIC: 500 GB/s", None),
+            ("Ethernet, Infiniband", None),
+            ("", None),
+        )
+        for text, want in cases:
+            self.assertEqual(mb.compute_network(text), want, text)
+
+    def test_host_network_falls_back_to_topology(self):
+        # HPE's XD670: no rate in host_networking, none in
+        # host_network_card_count, 8 x 200 in host_networking_topology
+        sysjson = {"host_networking": "Infiniband, Ethernet", "host_network_card_count": "",
+                   "host_networking_topology": "8x 200Gbe Infiniband, 2x 10GbE Ethernet"}
+        self.assertEqual(mb.host_network(sysjson), (8, 200.0, "8x 200Gbe Infiniband, 2x 10GbE Ethernet"))
+        self.assertEqual(mb.host_network({"host_networking": "Gig Ethernet"}), ("", "", ""))
+
+
 class _Files:
     """A Tree of file names only (candidate_configs reads none)."""
 

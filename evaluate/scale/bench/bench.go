@@ -53,10 +53,19 @@ type Row struct {
 	GPU                                           string // H100, H200, B200, A100, L40S, ...
 	// Accelerator is the system description's accelerator name (its
 	// form factor: SXM or PCIe).
-	Accelerator                               string
-	GPUs, Nodes, GPUsPerNode                  int
-	GPUMemGiB                                 float64
-	Framework                                 string
+	Accelerator              string
+	GPUs, Nodes, GPUsPerNode int
+	GPUMemGiB                float64
+	Framework                string
+	// The host as the system description states it: its CPU model and
+	// sockets a node, the compute network's NICs a node and each one's
+	// line rate in Gb/s (0: not stated; the mirror's tools/mlperf
+	// host_network reads them), the GPUs' interconnect and their link to
+	// the host, as written.
+	HostCPU                                   string
+	HostSockets, HostNICs                     int
+	HostNICGbps                               float64
+	GPUInterconnect, GPUHostLink              string
 	TP, PP, VP, CP, DP, MBS, GBS, Seq         int
 	SP                                        string
 	FP8, FP8Format, FP8AmaxHistory, FP8Params string
@@ -161,6 +170,8 @@ func Parse(in io.Reader) ([]Row, error) {
 		r := Row{ID: get("id"), Round: get("round"), Part: get("part"), Submitter: get("submitter"), System: get("system"),
 			Benchmark: get("benchmark"), GPU: get("gpu"), GPUs: num("gpus"), Nodes: num("nodes"), GPUsPerNode: num("gpus_per_node"),
 			GPUMemGiB: real("gpu_mem_gib"), Framework: get("framework"),
+			HostCPU: get("host_cpu"), HostSockets: num("host_sockets"), HostNICs: num("host_nics"), HostNICGbps: real("host_nic_gbps"),
+			GPUInterconnect: get("gpu_interconnect"), GPUHostLink: get("gpu_host_link"),
 			TP: num("tp"), PP: num("pp"), VP: num("vp"), CP: num("cp"), DP: num("dp"), MBS: num("mbs"), GBS: num("gbs"), Seq: num("seq_len"),
 			SP: get("sp"), FP8: get("fp8"), FP8Format: get("fp8_format"), FP8AmaxHistory: get("fp8_amax_history"), FP8Params: get("fp8_params"),
 			FP8DPA: get("fp8_dpa"), FP8Activation: get("fp8_activation"),
@@ -370,7 +381,11 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 	if pcie {
 		perNode += pcieLinkOption(r, rd) // pods.go
 	}
-	return perNode, nil
+	nics, err := nicOption(r, fmt.Sprintf("%s:%d%s", preset, max(1, r.Nodes), perNode), rd) // pods.go
+	if err != nil {
+		return "", err
+	}
+	return perNode + nics, nil
 }
 
 // attentionOption is the cluster option of the attention kernel row r's

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"strings"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // pods are the pod presets of the SXM GPUs the bench holds (8 GPUs a
@@ -63,4 +65,31 @@ func pcieLinkOption(r Row, rd *Reading) string {
 	}
 	rd.Assumed = append(rd.Assumed, fmt.Sprintf("each card on a PCIe x%d link, as its system description says (pcie-lanes=%d)", lanes, lanes))
 	return fmt.Sprintf(",pcie-lanes=%d", lanes)
+}
+
+// nicOption is the pod option of r's compute network where its system
+// description states one its preset does not have ("" where the same,
+// where it states none, and on one node: a run of one node sends nothing
+// over its NICs), and what the reading assumes. cluster is the pod as
+// written so far (preset, nodes, per-node=): its NICs a node are the
+// preset's share for the node's GPUs (per-node=). The description's NICs
+// a node and each one's line rate (runs.csv host_nics, host_nic_gbps:
+// "2x ConnectX-6 IB HDR 200Gb/Sec" on Dell's XE8545, where a node of 4
+// GPUs of the DGX A100's 8 x 200 Gb/s has 4) become nics= and nic-gbps=
+// (plan/pod's ParsePod), which price every collective between nodes
+// (Pod.Inter: a GPU's share of its node's NICs).
+func nicOption(r Row, cluster string, rd *Reading) (string, error) {
+	if r.Nodes <= 1 || r.HostNICs <= 0 || r.HostNICGbps <= 0 {
+		return "", nil
+	}
+	p, err := plan.ParsePod(cluster)
+	if err != nil {
+		return "", err
+	}
+	if p.NICs == r.HostNICs && p.NICBandwidth == r.HostNICGbps*1e9/8 {
+		return "", nil
+	}
+	rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d NICs a node of %g Gb/s each, as its system description says (nics=%d,nic-gbps=%g; the preset's: %d of %g)",
+		r.HostNICs, r.HostNICGbps, r.HostNICs, r.HostNICGbps, p.NICs, p.NICBandwidth*8/1e9))
+	return fmt.Sprintf(",nics=%d,nic-gbps=%g", r.HostNICs, r.HostNICGbps), nil
 }
