@@ -39,6 +39,10 @@ type FusedAttn struct {
 	K           Kernel
 	Elems, Tail float64
 	HeadDim     int
+	// Full marks a context-parallel ring's full call (a chunk against
+	// another, no causal mask): priced by the kernel's full blocks' own
+	// fit where it has one (kernels.Attention.For).
+	Full bool
 }
 
 // Attention is the time of fused attention a, forward or backward: the
@@ -53,11 +57,7 @@ func (c *Shard) Attention(a FusedAttn, backward bool) float64 {
 	if len(c.Pod.Kernels.Attention) == 0 || c.Pod.Kernels.UnfusedAttention {
 		return a.K.Time(c.H)
 	}
-	k := c.Pod.Kernels.Attention[0]
-	r := &k.Fwd
-	if backward {
-		r = &k.Bwd
-	}
+	r := c.Pod.Kernels.Attention[0].For(backward, a.Full, a.HeadDim)
 	flops := a.K.FLOPs
 	if s := c.H.ComputeSlowdown; s > 0 {
 		flops *= s

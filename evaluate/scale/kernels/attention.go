@@ -22,6 +22,13 @@ type Attention struct {
 	// sm90) or "flash" (torch's own flash kernel).
 	Backend  string
 	Fwd, Bwd AttentionRate
+	// FullFwd and FullBwd, where set, are the kernel's fit to its full
+	// blocks alone (the measured calls without a causal mask: a
+	// context-parallel ring's chunk against another; FitFullBlocks), at
+	// the head dimensions they were measured at: For takes them for a
+	// ring's full call at one of those (cost.FusedAttn.Full), Fwd and
+	// Bwd for every other call. nil: Fwd and Bwd for every call.
+	FullFwd, FullBwd *AttentionRate
 	// Provenance, where set, is the node's Provenance once this kernel
 	// replaces its unfused attention (WithAttention): where the node's
 	// figures come from, this kernel's included.
@@ -57,6 +64,21 @@ type AttentionRate struct {
 	// Beta is seconds per query element, Tail seconds per element of a
 	// causal call's last row (s (dqk + dv)), T0 seconds per call.
 	Beta, Tail, T0 float64
+}
+
+// For is the fit that prices a call of head dimension d, forward or
+// backward: the full blocks' own fit (FullFwd, FullBwd) for a full call
+// (a context-parallel ring's chunk against another) where k has one
+// measured at d, else Fwd or Bwd.
+func (k *Attention) For(backward, full bool, d int) *AttentionRate {
+	r, f := &k.Fwd, k.FullFwd
+	if backward {
+		r, f = &k.Bwd, k.FullBwd
+	}
+	if full && f != nil && slices.Contains(f.HeadDims, d) {
+		return f
+	}
+	return r
 }
 
 // AttentionCall is the shape of one fused attention call as AttentionRate
@@ -248,11 +270,31 @@ func FitAttention(ms []MeasuredAttention, backend string) (Attention, error) {
 	return k, nil
 }
 
+// FitFullBlocks fits backend's measured full blocks alone (its cases
+// without a causal mask) as FitAttention fits every case: per direction
+// one rate per head dimension measured, Beta and T0 (no Tail: a full
+// block has no causal tail). An error where backend has no full block
+// measured, or too few for the unknowns.
+func FitFullBlocks(ms []MeasuredAttention, backend string) (fwd, bwd AttentionRate, err error) {
+	var full []MeasuredAttention
+	for _, m := range ms {
+		if !m.Causal {
+			full = append(full, m)
+		}
+	}
+	k, err := FitAttention(full, backend)
+	if err != nil {
+		return AttentionRate{}, AttentionRate{}, fmt.Errorf("full blocks: %w", err)
+	}
+	return k.Fwd, k.Bwd, nil
+}
+
 // fitRate is one direction's fit: its FLOPs are mul times the forward's.
 func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(MeasuredAttention) float64) (AttentionRate, error) {
 	// The terms beside the rates: Beta, Tail, T0, each in the fit until
-	// it comes out below 0.
-	in := [3]bool{true, true, true}
+	// it comes out below 0; Tail only where a case is causal (full blocks
+	// alone leave its column zero).
+	in := [3]bool{true, slices.ContainsFunc(ms, func(m MeasuredAttention) bool { return m.Causal }), true}
 	for {
 		cols := len(dims)
 		for _, on := range in {

@@ -311,18 +311,31 @@ var H100 = Node{
 
 // h100CuDNNAttention and h100FlashAttention are the fits H100
 // describes (FitAttention on kb-attention.jsonl and longattn.jsonl
-// together, to four figures).
+// together, to four figures), and beside each its full blocks' own fit
+// (FitFullBlocks on the same files: longattn.jsonl's ring.full cases,
+// Llama 3 8B's 32 heads at head dimension 128, one chunk of 2K to 32K
+// tokens against another, no causal mask), which prices a
+// context-parallel ring's full calls (cost.FusedAttn.Full): the joint
+// fit, its rate set mostly by the causal calls, has flash's full
+// backward 4.5-7.0% fast at chunks of 16K and 32K tokens (302 and 315
+// TFLOP/s measured against its 335), the full fit within 2.3%; cuDNN's
+// full fit (its Beta below 0, left out) moves its long chunks by less
+// than a point. TestH100AttentionMeasured refits all four.
 var (
 	h100CuDNNAttention = Attention{Backend: "cudnn",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
 			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
-			Beta: 2.901e-12, T0: 92.10e-6}}
+			Beta: 2.901e-12, T0: 92.10e-6},
+		FullFwd: &AttentionRate{HeadDims: []int{128}, Rates: []float64{657.1e12}, T0: 10.77e-6},
+		FullBwd: &AttentionRate{HeadDims: []int{128}, Rates: []float64{559.7e12}, T0: 118.8e-6}}
 	h100FlashAttention = Attention{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
 			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},
-			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
+			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6},
+		FullFwd: &AttentionRate{HeadDims: []int{128}, Rates: []float64{355.5e12}, T0: 13.43e-6},
+		FullBwd: &AttentionRate{HeadDims: []int{128}, Rates: []float64{315.0e12}, Beta: 5.150e-12, T0: 35.96e-6}}
 )
 
 // a100FlashAttention is FlashAttention-2 on an A100 SXM4 80GB at its

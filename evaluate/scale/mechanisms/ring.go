@@ -48,7 +48,9 @@ type ring struct{ *cost.Shard }
 //     step, all its queries each time: the ring is costed at its calls.
 //
 // Each call is priced by the measured kernel at its own shape (the
-// causal tail only in step 0's). The exchanges are ringP2P's, or torch's
+// causal tail only in step 0's; the full calls of steps 1 to C-1 by the
+// kernel's fit to its measured full blocks where it has one:
+// kernels.Attention.For). The exchanges are ringP2P's, or torch's
 // ring's (torchRing: ringAllGather's or ringAllToAll's run eager,
 // ringTraced's compiled, compile=on: Settings.Eager false). Without
 // context parallelism it is the kernel.
@@ -65,7 +67,7 @@ func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.
 	f.K.FLOPs /= float64(C)
 	steps := make([]float64, C)
 	steps[0] = c.Attention(f, backward)
-	f.Tail = 0
+	f.Tail, f.Full = 0, true
 	full := c.Attention(f, backward)
 	for i := 1; i < C; i++ {
 		steps[i] = full

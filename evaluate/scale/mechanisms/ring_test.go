@@ -293,3 +293,50 @@ func TestTERingMergesByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestRingFullCallsByHand: a ring's full calls (steps 1 to C-1) are
+// priced by the kernel's full blocks' own fit (kernels.Attention.For)
+// where it has one at the call's head dimension, step 0's causal call by
+// the joint fit; worked by hand on torch's compiled all-gather ring of 4
+// ranks, the layer's calls alone (no exchange: NoComm).
+func TestRingFullCallsByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.AtBurst() // the hand kernels' rates as written, not held
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	pl, err := plan.Resolve(m, plan.Strategy{Context: 4, Replicas: 2, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Run.CPRing, pl.Run.Eager = plan.CPRingAllGather, false
+	// Joint fit: R 500 TFLOP/s, Beta 1e-12 s an element, Tail 10e-12, T0
+	// 10 us. Full blocks' fit at head dimension 128: R 250 TFLOP/s, Beta
+	// 2e-12, T0 20 us.
+	hand := kernels.Attention{Backend: "hand",
+		Fwd:     kernels.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6},
+		FullFwd: &kernels.AttentionRate{HeadDims: []int{128}, Rates: []float64{250e12}, Beta: 2e-12, T0: 20e-6}}
+	p.Kernels.Attention = []*kernels.Attention{&hand}
+	co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 1024, NoComm: true}}
+	msg := cost.RingMsg{KV: 1e6, Out: 1e6}
+	// The GPU's share: 1 TFLOP, a quarter a call; 1e8 query elements, a
+	// causal last row of 1e6 in step 0's call.
+	a0 := 0.25e12/500e12 + 1e-12*1e8 + 10e-12*1e6 + 10e-6 // 0.62 ms: causal, joint fit
+	full := 0.25e12/250e12 + 2e-12*1e8 + 20e-6            // 1.22 ms: full, the full blocks' fit
+	joint := 0.25e12/500e12 + 1e-12*1e8 + 10e-6           // 0.61 ms: full, the joint fit
+	for _, c := range []struct {
+		name string
+		d    int
+		want float64
+	}{
+		{"head dimension 128: the full fit", 128, a0 + 3*full},     // 4.28 ms
+		{"head dimension 64: not measured full", 64, a0 + 3*joint}, // 2.45 ms (R(64): the nearest, 500)
+	} {
+		f := cost.FusedAttn{K: cost.Kernel{FLOPs: 1e12}, Elems: 1e8, Tail: 1e6, HeadDim: c.d}
+		got := co.attention(f, false, msg)
+		if want := c.want + co.ringMerges(false, msg); math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed) > 1e-12 {
+			t.Errorf("%s: busy %g, exposed %g; want %g, 0", c.name, got.Busy, got.CPExposed, want)
+		}
+	}
+}

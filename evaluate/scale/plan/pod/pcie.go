@@ -104,6 +104,7 @@ func h100PCIeKernels() kernels.Node {
 		s := *a
 		s.Fwd.Rates = scaled(a.Fwd.Rates, f)
 		s.Bwd.Rates = scaled(a.Bwd.Rates, f)
+		s.FullFwd, s.FullBwd = scaledRate(a.FullFwd, f), scaledRate(a.FullBwd, f)
 		k.Attention = append(k.Attention, &s)
 	}
 	k.IntraBus = 0
@@ -112,6 +113,16 @@ func h100PCIeKernels() kernels.Node {
 	k.CTAs, k.CTAsAcross = 0, 0
 	k.OverlapSlowdown = 0.189
 	return k
+}
+
+// scaledRate is r with its rates each times f (a new rate; nil for nil).
+func scaledRate(r *kernels.AttentionRate, f float64) *kernels.AttentionRate {
+	if r == nil {
+		return nil
+	}
+	s := *r
+	s.Rates = scaled(r.Rates, f)
+	return &s
 }
 
 // scaled is rates each times f (a new slice).
