@@ -46,7 +46,7 @@ func TestStepExtensionPoints(t *testing.T) {
 	}{
 		{"Optimizer", names(opt...), []string{"lamb", "adam"}},
 		{"StepKernels", names(step...), []string{"fp8-casts", "torchao-float8"}},
-		{"StageKernels", names(stage...), []string{"fp8-casts", "fsdp2"}},
+		{"StageKernels", names(stage...), []string{"fp8-casts", "amax-sync", "fsdp2"}},
 		{"FSDP", names(fsdp...), []string{"fsdp2"}},
 		{"GatherWire", names(wire...), []string{"torchao-float8"}},
 		{"StepClock, Contention, Host", names(stepClock, contention, host), []string{"power-limit", "sm-contention", "host-issue"}},

@@ -39,11 +39,12 @@ HELD_OUT_FROM = (5, 0)
 COLUMNS = [
     "id", "round", "part", "submitter", "system", "benchmark", "division", "status",
     "accelerator", "gpu", "gpu_mem_gib", "gpus", "nodes", "gpus_per_node",
-    "framework", "container",
+    "framework", "container", "te_revision", "nemo_revision", "megatron_revision",
     "host_cpu", "host_sockets", "host_nics", "host_nic_gbps", "host_networking",
     "gpu_interconnect", "gpu_host_link",
     "tp", "pp", "vp", "cp", "sp", "dp", "mbs", "gbs", "seq_len",
     "fp8", "fp8_format", "fp8_amax_history", "fp8_amax_algo", "fp8_reduce_amax",
+    "amax_dp_interval", "amax_async",
     "fp8_params", "fp8_dpa", "fp8_activation",
     "recompute_granularity", "recompute_method", "recompute_layers",
     "cuda_graph", "cpu_offload", "alloc_conf",
@@ -537,6 +538,13 @@ KEYS = [
     ("fp8_amax_history", ["fp8_amax_history_len"], ["FP8_AMAX_HISTORY"]),
     ("fp8_amax_algo", ["fp8_amax_compute_algo"], ["FP8_AMAX_ALGO"]),
     ("fp8_reduce_amax", ["reduce_amax"], ["FP8_REDUCE_AMAX"]),
+    # Transformer Engine's amax reduction (TE release_v0.8 to 1.x fp8.py
+    # global_amax_reduction, module.py): NVTE_DP_AMAX_REDUCE_INTERVAL (its
+    # default 1: every reduction over the fp8 group, tensor x data; 0: the
+    # tensor group only) and NVTE_ASYNC_AMAX_REDUCTION (its default 0: the
+    # all-reduce waited for on the compute stream). "" where unset.
+    ("amax_dp_interval", [], ["NVTE_DP_AMAX_REDUCE_INTERVAL"]),
+    ("amax_async", [], ["NVTE_ASYNC_AMAX_REDUCTION"]),
     ("fp8_params", ["fp8_params"], ["FP8_PARAMS"]),
     ("fp8_dpa", ["fp8_dot_product_attention"], ["FP8_DPA"]),
     ("fp8_activation", ["activation_func_fp8_input_store"], ["FP8_ACTIVATION"]),
@@ -723,6 +731,21 @@ def candidate_configs(tree, submitter, benchmark):
             continue
         out.append(p)
     return out
+
+
+def docker_revision(tree, config_path, name):
+    """The revision of a package (TE: Transformer Engine, NEMO, MEGATRON)
+    the Dockerfile beside a config installs (its `ARG <name>_REVISION=`),
+    or "" where there is none."""
+    if not config_path:
+        return ""
+    d = config_path.rsplit("/", 1)[0] if "/" in config_path else ""
+    try:
+        text = tree.read((d + "/" if d else "") + "Dockerfile")
+    except (FileNotFoundError, OSError):
+        return ""
+    m = re.search(r"^\s*ARG\s+" + name + r"_REVISION=(\S+)", text, re.M)
+    return m.group(1) if m else ""
 
 
 def yamls_for(tree, config_path):
@@ -1047,6 +1070,8 @@ def build(trees):
                 "absent_results": len(missing),
                 "step_method": "+".join(methods) if methods else (per[0][2] if per else ""),
             })
+            for col, arg in (("te_revision", "TE"), ("nemo_revision", "NEMO"), ("megatron_revision", "MEGATRON")):
+                row[col] = docker_revision(tree, cfg, arg)
             # A submission whose runs are an earlier submission's (a system
             # resubmitted in a later round with its old runs, a submitter's
             # power folders holding its own runs again): every result file's
@@ -1072,7 +1097,7 @@ def build(trees):
                     row["fp8_format"] = "hybrid"
                 elif normalize_bool(keys.get("fp8_e4m3", "")) == "1":
                     row["fp8_format"] = "e4m3"
-            for b in ("sp", "fp8", "fp8_reduce_amax", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
+            for b in ("sp", "fp8", "fp8_reduce_amax", "amax_async", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
                       "overlap_param_sync", "sharp", "no_transpose_cache"):
                 row[b] = normalize_bool(row[b])

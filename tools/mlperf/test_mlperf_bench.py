@@ -366,9 +366,15 @@ class BuildTest(unittest.TestCase):
         # the else branch's config_common.sh, not config_common_v31.sh
         want = {"tp": "4", "pp": "8", "vp": "12", "dp": 1, "mbs": "1", "gbs": 64, "seq_len": 2048, "sp": "1",
                 "fp8": "1", "fp8_params": "1", "dist_optimizer": "1", "cuda_graph": "0", "lora_rank": "",
-                "lora_dropout": "", "no_transpose_cache": "", "hidden_dropout": ""}
+                "lora_dropout": "", "no_transpose_cache": "", "hidden_dropout": "",
+                # config_common.sh's NVTE_ exports (async normalized to 1/0)
+                "amax_dp_interval": "0", "amax_async": "1",
+                # the Dockerfile beside the config: its ARG <name>_REVISION lines (indented one too)
+                "te_revision": "v1.6rc1", "nemo_revision": "v2.0.0.rc0.beta", "megatron_revision": "core_v0.7.0.beta"}
         for k, v in want.items():
             self.assertEqual(r[k], v, k)
+        # the LoRA systems' folder has no Dockerfile: no revision
+        self.assertEqual(self.by["acme_n1/llama2_70b_lora"]["te_revision"], "")
 
     def test_plan_from_printed_config_when_no_script(self):
         r = self.by["acme_n1/llama2_70b_lora"]

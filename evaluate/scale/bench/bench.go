@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/measurements/mlperf"
 )
@@ -70,11 +71,19 @@ type Row struct {
 	SP                                        string
 	FP8, FP8Format, FP8AmaxHistory, FP8Params string
 	FP8DPA, FP8Activation                     string
-	RecomputeGranularity, RecomputeMethod     string
-	RecomputeLayers                           int
-	CUDAGraph, CPUOffload, AllocConf          string
-	LoRARank, LoRAAlpha                       int
-	LoRATargets                               string
+	// FP8ReduceAmax is the recipe's reduce_amax (1/0); AmaxDPInterval
+	// and AmaxAsync Transformer Engine's NVTE_DP_AMAX_REDUCE_INTERVAL and
+	// NVTE_ASYNC_AMAX_REDUCTION as the config exports them ("": unset).
+	FP8ReduceAmax, AmaxDPInterval, AmaxAsync string
+	// TERevision, NeMoRevision and MegatronRevision are the revisions
+	// of Transformer Engine, NeMo and Megatron-LM the Dockerfile beside
+	// the config installs ("": none said).
+	TERevision, NeMoRevision, MegatronRevision string
+	RecomputeGranularity, RecomputeMethod      string
+	RecomputeLayers                            int
+	CUDAGraph, CPUOffload, AllocConf           string
+	LoRARank, LoRAAlpha                        int
+	LoRATargets                                string
 	// NoTransposeCache is NeMo's disable_parameter_transpose_cache
 	// (1/0); HiddenDropout and LoRADropout the recipe's hidden_dropout
 	// and adapter_dropout as written ("": not said); CPUOffloadLayers
@@ -175,6 +184,8 @@ func Parse(in io.Reader) ([]Row, error) {
 			TP: num("tp"), PP: num("pp"), VP: num("vp"), CP: num("cp"), DP: num("dp"), MBS: num("mbs"), GBS: num("gbs"), Seq: num("seq_len"),
 			SP: get("sp"), FP8: get("fp8"), FP8Format: get("fp8_format"), FP8AmaxHistory: get("fp8_amax_history"), FP8Params: get("fp8_params"),
 			FP8DPA: get("fp8_dpa"), FP8Activation: get("fp8_activation"),
+			FP8ReduceAmax: get("fp8_reduce_amax"), AmaxDPInterval: get("amax_dp_interval"), AmaxAsync: get("amax_async"),
+			TERevision: get("te_revision"), NeMoRevision: get("nemo_revision"), MegatronRevision: get("megatron_revision"),
 			RecomputeGranularity: get("recompute_granularity"), RecomputeMethod: get("recompute_method"), RecomputeLayers: num("recompute_layers"),
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
@@ -311,6 +322,9 @@ func Read(r Row) (Reading, error) {
 		if r.FP8Params == "1" && r.NoTransposeCache == "1" {
 			add("fp8-transpose-cache=off") // disable_parameter_transpose_cache
 		}
+		if a := amaxKey(r, &rd); a != "" {
+			add("amax-sync=%s", a)
+		}
 	}
 	if p, err := strconv.ParseFloat(r.HiddenDropout, 64); err == nil && p == 0 {
 		add("hidden-dropout=0") // the recipe's hidden_dropout 0.0: no masks
@@ -355,6 +369,81 @@ func Read(r Row) (Reading, error) {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}
 	return rd, nil
+}
+
+// Transformer Engine's amax reduction by revision (mechanisms.AmaxSync),
+// as each release the bench's Dockerfiles install (runs.csv te_revision)
+// runs it. teAmaxEnv: the releases that read NVTE_DP_AMAX_REDUCE_INTERVAL
+// (default 1: the fp8 group every time; 0: the tensor group) and
+// NVTE_ASYNC_AMAX_REDUCTION (default 0: waited for on the compute
+// stream), added by TE db95afe and ee87982 (2023-04) and removed by
+// 73f8d90 ("cuda graph support", 2024-04-12): release_v0.8 (fp8.py
+// global_amax_reduction), 09ba842 and 4ee8e8e (2023-10). teAmaxSync: the
+// releases after 73f8d90, whose reduce_and_update_fp8_tensors all-reduces
+// over the fp8 group with async_op=False at fp8_autocast's exit and after
+// the first module's backward, whatever the environment: v1.6rc1 (=
+// 9e4091e) and v1.6rc2.
+var (
+	teAmaxEnv = map[string]bool{"release_v0.8": true, "09ba84278a0e5b2eff80239599fbfc5e6beb389f": true,
+		"4ee8e8ec1dcb9d12ff87a341839de401cb699ddb": true}
+	teAmaxSync = map[string]bool{"v1.6rc1": true, "v1.6rc2": true, "9e4091e742638721f35f67f710815cfb36309831": true}
+)
+
+// fp8Group is the amax-sync group of the fp8_group row r's framework
+// passes to fp8_autocast, "" where not read: NeMo v1.17.0's
+// ParallelTransformer passes apex's get_amax_reduction_group(), the
+// tensor x data ranks of one pipeline stage (apex parallel_state.py
+// "amax_group_size: int = tensor_model_parallel_size *
+// data_parallel_size"); Megatron-Core core_v0.7.0.beta and
+// core_r0.7.0.beta's TransformerBlock the tensor group
+// (transformer_block.py: "fp8_group =
+// parallel_state.get_tensor_model_parallel_group()").
+func fp8Group(r Row) string {
+	switch {
+	case r.NeMoRevision == "v1.17.0_pt_23.04" && r.MegatronRevision == "":
+		return plan.AmaxSyncTPDP
+	case r.MegatronRevision == "core_v0.7.0.beta" || r.MegatronRevision == "core_r0.7.0.beta":
+		return plan.AmaxSyncTP
+	}
+	return ""
+}
+
+// amaxKey is the amax-sync group of row r ("": none priced), with what it
+// assumes or leaves out written to rd: with delayed scaling and
+// reduce_amax, each model chunk's forward and backward end in an
+// all-reduce of its amaxes that the compute waits for, over the group
+// its Transformer Engine release and environment choose (teAmaxEnv,
+// teAmaxSync, fp8Group). An asynchronous one (NVTE_ASYNC_AMAX_REDUCTION=1
+// where read) is not priced; neither is a release not read.
+func amaxKey(r Row, rd *Reading) string {
+	if r.FP8ReduceAmax != "1" {
+		return ""
+	}
+	var group string
+	switch {
+	case teAmaxEnv[r.TERevision]:
+		if r.AmaxAsync == "1" {
+			return ""
+		}
+		switch r.AmaxDPInterval {
+		case "0":
+			return plan.AmaxSyncTP
+		case "", "1":
+			group = fp8Group(r)
+		default:
+			rd.LeftOut = append(rd.LeftOut, "the amaxes' all-reduce over the fp8 group every "+r.AmaxDPInterval+" reductions (NVTE_DP_AMAX_REDUCE_INTERVAL; the tensor group's priced)")
+			return plan.AmaxSyncTP
+		}
+	case teAmaxSync[r.TERevision]:
+		group = fp8Group(r)
+	default:
+		rd.LeftOut = append(rd.LeftOut, fmt.Sprintf("the FP8 amaxes' all-reduce (Transformer Engine revision %q's not read)", r.TERevision))
+		return ""
+	}
+	if group == "" {
+		rd.LeftOut = append(rd.LeftOut, "the FP8 amaxes' all-reduce (the framework's fp8_group not read)")
+	}
+	return group
 }
 
 // nodeOption is the cluster option that writes r's nodes on the preset's

@@ -368,3 +368,56 @@ func TestBenchRunsFit(t *testing.T) {
 		t.Errorf("validation part: %d of %d runs that ran are told over (rows: PLACER_BENCH_SHOW_VALIDATION=1)", over[Validation], checked[Validation])
 	}
 }
+
+// TestReadAmaxSync: the amax-sync key of a GPT-3 row by the revisions
+// its Dockerfile installs and the environment its config exports (the
+// FP8 recipe with reduce_amax):
+//   - v3.0's: Transformer Engine release_v0.8, NeMo v1.17.0_pt_23.04, no
+//     NVTE_ amax variable: TE's defaults (interval 1, synchronous) over
+//     NeMo's fp8_group, apex's tensor x data group: tp-dp;
+//   - v3.1's: TE 09ba842 with NVTE_DP_AMAX_REDUCE_INTERVAL=0 and
+//     NVTE_ASYNC_AMAX_REDUCTION=1: asynchronous, not priced;
+//   - the same TE with interval 0 and no async: the tensor group, tp;
+//   - v4.0's: TE v1.6rc1 (the variables removed: synchronous over the
+//     fp8_group whatever they say) and Megatron-Core core_v0.7.0.beta
+//     (fp8_group the tensor group): tp;
+//   - a TE revision not read: none, left out;
+//   - reduce_amax off: none.
+func TestReadAmaxSync(t *testing.T) {
+	for _, c := range []struct {
+		name, te, nemo, mcore, interval, async, reduce string
+		want                                           string
+		leftOut                                        bool
+	}{
+		{"v3.0", "release_v0.8", "v1.17.0_pt_23.04", "", "", "", "1", "amax-sync=tp-dp", false},
+		{"v3.1", "09ba84278a0e5b2eff80239599fbfc5e6beb389f", "bd0b818ac2eb420b1cea19eb8bcc6215c87b06d0", "df7271285d3e29c13865515a51dbbd6e25f68f5f", "0", "1", "1", "", false},
+		{"interval 0, waited for", "09ba84278a0e5b2eff80239599fbfc5e6beb389f", "", "", "0", "", "1", "amax-sync=tp", false},
+		{"v4.0", "v1.6rc1", "v2.0.0.rc0.beta", "core_v0.7.0.beta", "0", "1", "1", "amax-sync=tp", false},
+		{"a TE not read", "v9.9", "", "", "", "", "1", "", true},
+		{"no reduce_amax", "release_v0.8", "v1.17.0_pt_23.04", "", "", "", "0", "", false},
+	} {
+		r := gpt3Row()
+		r.TERevision, r.NeMoRevision, r.MegatronRevision = c.te, c.nemo, c.mcore
+		r.AmaxDPInterval, r.AmaxAsync, r.FP8ReduceAmax = c.interval, c.async, c.reduce
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ""
+		for _, k := range strings.Split(rd.Strategy, ",") {
+			if strings.HasPrefix(k, "amax-sync=") {
+				got = k
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: %q in %s, want %q", c.name, got, rd.Strategy, c.want)
+		}
+		left := strings.Contains(strings.Join(rd.LeftOut, ";"), "amaxes")
+		if left != c.leftOut {
+			t.Errorf("%s: left out %v, want an amax line %t", c.name, rd.LeftOut, c.leftOut)
+		}
+		if _, err := plan.ParseStrategy(rd.Strategy); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

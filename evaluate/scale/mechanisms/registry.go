@@ -18,6 +18,7 @@ var Registered = cost.MustRegistry(
 	BlockScaled{},
 	Rowwise{},
 	TorchaoFloat8{},
+	AmaxSync{},
 	LAMB{},
 	DistLAMB{},
 	PowerLimit{},

@@ -40,6 +40,14 @@ type Strategy struct {
 	// default: optimizer.complete_reductions() after the backward;
 	// Megatron-LM without --overlap-grad-reduce).
 	NoGradOverlap bool
+	// AmaxSync is amax-sync=tp-dp or tp: with fp8=delayed, each model
+	// chunk's forward and backward end in an all-reduce of its FP8
+	// amaxes that the compute stream waits for, over the tensor x data
+	// group (AmaxSyncTPDP) or the tensor group (AmaxSyncTP): Transformer
+	// Engine's amax reduction without NVTE_ASYNC_AMAX_REDUCTION (release_v0.8
+	// to 1.x; mechanisms.AmaxSync). "" (amax-sync=off): not priced (the
+	// reduction asynchronous, or none).
+	AmaxSync string
 	// Tensor is the tensor-parallel degree T (0 = 1): Megatron-LM's
 	// column- then row-parallel split of every attention and MLP block,
 	// and a vocabulary-parallel embedding and output layer, over T GPUs
@@ -265,6 +273,12 @@ func (s Strategy) Recomputes() RecomputeModules {
 	}
 	return s.RecomputeModules
 }
+
+// The groups of amax-sync (Strategy.AmaxSync).
+const (
+	AmaxSyncTPDP = "tp-dp"
+	AmaxSyncTP   = "tp"
+)
 
 // The FP8 recipes (Strategy.FP8).
 const (
@@ -508,6 +522,8 @@ func (s Strategy) Check() error {
 		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
 	case s.TPOverlap && !s.SequenceParallel:
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
+	case s.AmaxSync != "" && s.FP8 != FP8Delayed:
+		return strategyError("amax-sync=%s without fp8=delayed: the amaxes reduced are delayed scaling's", s.AmaxSync)
 	case s.NoGradOverlap && s.FSDP:
 		return strategyError("grad-overlap=off with fsdp=on: FSDP reduces each layer's gradients beside the backward (modelled so only)")
 	case s.Experts < 0 || s.ExpertTensor < 0:
@@ -611,6 +627,9 @@ func (s Strategy) String() string {
 	if s.NoGradOverlap {
 		parts = append(parts, "grad-overlap=off")
 	}
+	if s.AmaxSync != "" {
+		parts = append(parts, "amax-sync="+s.AmaxSync)
+	}
 	if s.FirstLayers > 0 {
 		parts = append(parts, "first="+strconv.Itoa(s.FirstLayers))
 	}
@@ -671,7 +690,9 @@ func (s Strategy) moeString() []string {
 // the batch), schedule (gpipe, 1f1b), sp (sequence parallelism: on or
 // off), tpoverlap (on: tensor-parallel communication overlapped with the
 // GEMMs), grad-overlap (off: the data-parallel gradients reduced after
-// the backward, not beside it), recompute (none, selective, full), recompute-layers (with
+// the backward, not beside it), amax-sync (tp-dp or tp: with fp8=delayed,
+// each model chunk's forward and backward end in an all-reduce of the FP8
+// amaxes the compute waits for, over that group; off, the default), recompute (none, selective, full), recompute-layers (with
 // recompute=full: the layers of each model chunk that recompute), distopt
 // (on: the distributed optimizer; also written shard=zero1), first and
 // last (the layers of the first and the last pipeline stage), stage-tp
@@ -863,6 +884,14 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		var on bool
 		on, err = onOff(v)
 		s.NoGradOverlap = !on
+	case "amax-sync":
+		switch s.AmaxSync = strings.ToLower(v); s.AmaxSync {
+		case AmaxSyncTPDP, AmaxSyncTP:
+		case "off":
+			s.AmaxSync = ""
+		default:
+			err = fmt.Errorf("%q: want tp-dp (the FP8 amaxes' all-reduce waited for, over the tensor x data group), tp (over the tensor group) or off", v)
+		}
 	case "recompute-layers", "recompute_layers":
 		s.RecomputeLayers, err = positive(v)
 	case "fsdp":
@@ -911,7 +940,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {
