@@ -258,10 +258,54 @@ def eval_spans(events):
     return spans
 
 
+def bert_steady(events, gbs):
+    """A BERT run's steady step from its evaluation marks, or None.
+
+    NVIDIA's run_pretraining.py (and every copy of it on the bench) runs the
+    whole run as one block (block_start ... block_stop) and logs, after each
+    evaluation, eval_accuracy with metadata epoch_num = the training samples
+    seen so far (from v3.1 on also eval_start/eval_stop around it). The
+    intervals between successive eval_accuracy marks are the run's training
+    blocks; the first, from run_start to the first mark, holds the warm-up
+    (the first graph captures and replays) and is left out. The step is
+    gbs x (training time) / (samples) summed over the intervals after the
+    first, each less the evaluation (eval_start to eval_stop) it holds where
+    the log brackets it. Returns (step_s, method, steps) with method
+    "steady_train_time" (every evaluation in the span bracketed and taken
+    out) or "steady_eval_marks" (some evaluation in the span not bracketed:
+    v3.0's logs, whose spans hold their evaluations); None where the log has
+    fewer than two marks with growing sample counts."""
+    marks = []
+    for ev in events:
+        md = ev.get("metadata") or {}
+        if ev.get("key") == "eval_accuracy" and isinstance(ev.get("time_ms"), (int, float)) \
+                and isinstance(md.get("epoch_num"), (int, float)):
+            if not marks or (md["epoch_num"] > marks[-1][1] and ev["time_ms"] > marks[-1][0]):
+                marks.append((ev["time_ms"], md["epoch_num"]))
+    if len(marks) < 2 or not gbs:
+        return None
+    spans = eval_spans(events)
+    train_ms, bracketed = 0.0, True
+    for (ta, sa), (tb, sb) in zip(marks, marks[1:]):
+        inside = [(a, b) for a, b in spans if ta < a and b <= tb]
+        if not inside:
+            bracketed = False
+        train_ms += (tb - ta) - sum(b - a for a, b in inside)
+    samples = marks[-1][1] - marks[0][1]
+    if train_ms <= 0:
+        return None
+    method = "steady_train_time" if bracketed else "steady_eval_marks"
+    return gbs * train_ms / 1000.0 / samples, method, int(round(samples / gbs))
+
+
 def bert_step_time(events, gbs):
     """A BERT run's step time: its global batch (in samples, a packed
     sequence counting as the samples it holds) over its training rate, and
     the method, in order of preference:
+    - steady_train_time / steady_eval_marks: the steady step after the
+      first training block, as bert_steady reads it (the step placer
+      predicts); the methods below are the fallbacks for a log without two
+      evaluation marks.
     - train_time: train_samples over the run's time from run_start to
       run_stop less its evaluations, each eval_start to its eval_stop
       (NVIDIA's run_pretraining.py from v3.1 on logs both around each
@@ -277,6 +321,9 @@ def bert_step_time(events, gbs):
     The method names say per run whether its step holds the evaluations."""
     if not gbs:
         return None, "no global_batch_size", 0
+    steady = bert_steady(events, gbs)
+    if steady is not None:
+        return steady
     samples = _first(events, "train_samples")
     steps = int(round(samples / gbs)) if isinstance(samples, (int, float)) else 0
     t0 = [ev["time_ms"] for ev in events if ev.get("key") == "run_start"]
