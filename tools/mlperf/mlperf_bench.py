@@ -50,7 +50,7 @@ COLUMNS = [
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
     "overlap_param_sync", "sharp",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
-    "cuda_graph_mode", "ddp", "recipe_flags",
+    "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
     "config_match", "config_path", "yaml_defaults", "from_log_config", "result_paths",
 ]
@@ -869,6 +869,9 @@ def bert_log_args(texts):
         mode = re.search(r"\bcuda_graph_mode='([A-Za-z_]+)'", m.group(1))
         if out and mode:
             out["cuda_graph_mode"] = mode.group(1)
+        iters = re.search(r"\bmax_iterations_per_graph=(\d+)", m.group(1))
+        if out and iters:
+            out["max_iterations_per_graph"] = int(iters.group(1))
         return out
     return {}
 
@@ -910,6 +913,7 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     if "--max_seq_length=512" in run_text:
         out["seq_len"] = 512
     logged_mode = logged.pop("cuda_graph_mode", "")
+    logged_iters = logged.pop("max_iterations_per_graph", 0)
     for f, on_ in logged.items():
         if on_:
             flags.add(f)
@@ -928,6 +932,12 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     m = re.search(r"--cuda_graph_mode[= ]+['\"]?([A-Za-z_]+)", extra)
     if out["cuda_graph"] == "1":
         out["cuda_graph_mode"] = m.group(1) if m else logged_mode
+    if out["cuda_graph"] == "1" and out.get("cuda_graph_mode") == "full_iteration":
+        # The steps of one whole-step graph: --max_iterations_per_graph as
+        # the log prints it, else as EXTRA_PARAMS passes it, else
+        # run_pretraining.py's argparse default, 4 (v3.0 and v3.1 alike).
+        it = re.search(r"--max_iterations_per_graph[= ]+['\"]?(\d+)", extra)
+        out["graph_iterations"] = logged_iters or (int(it.group(1)) if it else 4)
     out["dist_optimizer"] = on("distributed_lamb")
     if env.get("USE_DDP", "") != "":
         out["ddp"] = normalize_bool(env["USE_DDP"])

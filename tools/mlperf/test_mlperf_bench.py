@@ -296,6 +296,22 @@ class BertRecipeTest(unittest.TestCase):
                          ("1", "fp16", 512, "segmented"))
 
 
+    def test_graph_iterations_of_full_iteration_graphs(self):
+        # NVIDIA's eos config (config_DGXH100_434x8x2x1_pack_clipafter.sh): --cuda_graph_mode
+        # 'full_iteration' --max_iterations_per_graph 1 -> 1 step a graph; the same mode without
+        # the switch -> run_pretraining.py's default 4; segmented graphs -> no column.
+        cfg = "NVIDIA/benchmarks/bert/implementations/pytorch/config_DGXH100_434x8x2x1_pack_clipafter.sh"
+        tree = _Texts({cfg: ""})
+        mb._INDEX.clear()
+        full = "--use_cuda_graph --pad_fmha --cuda_graph_mode 'full_iteration' --max_iterations_per_graph 1 --packed_samples"
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": full}, [], 6944, 3472)
+        self.assertEqual((out["cuda_graph_mode"], out["graph_iterations"]), ("full_iteration", 1))
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": full.replace(" --max_iterations_per_graph 1", "")}, [], 6944, 3472)
+        self.assertEqual(out["graph_iterations"], 4)
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": "--use_cuda_graph --cuda_graph_mode 'segmented'"}, [], 768, 8)
+        self.assertNotIn("graph_iterations", out)
+
+
 class BuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

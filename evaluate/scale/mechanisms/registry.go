@@ -25,4 +25,5 @@ var Registered = cost.MustRegistry(
 	FSDP2{},
 	SMContention{},
 	HostIssue{},
+	GraphStepSync{},
 )
