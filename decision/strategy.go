@@ -302,7 +302,7 @@ var scaleKeys = []string{
 	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",
 	"loss-layer", "account-for-loss-in-pipeline-split",
 	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
-	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
+	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "graph-sync", "max-iterations-per-graph", "routing",
 	"expandable-segments", "expandable_segments", "loss-fusion", "cross-entropy-loss-fusion",
 	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
 	"compile", "cp-rotate", "context-parallel-rotate-method", "cp-comm-type", "cp_comm_type",

@@ -138,6 +138,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"graph-pool=layers", `strategy "graph-pool=layers": graph-pool is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"fp8-transpose-cache=off", `strategy "fp8-transpose-cache=off": fp8-transpose-cache is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"hidden-dropout=0", `strategy "hidden-dropout=0": hidden-dropout is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"graph-sync=1", `strategy "graph-sync=1": graph-sync is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"max-iterations-per-graph=1", `strategy "max-iterations-per-graph=1": max-iterations-per-graph is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"grad-overlap=off", `strategy "grad-overlap=off": grad-overlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"amax-sync=tp", `strategy "amax-sync=tp": amax-sync is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"overlap-grad-reduce=off", `strategy "overlap-grad-reduce=off": overlap-grad-reduce is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},

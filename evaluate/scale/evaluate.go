@@ -92,6 +92,10 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 		r.HostStages = stageHosts(stages, &pl, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
+	if w := stepWait(&step, &p.Kernels.Host); w > 0 {
+		r.Compute += w
+		r.HostExposed += w
+	}
 	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
 	}

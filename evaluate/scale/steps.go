@@ -20,7 +20,8 @@ import (
 // (mechanisms.TorchaoFloat8's float8), a stack's own data-parallel
 // exchange (mechanisms.DistLAMB), what a collective beside the
 // compute takes from it (mechanisms.SMContention), and the host that
-// issues the kernels (mechanisms.HostIssue).
+// issues the kernels (mechanisms.HostIssue) and its waits once a step
+// (mechanisms.GraphStepSync).
 var (
 	stepClock    cost.StepClock
 	optimizers   []cost.Optimizer
@@ -31,6 +32,7 @@ var (
 	dataParallel []cost.DataParallel
 	contention   cost.Contention
 	host         cost.Host
+	stepHosts    []cost.StepHost
 )
 
 // hookUpSteps sets the step-level extension points' plug-ins (hookUp's
@@ -45,6 +47,20 @@ func hookUpSteps() {
 	dataParallel = cost.Each[cost.DataParallel](mechanisms.Registered)
 	contention = cost.First[cost.Contention](mechanisms.Registered)
 	host = cost.First[cost.Host](mechanisms.Registered)
+	stepHosts = cost.Each[cost.StepHost](mechanisms.Registered)
+}
+
+// stepWait is the host's waits once a step beyond the layers' on host h
+// (cost.StepHost: mechanisms.GraphStepSync), each registered plug-in's
+// that prices shard s, seconds.
+func stepWait(s *cost.Shard, h *kernels.Host) float64 {
+	var t float64
+	for _, w := range stepHosts {
+		if w.Prices(s) {
+			t += w.StepWait(s, h)
+		}
+	}
+	return t
 }
 
 // StageHost is one pipeline device's host against its GPU for one

@@ -50,6 +50,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		{"FSDP", names(fsdp...), []string{"fsdp2"}},
 		{"GatherWire", names(wire...), []string{"torchao-float8"}},
 		{"StepClock, Contention, Host", names(stepClock, contention, host), []string{"power-limit", "sm-contention", "host-issue"}},
+		{"StepHost", names(stepHostPlugins()...), []string{"graph-step-sync"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: %q, want %q", c.point, c.got, c.want)
@@ -147,4 +148,13 @@ func TestGatherWireAsked(t *testing.T) {
 			t.Errorf("%s: %v linears a block apart, want %v", c.name, got, c.blocks)
 		}
 	}
+}
+
+// stepHostPlugins is the registered cost.StepHost plug-ins as plug-ins.
+func stepHostPlugins() []cost.Plugin {
+	ps := make([]cost.Plugin, len(stepHosts))
+	for i, w := range stepHosts {
+		ps[i] = w
+	}
+	return ps
 }

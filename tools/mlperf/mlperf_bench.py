@@ -53,7 +53,7 @@ COLUMNS = [
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
     "overlap_param_sync", "sharp",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
-    "cuda_graph_mode", "ddp", "recipe_flags",
+    "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
     "config_match", "config_path", "yaml_defaults", "from_log_config", "result_paths",
 ]
@@ -261,10 +261,54 @@ def eval_spans(events):
     return spans
 
 
+def bert_steady(events, gbs):
+    """A BERT run's steady step from its evaluation marks, or None.
+
+    NVIDIA's run_pretraining.py (and every copy of it on the bench) runs the
+    whole run as one block (block_start ... block_stop) and logs, after each
+    evaluation, eval_accuracy with metadata epoch_num = the training samples
+    seen so far (from v3.1 on also eval_start/eval_stop around it). The
+    intervals between successive eval_accuracy marks are the run's training
+    blocks; the first, from run_start to the first mark, holds the warm-up
+    (the first graph captures and replays) and is left out. The step is
+    gbs x (training time) / (samples) summed over the intervals after the
+    first, each less the evaluation (eval_start to eval_stop) it holds where
+    the log brackets it. Returns (step_s, method, steps) with method
+    "steady_train_time" (every evaluation in the span bracketed and taken
+    out) or "steady_eval_marks" (some evaluation in the span not bracketed:
+    v3.0's logs, whose spans hold their evaluations); None where the log has
+    fewer than two marks with growing sample counts."""
+    marks = []
+    for ev in events:
+        md = ev.get("metadata") or {}
+        if ev.get("key") == "eval_accuracy" and isinstance(ev.get("time_ms"), (int, float)) \
+                and isinstance(md.get("epoch_num"), (int, float)):
+            if not marks or (md["epoch_num"] > marks[-1][1] and ev["time_ms"] > marks[-1][0]):
+                marks.append((ev["time_ms"], md["epoch_num"]))
+    if len(marks) < 2 or not gbs:
+        return None
+    spans = eval_spans(events)
+    train_ms, bracketed = 0.0, True
+    for (ta, sa), (tb, sb) in zip(marks, marks[1:]):
+        inside = [(a, b) for a, b in spans if ta < a and b <= tb]
+        if not inside:
+            bracketed = False
+        train_ms += (tb - ta) - sum(b - a for a, b in inside)
+    samples = marks[-1][1] - marks[0][1]
+    if train_ms <= 0:
+        return None
+    method = "steady_train_time" if bracketed else "steady_eval_marks"
+    return gbs * train_ms / 1000.0 / samples, method, int(round(samples / gbs))
+
+
 def bert_step_time(events, gbs):
     """A BERT run's step time: its global batch (in samples, a packed
     sequence counting as the samples it holds) over its training rate, and
     the method, in order of preference:
+    - steady_train_time / steady_eval_marks: the steady step after the
+      first training block, as bert_steady reads it (the step placer
+      predicts); the methods below are the fallbacks for a log without two
+      evaluation marks.
     - train_time: train_samples over the run's time from run_start to
       run_stop less its evaluations, each eval_start to its eval_stop
       (NVIDIA's run_pretraining.py from v3.1 on logs both around each
@@ -280,6 +324,9 @@ def bert_step_time(events, gbs):
     The method names say per run whether its step holds the evaluations."""
     if not gbs:
         return None, "no global_batch_size", 0
+    steady = bert_steady(events, gbs)
+    if steady is not None:
+        return steady
     samples = _first(events, "train_samples")
     steps = int(round(samples / gbs)) if isinstance(samples, (int, float)) else 0
     t0 = [ev["time_ms"] for ev in events if ev.get("key") == "run_start"]
@@ -905,6 +952,9 @@ def bert_log_args(texts):
         mode = re.search(r"\bcuda_graph_mode='([A-Za-z_]+)'", m.group(1))
         if out and mode:
             out["cuda_graph_mode"] = mode.group(1)
+        iters = re.search(r"\bmax_iterations_per_graph=(\d+)", m.group(1))
+        if out and iters:
+            out["max_iterations_per_graph"] = int(iters.group(1))
         return out
     return {}
 
@@ -946,6 +996,7 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     if "--max_seq_length=512" in run_text:
         out["seq_len"] = 512
     logged_mode = logged.pop("cuda_graph_mode", "")
+    logged_iters = logged.pop("max_iterations_per_graph", 0)
     for f, on_ in logged.items():
         if on_:
             flags.add(f)
@@ -964,6 +1015,12 @@ def bert_recipe(tree, cfg, env, events, gbs, gpus, texts=()):
     m = re.search(r"--cuda_graph_mode[= ]+['\"]?([A-Za-z_]+)", extra)
     if out["cuda_graph"] == "1":
         out["cuda_graph_mode"] = m.group(1) if m else logged_mode
+    if out["cuda_graph"] == "1" and out.get("cuda_graph_mode") == "full_iteration":
+        # The steps of one whole-step graph: --max_iterations_per_graph as
+        # the log prints it, else as EXTRA_PARAMS passes it, else
+        # run_pretraining.py's argparse default, 4 (v3.0 and v3.1 alike).
+        it = re.search(r"--max_iterations_per_graph[= ]+['\"]?(\d+)", extra)
+        out["graph_iterations"] = logged_iters or (int(it.group(1)) if it else 4)
     out["dist_optimizer"] = on("distributed_lamb")
     if env.get("USE_DDP", "") != "":
         out["ddp"] = normalize_bool(env["USE_DDP"])

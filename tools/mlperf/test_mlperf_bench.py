@@ -87,6 +87,45 @@ class StepTimeTest(unittest.TestCase):
         self.assertEqual(mb.step_time(evs2, "bert", 768, 512), (0.08, "run_throughput", 2250))
         self.assertEqual(mb.eval_spans(evs), [(90000, 100000), (190000, 200000)])
 
+    def test_bert_steady_v30_eval_marks(self):
+        # testdata/bert_steady/v30_eval_marks.txt, as NVIDIA's v3.0 logs: eval_accuracy marks only,
+        # samples in metadata epoch_num, global batch 3,072. The first block, run_start 100 ms to
+        # the first mark 2,000 ms (153,600 samples = 50 steps at 38 ms: warm-up), is left out.
+        # Marks 2,000 / 3,100 / 4,200 / 5,300 ms at 153,600 / 307,200 / 460,800 / 614,400 samples
+        # (rank 8's copy of the 3,100 ms mark is read once): 3,300 ms for 460,800 samples,
+        # 3,072 x 3.3 s / 460,800 = 0.022 s a step over 150 steps, the evaluations in it
+        # (v3.0 does not bracket them). The run's throughput, 614,400 / 5.4 s = 113,777.8
+        # samples/s, would give 3,072 / 113,777.8 = 0.027 s (the first block in it).
+        with open(os.path.join(HERE, "testdata", "bert_steady", "v30_eval_marks.txt")) as f:
+            evs = mb.mllog_events(f.read())
+        st, method, n = mb.step_time(evs, "bert", 3072, 512)
+        self.assertAlmostEqual(st, 0.022, places=12)
+        self.assertEqual((method, n), ("steady_eval_marks", 150))
+        # with fewer than two marks the fallback is the run's throughput
+        one = [e for e in evs if e["key"] != "eval_accuracy" or e["time_ms"] == 2000]
+        st, method, n = mb.step_time(one, "bert", 3072, 512)
+        self.assertAlmostEqual(st, 0.027, places=12)
+        self.assertEqual((method, n), ("run_throughput", 200))
+
+    def test_bert_steady_v31_eval_spans(self):
+        # testdata/bert_steady/v31_eval_spans.txt, as NVIDIA's v3.1 logs: eval_start/eval_stop
+        # around each evaluation (5 ms), eval_accuracy after it; global batch 13,888; each block
+        # 277,760 samples = 20 steps. First block 0-700 ms (35 ms a step) left out. Marks at
+        # 705 / 1,070 / 1,435 ms, 277,760 / 555,520 / 833,280 samples: 730 ms less the two
+        # evaluations in it (1,065-1,070, 1,430-1,435) = 720 ms for 555,520 samples,
+        # 13,888 x 0.72 / 555,520 = 0.018 s over 40 steps. train_time (the fallback) would be
+        # 13,888 x (1,435 - 15) ms / 833,280 = 0.023667 s.
+        with open(os.path.join(HERE, "testdata", "bert_steady", "v31_eval_spans.txt")) as f:
+            evs = mb.mllog_events(f.read())
+        st, method, n = mb.step_time(evs, "bert", 13888, 512)
+        self.assertAlmostEqual(st, 0.018, places=12)
+        self.assertEqual((method, n), ("steady_train_time", 40))
+        # an evaluation left unbracketed (its eval_stop lost) makes the span hold it: 730 - 5 ms
+        evs2 = [e for e in evs if not (e["key"] == "eval_stop" and e["time_ms"] == 1070)]
+        st, method, n = mb.step_time(evs2, "bert", 13888, 512)
+        self.assertAlmostEqual(st, 13888 * 0.725 / 555520, places=12)
+        self.assertEqual(method, "steady_eval_marks")
+
     def test_no_timing(self):
         self.assertEqual(mb.step_time([ev("global_batch_size", 1, 8)], "gpt3", 8, 2048), (None, "no timing in log", 0))
         self.assertEqual(mb.step_time([], "gpt3", 0, 2048), (None, "no global_batch_size", 0))
@@ -296,6 +335,22 @@ class BertRecipeTest(unittest.TestCase):
                          ("1", "fp16", 512, "segmented"))
 
 
+    def test_graph_iterations_of_full_iteration_graphs(self):
+        # NVIDIA's eos config (config_DGXH100_434x8x2x1_pack_clipafter.sh): --cuda_graph_mode
+        # 'full_iteration' --max_iterations_per_graph 1 -> 1 step a graph; the same mode without
+        # the switch -> run_pretraining.py's default 4; segmented graphs -> no column.
+        cfg = "NVIDIA/benchmarks/bert/implementations/pytorch/config_DGXH100_434x8x2x1_pack_clipafter.sh"
+        tree = _Texts({cfg: ""})
+        mb._INDEX.clear()
+        full = "--use_cuda_graph --pad_fmha --cuda_graph_mode 'full_iteration' --max_iterations_per_graph 1 --packed_samples"
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": full}, [], 6944, 3472)
+        self.assertEqual((out["cuda_graph_mode"], out["graph_iterations"]), ("full_iteration", 1))
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": full.replace(" --max_iterations_per_graph 1", "")}, [], 6944, 3472)
+        self.assertEqual(out["graph_iterations"], 4)
+        out = mb.bert_recipe(tree, cfg, {"EXTRA_PARAMS": "--use_cuda_graph --cuda_graph_mode 'segmented'"}, [], 768, 8)
+        self.assertNotIn("graph_iterations", out)
+
+
 class BuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -310,9 +365,11 @@ class BuildTest(unittest.TestCase):
     def test_bert_row(self):
         r = self.by["acme_n1/bert"]
         # result_0 0.1 s (run_throughput), result_1 0.12 s (run_timestamps), result_2 0.08 s
-        # (train_time: 200 s less two 10 s evaluations, 1,728,000 samples): median 0.1
+        # (steady_train_time: from its first eval_accuracy mark, 100 s at 864,000 samples, to its
+        # second, 200 s at 1,728,000, less the 190-200 s evaluation: 90 s for 864,000 samples,
+        # 768 x 90 / 864,000 = 0.08): median 0.1
         self.assertEqual((r["step_s"], r["step_s_min"], r["step_s_max"], r["n_results"]), ("0.1000", "0.0800", "0.1200", 3))
-        self.assertEqual(r["step_method"], "run_throughput+run_timestamps+train_time")
+        self.assertEqual(r["step_method"], "run_throughput+run_timestamps+steady_train_time")
         # 48 x 8 GPUs x 1 x PACKING_FACTOR 2 = 768, the log's global batch; the DGXA100 config's 56 x 8 = 448 is not
         self.assertEqual(r["config_match"], "nodes, GPUs and global batch")
         self.assertTrue(r["config_path"].endswith("bert/implementations/pytorch/config_DGXH100_1x8x48x1_pack.sh"))

@@ -98,6 +98,9 @@ type Row struct {
 	GradAccum, Packing                                    int
 	Precision, Optimizer, FusedMHA, Unpad, DenseSeqOutput string
 	CUDAGraphMode, DDP, RecipeFlags                       string
+	// GraphIterations is --max_iterations_per_graph under the
+	// full_iteration graph mode: the steps of one graph (0: not read).
+	GraphIterations int
 	// SameLogsAs is the earlier submission whose runs these are (every
 	// result file's run_start and run_stop at the same millisecond): a
 	// resubmission, not a new measurement.
@@ -193,7 +196,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			CPUOffloadLayers: num("cpu_offload_layers"),
 			GradAccum:        num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
 			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
-			CUDAGraphMode: get("cuda_graph_mode"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
+			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
 			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),

@@ -84,6 +84,12 @@ func readBERT(r Row) (Reading, error) {
 		// graphs=full, every layer replayed.
 		k = append(k, "graphs=full")
 		rd.Assumed = append(rd.Assumed, "CUDA graphs ("+orDefault(r.CUDAGraphMode, "mode not said")+") as graphs=full: every layer replayed from a graph")
+		if r.CUDAGraphMode == "full_iteration" && r.GraphIterations > 0 {
+			// full_iteration: torch.cuda.synchronize() before each
+			// replay of a graph of --max_iterations_per_graph steps
+			// (run_pretraining.py; mechanisms.GraphStepSync).
+			k = append(k, fmt.Sprintf("graph-sync=%d", r.GraphIterations))
+		}
 	default:
 		k = append(k, "graphs=off")
 	}

@@ -147,6 +147,17 @@ type Contention interface {
 	SMBound(at, slower Phase) float64
 }
 
+// StepHost is the extension point of the host's waits once a step,
+// beyond its layers' (Host's): what the GPU idles a step on host h while
+// the host waits on the device outside the layers, seconds (a
+// synchronization before a whole-step graph's replay). Each registered
+// plug-in that implements it and prices shard s is asked; their waits
+// add to the step's compute and to its host's exposed time.
+type StepHost interface {
+	Plugin
+	StepWait(s *Shard, h *kernels.Host) float64
+}
+
 // Host is the extension point of the host that issues a step's kernels:
 // phase ph, forward or backward (bwd), with the time the GPU waits on
 // host h in it (Expose: in its Busy and HostExposed); the tail of steps

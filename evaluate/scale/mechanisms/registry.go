@@ -26,4 +26,5 @@ var Registered = cost.MustRegistry(
 	FSDP2{},
 	SMContention{},
 	HostIssue{},
+	GraphStepSync{},
 )

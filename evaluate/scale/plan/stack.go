@@ -31,6 +31,10 @@ type Software struct {
 	// Graphs is the CUDA graphs' scope (GraphsOff, GraphsDense,
 	// GraphsFull; "": the stack's).
 	Graphs string
+	// GraphSync is graph-sync=N: the host synchronizes the device
+	// before each replay of a graph of N whole steps (0: not written,
+	// none). Only with cuda-graphs=full.
+	GraphSync int
 	// Routing is the MoE routing (RoutingDropless, or RoutingCapacity with
 	// Capacity its factor; "": the stack's).
 	Routing  string
@@ -116,6 +120,12 @@ type Settings struct {
 	// attention and a dense layer's MLP replayed from a graph; a dropless
 	// MoE layer eager) or full (the whole layer).
 	Graphs string
+	// GraphSync is the steps of one whole-step graph replay that the
+	// host waits for the device before (torch.cuda.synchronize(), then
+	// graph.replay(): NVIDIA's MLPerf BERT run_pretraining.py under
+	// --cuda_graph_mode full_iteration, its --max_iterations_per_graph
+	// steps a graph); 0: no such wait (mechanisms.GraphStepSync).
+	GraphSync int
 	// Capacity is the capacity factor (0: dropless): every expert
 	// receives Capacity x its even share of the tokens, padded or
 	// dropped to it (moe_expert_capacity_factor with
@@ -337,6 +347,9 @@ func (sw Software) Settings() Settings {
 	if sw.Graphs != "" {
 		st.Graphs = sw.Graphs
 	}
+	if sw.GraphSync > 0 {
+		st.GraphSync = sw.GraphSync
+	}
 	switch sw.Routing {
 	case RoutingDropless:
 		st.Capacity = 0
@@ -383,6 +396,9 @@ func (sw Software) check() error {
 	case "", GraphsOff, GraphsDense, GraphsFull:
 	default:
 		return strategyError("cuda-graphs %q: want off, dense or full", sw.Graphs)
+	}
+	if sw.GraphSync < 0 {
+		return strategyError("graph-sync %d: want the steps of one graph, at least 1", sw.GraphSync)
 	}
 	switch {
 	case sw.Routing == RoutingCapacity && !(sw.Capacity > 0 && sw.Capacity <= 64):
@@ -462,6 +478,12 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		if sw.Graphs == "none" {
 			sw.Graphs = GraphsOff
 		}
+	case "graph-sync", "max-iterations-per-graph":
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > 1<<20 {
+			return true, fmt.Errorf("%q: want the steps of one graph replay, a whole number from 1", v)
+		}
+		sw.GraphSync = n
 	case "routing":
 		lv := strings.ToLower(v)
 		switch {
@@ -504,6 +526,9 @@ func (sw Software) keys() []string {
 	}
 	if sw.Graphs != "" {
 		parts = append(parts, "cuda-graphs="+sw.Graphs)
+	}
+	if sw.GraphSync > 0 {
+		parts = append(parts, "graph-sync="+strconv.Itoa(sw.GraphSync))
 	}
 	if sw.CPRotate != "" {
 		parts = append(parts, "cp-rotate="+sw.CPRotate)
@@ -584,6 +609,9 @@ func (st Settings) Short(moe bool) string {
 func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
+	if pl.Run.GraphSync > 0 && pl.Run.Graphs != GraphsFull {
+		return fmt.Errorf("strategy %s: graph-sync=%d without cuda-graphs=full: the host's wait before a replay is of a graph of whole steps", written, pl.Run.GraphSync)
+	}
 	if pl.Titan() && pl.TPOverlap {
 		// torchtitan's async tensor parallelism takes effect only
 		// compiled (its config: "enable_async_tensor_parallel" needs

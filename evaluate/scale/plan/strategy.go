@@ -940,7 +940,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {
