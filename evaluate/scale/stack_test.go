@@ -43,23 +43,27 @@ const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
 //     backward (+3); and the balancing loss's scores 6 for 1 and the
 //     loss 4 for 1 forward (auxLoss: +8);
 //   - permute-fusion=off: permute 11 for 1, unpermute 8 for 1 (+17)
-//     forward; 5 and 6 for 1 and 1 backward (+9); and three syncs more;
+//     forward and the counts per local expert copied to the host (+1,
+//     a2aPreprocess); 5 and 6 for 1 and 1 backward (+9); and three syncs
+//     more;
 //   - the syncs: alltoall 1, none with capacity routing, allgather 2,
 //     flex 1; allgather's collectives 4 launches for the all-to-all's 2;
 //   - the alltoall dispatcher's bookkeeping (a2aBookkeeping): the sort by
 //     local expert and its restore, the probabilities' all-to-all and the
-//     counts' all-gather, 4 launches forward, 3 backward; capacity routing
-//     without the gather (-1 forward); allgather and flex run none of it
-//     (-4 and -3 on their own counts);
+//     counts' all-gather, 4 launches forward, 3 backward; before its
+//     synchronization the preprocess's 6 small kernels and 4 copies to
+//     the host (a2aPreprocess: 10 forward); capacity routing without the
+//     gather and the preprocess (-1 - 10 forward); allgather and flex run
+//     none of it (-4 - 10 and -3 on their own counts);
 //   - capacity routing does not force balance: no random logits (the
 //     clone and normal_ of auxLoss, -2 forward);
 //   - DeepEP's received indices made into the multihot map unfused
 //     (_indices_to_multihot: multihotRuns' 4 + 5 + 3 + 4 kernels and 3
 //     syncs forward, 3 kernels backward) where permute-fusion=off or the
 //     stack runs no --enable-experimental: flex with permute-fusion=off
-//     -4 + 17 + 16 forward, -3 + 9 + 3 backward, 1 + 3 + 3 syncs;
+//     -4 - 10 + 17 + 16 forward, -3 + 9 + 3 backward, 1 + 3 + 3 syncs;
 //     stack=model-zoo-moe-dev (flex, router-fusion off, no experimental)
-//     -4 + 5 + 8 + 16, -3 + 3 + 3, 4 syncs; its dispatcher=alltoall the
+//     -4 - 10 + 5 + 8 + 16, -3 + 3 + 3, 4 syncs; its dispatcher=alltoall the
 //     unfused router and its balancing loss alone (5 + 8, 3); HybridEP's manager runs no such conversion
 //     (its own launches less the default's: TestMultihotStacks).
 func TestStackLaunchesAndSyncs(t *testing.T) {
@@ -73,13 +77,13 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 		{"", 0, 0, 1},
 		{"grouped-gemm=off", 3*15 + 1, 6 * 15, 1},
 		{"router-fusion=off", 5 + 8, 3, 1},
-		{"permute-fusion=off", 17, 9, 4},
-		{"routing=capacity:1", -1 - 2, 0, 0},
-		{"permute-fusion=off,routing=capacity:1", 17 - 1 - 2, 9, 0},
-		{"dispatcher=allgather", 2 - 4, 2 - 3, 2},
-		{"dispatcher=flex", -4, -3, 1},
-		{"dispatcher=flex,permute-fusion=off", -4 + 17 + 16, -3 + 9 + 3, 7},
-		{"stack=model-zoo-moe-dev", -4 + 5 + 8 + 16, -3 + 3 + 3, 4},
+		{"permute-fusion=off", 17 + 1, 9, 4},
+		{"routing=capacity:1", -1 - 10 - 2, 0, 0},
+		{"permute-fusion=off,routing=capacity:1", 17 - 1 - 10 - 2, 9, 0},
+		{"dispatcher=allgather", 2 - 4 - 10, 2 - 3, 2},
+		{"dispatcher=flex", -4 - 10, -3, 1},
+		{"dispatcher=flex,permute-fusion=off", -4 - 10 + 17 + 16, -3 + 9 + 3, 7},
+		{"stack=model-zoo-moe-dev", -4 - 10 + 5 + 8 + 16, -3 + 3 + 3, 4},
 		{"stack=model-zoo-moe-dev,dispatcher=alltoall", 5 + 8, 3, 1},
 	} {
 		k := base

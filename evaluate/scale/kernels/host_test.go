@@ -50,3 +50,30 @@ func TestHostMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestOnGrace: the H100's measured host issued from a Grace CPU, by
+// hand: GraceIssue = 37.08 / 13.48 = 2.750742 (TransformerEngine#2053's
+// torch Linear, GB200 against DGX H100); Issue 14.04 x 2.750742 =
+// 38.6204 us, IssueBwd 17.86 x = 49.1282 us, Launch 10.61 x = 29.1854
+// us, Replay 30.82 x = 84.7779 us; Sync kept at 185.9 us.
+func TestOnGrace(t *testing.T) {
+	g := h100Host.OnGrace()
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"ratio", GraceIssue, 2.750742},
+		{"Issue", g.Issue, 38.6204e-6},
+		{"IssueBwd", g.IssueBwd, 49.1282e-6},
+		{"Launch", g.Launch, 29.1854e-6},
+		{"Replay", g.Replay, 84.7779e-6},
+		{"Sync", g.Sync, 185.9e-6},
+	} {
+		if math.Abs(c.got-c.want) > 1e-5*c.want {
+			t.Errorf("%s = %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	if (Host{}).OnGrace() != (Host{}) {
+		t.Error("a host that keeps ahead is still one on Grace")
+	}
+}

@@ -311,7 +311,7 @@ func (c Dispatcher) unfusedPermute(g *cost.Glue, permute, unpermute cost.Kernel,
 // their own.
 func (c Dispatcher) Issue(g cost.Glue, comm, bf, routed cost.Phase) []cost.Drain {
 	half, bhalf := cost.Scale(comm, 0.5), bf
-	if counts := c.a2aCounts(); counts.Launches > 0 && bf.Launches >= counts.Launches {
+	if counts := c.a2aCounts().Plus(c.a2aPreprocess()); counts.Launches > 0 && bf.Launches >= counts.Launches {
 		bhalf.Launches -= counts.Launches
 		bhalf.Busy -= counts.Busy
 		bhalf.EPExposed -= counts.EPExposed
@@ -537,6 +537,7 @@ func (c Dispatcher) Bookkeeping(recv, rows, local float64) (fwd, bwd cost.Phase)
 		bwd = fwd
 	}
 	pl, p := &c.Plan, c.Pod
+	fwd = fwd.Plus(c.a2aPreprocess())
 	if c.NoComm || pl.EP*pl.ETP <= 1 {
 		return fwd, bwd
 	}
@@ -552,6 +553,56 @@ func (c Dispatcher) Bookkeeping(recv, rows, local float64) (fwd, bwd cost.Phase)
 		fwd, bwd = fwd.Plus(exch(ag)), bwd.Plus(exch(rs))
 	}
 	return fwd.Plus(c.a2aCounts()), bwd
+}
+
+// PreprocessKernels and PreprocessCopies are the dropless alltoall
+// dispatcher's small kernels and device-to-host copies of one MoE
+// layer's forward before its synchronization, counted from
+// MoEAlltoAllTokenDispatcher at Megatron-LM d98e8a6
+// (megatron/core/transformer/moe/token_dispatcher.py):
+//   - with expert or expert-tensor parallelism, preprocess runs
+//     routing_map.sum(dim=0) (its .long() is a no-op: a bool tensor's sum
+//     is int64), input_splits' sum over the local experts, the gathered
+//     counts' slice made contiguous, their sum over the local experts
+//     (num_global_tokens_per_rank), its sum over the tensor ranks
+//     (output_splits_tp) and the counts' sum to tokens_per_expert: 6
+//     kernels (the all-gather between them is a2aCounts'); then
+//     _maybe_dtoh_and_synchronize copies tokens_per_expert, input_splits,
+//     output_splits and output_splits_tp to the host (num_out_tokens is
+//     a Python int when dropless): 4 copies, a fifth
+//     (num_global_tokens_per_local_expert) without permute fusion and
+//     with more than one local expert;
+//   - without either (sync point "before_finish"), the sum alone and
+//     tokens_per_expert's copy: 1 and 1.
+//
+// Capacity routing (drop_and_pad) fills its counts on the host: none.
+const (
+	PreprocessKernels   = 6
+	PreprocessCopies    = 4
+	preprocessKernelsEP = 1 // without expert groups
+	preprocessCopiesEP  = 1
+)
+
+// a2aPreprocess is the dropless alltoall dispatcher's preprocess before
+// its synchronization (PreprocessKernels, PreprocessCopies): each a
+// launch on the host (the eager forward's issue) and a kernel at the
+// launch floor on the GPU, a few kilobytes of counts (the routing map's
+// read, nl x E bytes, under a microsecond, is left out). Part of
+// Bookkeeping's forward; nothing under the other dispatchers or with
+// capacity routing.
+func (c Dispatcher) a2aPreprocess() cost.Phase {
+	pl := &c.Plan
+	if !c.megatronAllToAll() || pl.Run.Capacity != 0 {
+		return cost.Phase{}
+	}
+	if pl.EP*pl.ETP <= 1 {
+		return c.Small(preprocessKernelsEP+preprocessCopiesEP, 0)
+	}
+	n := PreprocessKernels + PreprocessCopies
+	if pl.Run.UnfusedPermute && c.M.Experts > pl.EP {
+		n++
+	}
+	return c.Small(n, 0)
 }
 
 // a2aCounts is the dropless alltoall dispatcher's all-gather of each

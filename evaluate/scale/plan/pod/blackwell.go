@@ -60,7 +60,7 @@ var blackwellPods = map[string]podPreset{
 	// tray with 4 ConnectX-7 400 Gb/s NICs (the MLPerf GB200 NVL72's "for
 	// each 4-GPU node: 4x ... BlueField-3 [ConnectX-7 Lx]"): 72 a domain.
 	"gb200-nvl72": {hardware: "gb200", perNode: 72, nics: 72, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb200", 148, kernels.MUFUBlackwell, 1200), power: 1200,
+		kernels: onGrace(blackwellKernels("gb200", 148, kernels.MUFUBlackwell, 1200)), power: 1200,
 		source: "GB200 NVL72: 72 x Blackwell (186 GB, 1,200 W) in one NVLink 5 domain, 72 x 400 Gb/s ConnectX-7; kernels modelled"},
 	// GB300 NVL72: 72 Blackwell Ultra GPUs (279 GB, 1,400 W) in one
 	// NVLink 5 domain, a ConnectX-8 SuperNIC of 800 Gb/s per GPU ("72
@@ -68,7 +68,7 @@ var blackwellPods = map[string]podPreset{
 	// "each GPU has ConnectX-8 SuperNIC at 800 Gb/s", vendordeep.com's
 	// copy of NVIDIA's GB300 announcement).
 	"gb300-nvl72": {hardware: "gb300", perNode: 72, nics: 72, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb300", 160, kernels.MUFUBlackwellUltra, 1400), power: 1400,
+		kernels: onGrace(blackwellKernels("gb300", 160, kernels.MUFUBlackwellUltra, 1400)), power: 1400,
 		source: "GB300 NVL72: 72 x Blackwell Ultra (279 GB, 1,400 W) in one NVLink 5 domain, 72 x 800 Gb/s ConnectX-8; kernels modelled"},
 }
 
@@ -126,6 +126,18 @@ func blackwellKernels(gpu string, sms, mufu int, tdpW float64) kernels.Node {
 	// 2507.03114's mean slowdown (A100, H100, MI250, MI210) instead.
 	k.CTAs, k.CTAsAcross = 0, 0
 	k.OverlapSlowdown = 0.189
+	return k
+}
+
+// onGrace is Blackwell kernels k issued from a GB200 or GB300 NVL72
+// compute tray's host: its Grace CPUs (Arm Neoverse V2; "36 Grace CPUs"
+// in the rack, one a pair of GPUs) in place of the x86 Xeon whose
+// measured issue times blackwellKernels carries over from the H100
+// (kernels.Host.OnGrace: torch's launch measured 2.75 times the DGX
+// H100's on GB200). DGX B200 and B300 keep the x86 host (Xeon Platinum
+// 8570 on DGX B200).
+func onGrace(k kernels.Node) kernels.Node {
+	k.Host = k.Host.OnGrace()
 	return k
 }
 

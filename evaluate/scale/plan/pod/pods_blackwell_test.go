@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 )
 
 // TestBlackwellPods: each H200 and Blackwell pod preset as its sources
@@ -47,6 +48,22 @@ func TestBlackwellPods(t *testing.T) {
 		}
 		if h, _ := roofline.Preset(p.Hardware.Name); p.Kernels.FP8Peak != h.FP8Tensor {
 			t.Errorf("%s: kernels' FP8 peak %g, its hardware's %g", c.text, p.Kernels.FP8Peak, h.FP8Tensor)
+		}
+	}
+	// The host that issues the kernels: the DGX's x86 Xeon, the H100's
+	// measured one (kernels.H100.Host), on DGX H200, B200 and B300; a
+	// Grace CPU on the NVL72 racks (kernels.Host.OnGrace: Issue 14.04 us
+	// x 37.08 / 13.48 = 38.62 us).
+	for _, c := range []struct {
+		pod   string
+		issue float64
+	}{{"dgx-h200:1", 14.04e-6}, {"dgx-b200:1", 14.04e-6}, {"dgx-b300:1", 14.04e-6}, {"gb200-nvl72:1", 38.6204e-6}, {"gb300-nvl72:1", 38.6204e-6}} {
+		p, err := ParsePod(c.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !within(p.Kernels.Host.Issue, c.issue, 1e-5) || p.Kernels.Host.Sync != kernels.H100.Host.Sync {
+			t.Errorf("%s: host issue %g, sync %g; want %g, the H100's %g", c.pod, p.Kernels.Host.Issue, p.Kernels.Host.Sync, c.issue, kernels.H100.Host.Sync)
 		}
 	}
 	// A pod of fewer GPUs than a rack: a host's 4 where they make whole
