@@ -307,3 +307,46 @@ func TestTitanSeqCopiesByHand(t *testing.T) {
 		t.Errorf("sp=off: %+v %+v %+v %+v, want nothing", a, b, m, d)
 	}
 }
+
+// TestTitanSymmMemKernelsByHand: the kernels torch's async TP runs beside
+// its fused GEMMs (codebases.TitanSymmMemKernels), by hand. Llama 3 8B at
+// TP 8, sp=on, MBS 12, 8,192 tokens on grand-teton: n x h = 98,304 x
+// 4,096; a shard is a T-th, 12,288 x 4,096 = 50,331,648 elements.
+//   - the shard copied into the symmetric workspace, read and written:
+//     BF16 2 x 100,663,296 = 201,326,592 bytes at 2.4e12 x 0.85 =
+//     2.04e12 B/s, 0.0986895 ms + a 5 us launch = 0.1036895 ms; float8
+//     100,663,296 bytes, 0.0493447 + 0.005 = 0.0543447 ms;
+//   - the reduce-scatter's sum of 8 partials: reads 805,306,368 bytes,
+//     writes 100,663,296, 905,969,664 at 2.4e12 x 0.75 = 1.8e12 B/s (a
+//     reduction; its 7 x 50,331,648 adds take far less): 0.503316 ms +
+//     0.005 = 0.508316 ms.
+//
+// A half (attention or MLP): BF16 forward 0.508316 + 0.1036895 =
+// 0.6120055 ms, backward the gradient's gather 0.1036895; per-tensor
+// FP8 forward 0.508316 + 0.0543447 = 0.5626607, backward 0.0543447;
+// rowwise forward the sum alone, 0.508316, backward nothing (its gathers
+// unfused). Vanilla TP (no tpoverlap) runs none.
+func TestTitanSymmMemKernelsByHand(t *testing.T) {
+	const ms = 1e-3
+	base := "tp=8,dp=8,mbs=12,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on,recompute=selective"
+	for _, k := range []struct {
+		strategy string
+		fwd, bwd float64
+	}{
+		{",tpoverlap=on", 0.6120055, 0.1036895},
+		{",tpoverlap=on,fp8=current", 0.5626607, 0.0543447},
+		{",tpoverlap=on,fp8=rowwise", 0.508316, 0},
+		{",tpoverlap=on,fp8=rowwise_with_gw_hp", 0.508316, 0},
+		{"", 0, 0},
+		{",fp8=current", 0, 0},
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=96", base+k.strategy, "grand-teton:8,attention=flash")
+		af, ab, mf, mb := codebases.TitanSymmMemKernels(c.blocks())
+		if af != mf || ab != mb {
+			t.Errorf("%s: attention %+v %+v, MLP %+v %+v: want the same", k.strategy, af, ab, mf, mb)
+		}
+		if math.Abs(af.Busy/ms-k.fwd) > 1e-5 || math.Abs(ab.Busy/ms-k.bwd) > 1e-5 {
+			t.Errorf("%s: %.7f ms forward, %.7f backward; by hand %.7f, %.7f", k.strategy, af.Busy/ms, ab.Busy/ms, k.fwd, k.bwd)
+		}
+	}
+}

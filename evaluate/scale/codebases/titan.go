@@ -78,6 +78,8 @@ func (TitanCompiled) Dense(b cost.Blocks) (fwd, bwd phase) {
 	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(raf), a.Bwd.Plus(rab), f.Fwd.Plus(rmf), f.Bwd.Plus(rmb)
 	caf, cab, cmf, cmb := TitanSeqCopies(b)
 	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(caf), a.Bwd.Plus(cab), f.Fwd.Plus(cmf), f.Bwd.Plus(cmb)
+	saf, sab, smf, smb := TitanSymmMemKernels(b)
+	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(saf), a.Bwd.Plus(sab), f.Fwd.Plus(smf), f.Bwd.Plus(smb)
 	if c.Plan.Recompute == plan.SelectiveRecompute {
 		a.Rec, f.Rec = TitanSAC(b)
 		a.Rec = a.Rec.Plus(c.RunAll(rr...))
@@ -522,5 +524,63 @@ func TitanSeqCopies(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
 	}
 	fwd := cp(gather).Plus(cp(scatter))
 	bwd := cp(gradGather).Plus(cp(regather))
+	return fwd, bwd, fwd, bwd
+}
+
+// TitanSymmMemKernels is what torch's async TP (tpoverlap=on, sp=on,
+// T > 1) runs on the compute stream besides its GEMMs, attention half
+// and MLP half, forward and backward: the kernels of the fused ops the
+// micro-pipeline pass puts in place of a collective and its GEMM
+// (torch/distributed/_symmetric_memory/__init__.py, read at torch 2.14.1
+// as installed here):
+//   - each fused all-gather matmul (_fused_all_gather_matmul_impl,
+//     _pipelined_multi_all_gather_and_consume) first copies the local
+//     shard into the group's symmetric-memory workspace (copy_shard into
+//     local_p2p_bufs, before the barrier), a T-th of the gathered tensor
+//     read and written; the peers' shards are pulled by copies between
+//     buffers (the collective's time, GEMMComm). Fused here: the
+//     forward's gathers before wq, wk, wv and w1, w3 (BF16, or float8
+//     under per-tensor FP8) and the backward's gathers of wo's and w2's
+//     output gradients (float8 under per-tensor FP8: Float8RowwiseParallel
+//     casts the gradient before the gather, TitanSeqCopies); under
+//     rowwise recipes none (TitanRowwiseUnfused);
+//   - each fused matmul reduce-scatter (_fused_matmul_reduce_scatter_impl,
+//     _pipelined_produce_and_all2all) computes every peer's partial of
+//     its rows, exchanges them (all-to-all over the workspace) and sums
+//     the T partials of its own rows: reduce_partials, one reduction
+//     reading T x (n/T x h) BF16 partials and writing the n/T x h
+//     output, where NCCL's reduce-scatter sums inside the collective.
+//     Fused here: after wo and after w2 (every recipe: _scaled_mm too).
+//
+// The copy is an elementwise kernel, the sum a reduction (torch.sum over
+// the partials' rank dimension; torch 2.14.1 also has a Triton kernel
+// for a leading rank dimension). The all-gather output's copy of the
+// local shard (ag_out_needed, where the gathered input is returned to
+// other consumers) is not charged: its consumers are not traced here.
+func TitanSymmMemKernels(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
+	c := b.Base()
+	m, T := c.M, float64(c.Plan.TP)
+	if !c.Plan.TPOverlap || !c.Plan.SequenceParallel || c.Plan.TP <= 1 || c.NoComm || m.Mixed() || m.MLA() {
+		return
+	}
+	perTensor := c.Plan.FP8 == plan.FP8Current || c.Plan.FP8 == plan.FP8Delayed
+	rowwise := plan.Rowwise(c.Plan.FP8)
+	if c.Plan.FP8 != "" && !perTensor && !rowwise {
+		return // another recipe's casts under TP: not read
+	}
+	n, h := c.Tokens, float64(m.Hidden)
+	shard := n / T * h // a T-th of the gathered elements
+	mv := func(width float64) phase {
+		return c.Run(kernel{Class: graph.ClassElementwise, Read: shard * width, Writes: shard * width})
+	}
+	sum := c.Run(kernel{Class: graph.ClassReduction, FLOPs: (T - 1) * shard, Read: n * h * bf16, Writes: shard * bf16})
+	fwd := sum
+	var bwd phase
+	switch {
+	case perTensor:
+		fwd, bwd = fwd.Plus(mv(1)), mv(1)
+	case !rowwise:
+		fwd, bwd = fwd.Plus(mv(bf16)), mv(bf16)
+	}
 	return fwd, bwd, fwd, bwd
 }
