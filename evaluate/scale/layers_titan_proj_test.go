@@ -73,12 +73,13 @@ func TestTitanProjectionsByHand(t *testing.T) {
 	}
 	// The compiled block runs them: beside the fused block its forward
 	// issues the rotary kernels, Inductor's norms in place of the fused
-	// ones, and 2 + 1 projection launches more.
+	// ones, 2 + 1 projection launches more, and the copies that lay out
+	// its sequence-parallel gathers and scatters (TitanSeqCopies: 2 a half).
 	rf, _, _ := codebases.TitanRotary(c.blocks())
 	tf, _, ff, _ := codebases.TitanResidualNorms(c.blocks())
 	tfwd, _ := codebases.TitanCompiled{}.Dense(c.blocks())
 	ffwd, _ := codebases.Fused{}.Dense(c.blocks())
-	if got, want := tfwd.Launches-ffwd.Launches, float64(len(rf)+len(tf)-len(ff)+3); got != want {
+	if got, want := tfwd.Launches-ffwd.Launches, float64(len(rf)+len(tf)-len(ff)+3+4); got != want {
 		t.Errorf("compiled block: %v forward launches beside the fused block's, want %v", got, want)
 	}
 	if sw[0].InNorm.Busy != 0 {
@@ -243,5 +244,109 @@ func TestTitanClipByHand(t *testing.T) {
 	}
 	if got := (opt[1] - opt[0]) / ms; math.Abs(got-9.48458) > 1e-4 {
 		t.Errorf("default stack's optimizer step %.5f ms longer than torchtitan's, by hand 9.48458", got)
+	}
+}
+
+// TestTitanSeqCopiesByHand: the copies that lay out torchtitan's
+// sequence-parallel collectives on the batch-first activations
+// (codebases.TitanSeqCopies), by hand. Llama 3 8B at TP 8, sp=on, MBS 12,
+// 8,192 tokens on grand-teton: the gathered tensor is n x h = 98,304 x
+// 4,096 = 402,653,184 elements. One copy reads and writes them at HBM's
+// 2.4e12 x 0.85 = 2.04e12 B/s (an elementwise kernel) plus a 5 us launch:
+//   - BF16: 2 x 805,306,368 = 1,610,612,736 bytes, 0.789516 ms + 0.005 =
+//     0.794516 ms;
+//   - float8: 2 x 402,653,184 = 805,306,368 bytes, 0.394758 + 0.005 =
+//     0.399758 ms.
+//
+// A half (attention or MLP, the same counts) copies:
+//   - BF16, vanilla TP, selective: forward the gather and the scatter
+//     (2 x 0.794516 = 1.589032), backward the output gradient's gather
+//     and the weight gradients' second gather (1.589032);
+//   - BF16, async TP: the second gather alone (0.794516 backward);
+//   - BF16, vanilla, recompute=full: forward 1.589032, backward the
+//     output gradient's gather 0.794516 (no second gather);
+//   - tensorwise, vanilla: the float8 gather and the scatter,
+//     0.399758 + 0.794516 = 1.194274 forward; backward the float8
+//     gradient's gather and the float8 second gather, 2 x 0.399758 =
+//     0.799516; async: the second gather, 0.399758 backward;
+//   - rowwise, vanilla: the scatter, 0.794516 forward;
+//   - rowwise_with_gw_hp, vanilla: the scatter forward (0.794516), the
+//     gradient's gather and the second gather backward (1.589032); async:
+//     nothing forward, 1.589032 backward;
+//   - rowwise under async TP, a micro-batch of 1 sample
+//     (batch 8: the gather is a view), or sp=off: nothing.
+func TestTitanSeqCopiesByHand(t *testing.T) {
+	const ms = 1e-3
+	base := "tp=8,dp=8,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on,"
+	for _, k := range []struct {
+		workload, strategy string
+		fwd, bwd           float64
+	}{
+		{"batch=96", "mbs=12,recompute=selective", 1.589032, 1.589032},
+		{"batch=96", "mbs=12,recompute=selective,tpoverlap=on", 0, 0.794516},
+		{"batch=96", "mbs=12,recompute=full", 1.589032, 0.794516},
+		{"batch=96", "mbs=12,recompute=selective,fp8=current", 1.194274, 0.799516},
+		{"batch=96", "mbs=12,recompute=selective,fp8=current,tpoverlap=on", 0, 0.399758},
+		{"batch=96", "mbs=12,recompute=selective,fp8=rowwise", 0.794516, 0},
+		{"batch=96", "mbs=12,recompute=selective,fp8=rowwise,tpoverlap=on", 0, 0},
+		{"batch=96", "mbs=12,recompute=selective,fp8=rowwise_with_gw_hp", 0.794516, 1.589032},
+		{"batch=96", "mbs=12,recompute=selective,fp8=rowwise_with_gw_hp,tpoverlap=on", 0, 1.589032},
+		{"batch=8", "mbs=1,recompute=selective", 0, 0},
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,"+k.workload, base+k.strategy, "grand-teton:8,attention=flash")
+		af, ab, mf, mb := codebases.TitanSeqCopies(c.blocks())
+		if af != mf || ab != mb {
+			t.Errorf("%s: attention %+v %+v, MLP %+v %+v: want the same", k.strategy, af, ab, mf, mb)
+		}
+		if math.Abs(af.Busy/ms-k.fwd) > 1e-5 || math.Abs(ab.Busy/ms-k.bwd) > 1e-5 {
+			t.Errorf("%s: %.6f ms forward, %.6f backward; by hand %.6f, %.6f", k.strategy, af.Busy/ms, ab.Busy/ms, k.fwd, k.bwd)
+		}
+	}
+	off := stackCoster(t, "llama3-8b:seq=8192,batch=96", "tp=8,dp=8,mbs=12,fsdp=on,stack=torchtitan-0.2,compile=on,recompute=selective", "grand-teton:8,attention=flash")
+	if a, b, m, d := codebases.TitanSeqCopies(off.blocks()); a != (phase{}) || b != (phase{}) || m != (phase{}) || d != (phase{}) {
+		t.Errorf("sp=off: %+v %+v %+v %+v, want nothing", a, b, m, d)
+	}
+}
+
+// TestTitanSymmMemKernelsByHand: the kernels torch's async TP runs beside
+// its fused GEMMs (codebases.TitanSymmMemKernels), by hand. Llama 3 8B at
+// TP 8, sp=on, MBS 12, 8,192 tokens on grand-teton: n x h = 98,304 x
+// 4,096; a shard is a T-th, 12,288 x 4,096 = 50,331,648 elements.
+//   - the shard copied into the symmetric workspace, read and written:
+//     BF16 2 x 100,663,296 = 201,326,592 bytes at 2.4e12 x 0.85 =
+//     2.04e12 B/s, 0.0986895 ms + a 5 us launch = 0.1036895 ms; float8
+//     100,663,296 bytes, 0.0493447 + 0.005 = 0.0543447 ms;
+//   - the reduce-scatter's sum of 8 partials: reads 805,306,368 bytes,
+//     writes 100,663,296, 905,969,664 at 2.4e12 x 0.75 = 1.8e12 B/s (a
+//     reduction; its 7 x 50,331,648 adds take far less): 0.503316 ms +
+//     0.005 = 0.508316 ms.
+//
+// A half (attention or MLP): BF16 forward 0.508316 + 0.1036895 =
+// 0.6120055 ms, backward the gradient's gather 0.1036895; per-tensor
+// FP8 forward 0.508316 + 0.0543447 = 0.5626607, backward 0.0543447;
+// rowwise forward the sum alone, 0.508316, backward nothing (its gathers
+// unfused). Vanilla TP (no tpoverlap) runs none.
+func TestTitanSymmMemKernelsByHand(t *testing.T) {
+	const ms = 1e-3
+	base := "tp=8,dp=8,mbs=12,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on,recompute=selective"
+	for _, k := range []struct {
+		strategy string
+		fwd, bwd float64
+	}{
+		{",tpoverlap=on", 0.6120055, 0.1036895},
+		{",tpoverlap=on,fp8=current", 0.5626607, 0.0543447},
+		{",tpoverlap=on,fp8=rowwise", 0.508316, 0},
+		{",tpoverlap=on,fp8=rowwise_with_gw_hp", 0.508316, 0},
+		{"", 0, 0},
+		{",fp8=current", 0, 0},
+	} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=96", base+k.strategy, "grand-teton:8,attention=flash")
+		af, ab, mf, mb := codebases.TitanSymmMemKernels(c.blocks())
+		if af != mf || ab != mb {
+			t.Errorf("%s: attention %+v %+v, MLP %+v %+v: want the same", k.strategy, af, ab, mf, mb)
+		}
+		if math.Abs(af.Busy/ms-k.fwd) > 1e-5 || math.Abs(ab.Busy/ms-k.bwd) > 1e-5 {
+			t.Errorf("%s: %.7f ms forward, %.7f backward; by hand %.7f, %.7f", k.strategy, af.Busy/ms, ab.Busy/ms, k.fwd, k.bwd)
+		}
 	}
 }

@@ -76,6 +76,10 @@ func (TitanCompiled) Dense(b cost.Blocks) (fwd, bwd phase) {
 	a.Bwd, f.Bwd = a.Bwd.Plus(ua), f.Bwd.Plus(uf)
 	raf, rab, rmf, rmb := TitanRowwiseUnfused(b)
 	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(raf), a.Bwd.Plus(rab), f.Fwd.Plus(rmf), f.Bwd.Plus(rmb)
+	caf, cab, cmf, cmb := TitanSeqCopies(b)
+	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(caf), a.Bwd.Plus(cab), f.Fwd.Plus(cmf), f.Bwd.Plus(cmb)
+	saf, sab, smf, smb := TitanSymmMemKernels(b)
+	a.Fwd, a.Bwd, f.Fwd, f.Bwd = a.Fwd.Plus(saf), a.Bwd.Plus(sab), f.Fwd.Plus(smf), f.Bwd.Plus(smb)
 	if c.Plan.Recompute == plan.SelectiveRecompute {
 		a.Rec, f.Rec = TitanSAC(b)
 		a.Rec = a.Rec.Plus(c.RunAll(rr...))
@@ -417,4 +421,166 @@ func TitanRowwiseUnfused(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
 	mlpF = ag(c.LGEMM(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16))
 	mlpB = ag(c.Back(c.LGEMM(2*n*f*h, n*f*bf16+f*h*bf16, act)))
 	return attnF, attnB, mlpF, mlpB
+}
+
+// TitanSeqCopies is the copies a compiled torchtitan block runs to lay
+// out its sequence-parallel collectives (sp=on, T > 1, micro-batch > 1),
+// attention half and MLP half, forward and backward. torchtitan's
+// activations are batch-first (bs, seq, dim) and its sequence
+// parallelism shards dim 1 (SequenceParallel, PrepareModuleInput's
+// Shard(1)), while NCCL's all-gather and reduce-scatter work on dim 0.
+// So DTensor's redistribute (Shard(1) to Replicate: funcol's
+// all_gather_tensor with gather_dim 1; Partial to Shard(1):
+// reduce_scatter_tensor with scatter_dim 1) rearranges: after the
+// all-gather torch.cat(torch.chunk(res, T, dim=0), dim=1), before the
+// reduce-scatter torch.cat(torch.chunk(x, T, dim=1)) (torch/distributed/
+// _functional_collectives.py all_gather_single, reduce_scatter_single;
+// torch/_utils.py _chunk_or_narrow_cat and _maybe_view_chunk_cat, which
+// returns a view only where every dimension before the gather dimension
+// is 1: a micro-batch of one sample; torch 2.14.1 as installed here).
+// Compiled, the cat is an Inductor kernel unless it fuses (torch/
+// _inductor/lowering.py cat: pointwise_cat into consumers that are all
+// pointwise, or a producer written straight into the cat's layout): it
+// is a copy, reading and writing the whole gathered tensor, where an
+// extern GEMM reads the gathered tensor or writes the tensor to be
+// scattered:
+//   - forward, each all-gather before wq, wk, wv and before w1, w3: the
+//     BF16 input; under per-tensor FP8 (fp8=current, delayed) torchao's
+//     Float8ColwiseParallel and PrepareFloat8ModuleInput gather the
+//     float8 input (one byte; torchao/float8/float8_tensor_parallel.py);
+//     under rowwise recipes the gathered BF16
+//     tensor goes to the cast's pointwise kernels (abs and amax, scale)
+//     and the cat fuses there: none;
+//   - forward, each reduce-scatter after wo and after w2: their (BF16)
+//     output is a GEMM's (mm, _scaled_mm), so the cat copies it;
+//   - backward, the all-gather of wo's and w2's output gradients: BF16,
+//     read by their data and weight gradients' mms: a copy; under
+//     per-tensor FP8 Float8RowwiseParallel casts the gradient before the
+//     gather (_prepare_output_fn: _NoopFwToFloat8BwDynamic after the
+//     redistribute, so first in the backward), the data gradient's
+//     _scaled_mm reads the gathered float8: a copy of one byte; under
+//     rowwise recipes each GEMM reads the gradient's cast after the
+//     gather (its pointwise kernels take the cat), except
+//     rowwise_with_gw_hp's weight gradient, which reads it in BF16: a
+//     copy;
+//   - backward, the second all-gather of the input (recompute=selective,
+//     TitanUnfusedBwd): read by wq, wk, wv's (w1, w3's) weight-gradient
+//     mms in BF16 (rowwise_with_gw_hp too) and by the recomputed wk's
+//     (w3's) GEMM (TitanSAC): a copy; under per-tensor FP8 the gathered
+//     float8 input goes to the recomputed wk's (w3's) _scaled_mm: a copy
+//     of one byte; rowwise: the casts' (none);
+//   - backward, the reduce-scatter of the input gradient: its input is
+//     Inductor's sum of the projections' input gradients, written
+//     straight into the cat's layout: none.
+//
+// Async TP (tpoverlap=on) fuses each all-gather with the GEMMs after it
+// and each reduce-scatter with the GEMM before it, gather_dim and
+// scatter_dim included (micro_pipeline_tp.py matches the cat and
+// fused_all_gather_matmul restrides: torch/distributed/_symmetric_memory
+// _fused_all_gather_matmul_impl), so the forward's and the output
+// gradients' copies go; what async TP leaves unfused (TitanUnfusedBwd,
+// TitanRowwiseUnfused) keeps its copy as above. Each copy is one
+// elementwise kernel reading and writing the tokens x hidden gathered
+// elements at their width. Recomputed forwards (recompute=full) copy
+// again with the forward (Join). With context parallelism the tokens
+// are the GPU's share, as the collectives'.
+func TitanSeqCopies(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
+	c := b.Base()
+	m := c.M
+	if !c.Plan.SequenceParallel || c.Plan.TP <= 1 || c.NoComm || c.Plan.MBS <= 1 || m.Mixed() || m.MLA() {
+		return
+	}
+	perTensor := c.Plan.FP8 == plan.FP8Current || c.Plan.FP8 == plan.FP8Delayed
+	gwhp := c.Plan.FP8 == plan.FP8RowwiseGWHP
+	if c.Plan.FP8 != "" && !perTensor && !plan.Rowwise(c.Plan.FP8) {
+		return // another recipe's casts under TP: not read
+	}
+	e := c.Tokens * float64(m.Hidden)
+	cp := func(width float64) phase {
+		if width == 0 {
+			return phase{}
+		}
+		return c.Run(kernel{Class: graph.ClassElementwise, Read: e * width, Writes: e * width})
+	}
+	var gather, scatter, gradGather, regather float64
+	switch {
+	case c.Plan.FP8 == "":
+		gather, scatter, gradGather, regather = bf16, bf16, bf16, bf16
+	case perTensor:
+		gather, scatter, gradGather, regather = 1, bf16, 1, 1
+	case gwhp:
+		scatter, gradGather, regather = bf16, bf16, bf16
+	default: // rowwise
+		scatter = bf16
+	}
+	if c.Plan.TPOverlap {
+		gather, scatter = 0, 0
+		if !gwhp { // rowwise_with_gw_hp's gradient gathers stay unfused
+			gradGather = 0
+		}
+	}
+	if c.Plan.Recompute != plan.SelectiveRecompute {
+		regather = 0
+	}
+	fwd := cp(gather).Plus(cp(scatter))
+	bwd := cp(gradGather).Plus(cp(regather))
+	return fwd, bwd, fwd, bwd
+}
+
+// TitanSymmMemKernels is what torch's async TP (tpoverlap=on, sp=on,
+// T > 1) runs on the compute stream besides its GEMMs, attention half
+// and MLP half, forward and backward: the kernels of the fused ops the
+// micro-pipeline pass puts in place of a collective and its GEMM
+// (torch/distributed/_symmetric_memory/__init__.py, read at torch 2.14.1
+// as installed here):
+//   - each fused all-gather matmul (_fused_all_gather_matmul_impl,
+//     _pipelined_multi_all_gather_and_consume) first copies the local
+//     shard into the group's symmetric-memory workspace (copy_shard into
+//     local_p2p_bufs, before the barrier), a T-th of the gathered tensor
+//     read and written; the peers' shards are pulled by copies between
+//     buffers (the collective's time, GEMMComm). Fused here: the
+//     forward's gathers before wq, wk, wv and w1, w3 (BF16, or float8
+//     under per-tensor FP8) and the backward's gathers of wo's and w2's
+//     output gradients (float8 under per-tensor FP8: Float8RowwiseParallel
+//     casts the gradient before the gather, TitanSeqCopies); under
+//     rowwise recipes none (TitanRowwiseUnfused);
+//   - each fused matmul reduce-scatter (_fused_matmul_reduce_scatter_impl,
+//     _pipelined_produce_and_all2all) computes every peer's partial of
+//     its rows, exchanges them (all-to-all over the workspace) and sums
+//     the T partials of its own rows: reduce_partials, one reduction
+//     reading T x (n/T x h) BF16 partials and writing the n/T x h
+//     output, where NCCL's reduce-scatter sums inside the collective.
+//     Fused here: after wo and after w2 (every recipe: _scaled_mm too).
+//
+// The copy is an elementwise kernel, the sum a reduction (torch.sum over
+// the partials' rank dimension; torch 2.14.1 also has a Triton kernel
+// for a leading rank dimension). The all-gather output's copy of the
+// local shard (ag_out_needed, where the gathered input is returned to
+// other consumers) is not charged: its consumers are not traced here.
+func TitanSymmMemKernels(b cost.Blocks) (attnF, attnB, mlpF, mlpB phase) {
+	c := b.Base()
+	m, T := c.M, float64(c.Plan.TP)
+	if !c.Plan.TPOverlap || !c.Plan.SequenceParallel || c.Plan.TP <= 1 || c.NoComm || m.Mixed() || m.MLA() {
+		return
+	}
+	perTensor := c.Plan.FP8 == plan.FP8Current || c.Plan.FP8 == plan.FP8Delayed
+	rowwise := plan.Rowwise(c.Plan.FP8)
+	if c.Plan.FP8 != "" && !perTensor && !rowwise {
+		return // another recipe's casts under TP: not read
+	}
+	n, h := c.Tokens, float64(m.Hidden)
+	shard := n / T * h // a T-th of the gathered elements
+	mv := func(width float64) phase {
+		return c.Run(kernel{Class: graph.ClassElementwise, Read: shard * width, Writes: shard * width})
+	}
+	sum := c.Run(kernel{Class: graph.ClassReduction, FLOPs: (T - 1) * shard, Read: n * h * bf16, Writes: shard * bf16})
+	fwd := sum
+	var bwd phase
+	switch {
+	case perTensor:
+		fwd, bwd = fwd.Plus(mv(1)), mv(1)
+	case !rowwise:
+		fwd, bwd = fwd.Plus(mv(bf16)), mv(bf16)
+	}
+	return fwd, bwd, fwd, bwd
 }
