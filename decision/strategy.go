@@ -306,7 +306,7 @@ var scaleKeys = []string{
 	"expandable-segments", "expandable_segments", "loss-fusion", "cross-entropy-loss-fusion",
 	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
 	"compile", "cp-rotate", "context-parallel-rotate-method", "cp-comm-type", "cp_comm_type",
-	"lora-dropout", "fp8-params", "fp8-param-gather", "fp8-activation", "fp8-dpa", "offload-layers",
+	"lora-dropout", "lora-a2a", "fp8-params", "fp8-param-gather", "fp8-activation", "fp8-dpa", "offload-layers",
 	"gc-threshold", "garbage_collection_threshold", "memory-fraction", "graph-pool", "fp8-transpose-cache", "hidden-dropout",
 }
 

@@ -127,6 +127,7 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"cp-comm-type=all_gather", `strategy "cp-comm-type=all_gather": cp-comm-type is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"cp_comm_type=p2p", `strategy "cp_comm_type=p2p": cp_comm_type is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"lora-dropout=0.1", `strategy "lora-dropout=0.1": lora-dropout is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"lora-a2a=on", `strategy "lora-a2a=on": lora-a2a is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"fp8-params=on", `strategy "fp8-params=on": fp8-params is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"fp8-param-gather=on", `strategy "fp8-param-gather=on": fp8-param-gather is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"fp8-activation=on", `strategy "fp8-activation=on": fp8-activation is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},

@@ -404,7 +404,7 @@ class BuildTest(unittest.TestCase):
                 "cuda_graph": "1", "cpu_offload": "0",
                 "alloc_conf": "expandable_segments:True,garbage_collection_threshold:0.9",
                 "lora_rank": 16, "lora_targets": "['attention']", "gpus": 16, "nodes": 2, "gpus_per_node": 8,
-                "no_transpose_cache": "1", "hidden_dropout": "0.0", "lora_dropout": "0.1", "cpu_offload_layers": "20",
+                "no_transpose_cache": "1", "hidden_dropout": "0.0", "lora_dropout": "0.1", "lora_a2a": "1", "cpu_offload_layers": "20",
                 "gpu": "H100", "part": "validation", "framework": "NVIDIA NeMo Framework Release 24.09"}
         for k, v in want.items():
             self.assertEqual(r[k], v, k)
@@ -423,7 +423,7 @@ class BuildTest(unittest.TestCase):
         # the else branch's config_common.sh, not config_common_v31.sh
         want = {"tp": "4", "pp": "8", "vp": "12", "dp": 1, "mbs": "1", "gbs": 64, "seq_len": 2048, "sp": "1",
                 "fp8": "1", "fp8_params": "1", "dist_optimizer": "1", "cuda_graph": "0", "lora_rank": "",
-                "lora_dropout": "", "no_transpose_cache": "", "hidden_dropout": "",
+                "lora_dropout": "", "lora_a2a": "", "no_transpose_cache": "", "hidden_dropout": "",
                 # config_common.sh's NVTE_ exports (async normalized to 1/0)
                 "amax_dp_interval": "0", "amax_async": "1",
                 # the Dockerfile beside the config: its ARG <name>_REVISION lines (indented one too)

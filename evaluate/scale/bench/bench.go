@@ -89,8 +89,10 @@ type Row struct {
 	// and adapter_dropout as written ("": not said); CPUOffloadLayers
 	// cpu_offloading_num_layers.
 	NoTransposeCache, HiddenDropout, LoRADropout string
-	CPUOffloadLayers                             int
-	DistOptimizer, TPOverlap, Sharp              string
+	// LoRAA2A is NeMo's a2a_experimental (LORA_A2A; 1/0, "": not said).
+	LoRAA2A                         string
+	CPUOffloadLayers                int
+	DistOptimizer, TPOverlap, Sharp string
 	// BERT's recipe (measurements/mlperf/README.md): gradient
 	// accumulation, samples a packed sequence, precision, optimizer, its
 	// fused attention, unpadding, MLM head on masked positions only,
@@ -193,8 +195,8 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
 			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
-			CPUOffloadLayers: num("cpu_offload_layers"),
-			GradAccum:        num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
+			LoRAA2A: get("lora_a2a"), CPUOffloadLayers: num("cpu_offload_layers"),
+			GradAccum: num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
 			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
@@ -558,6 +560,12 @@ func loraKeys(r Row, rd *Reading) (string, error) {
 	}
 	if p, _ := strconv.ParseFloat(drop, 64); p > 0 {
 		key += ",lora-dropout=" + drop
+	}
+	// A row-parallel adapter's output returned to the sequence shard by
+	// an all-to-all (NeMo's a2a_experimental, LORA_A2A=1 in NVIDIA's v4.0
+	// config_common.sh); where the row does not say, not priced.
+	if r.LoRAA2A == "1" {
+		key += ",lora-a2a=on"
 	}
 	return key, nil
 }

@@ -144,7 +144,13 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 			continue
 		}
 		a := c.GEMM(2*n*in[i]*r, n*in[i]*cost.BF16+in[i]*r*cost.BF16, n*r*cost.BF16)
-		b := c.GEMM(2*n*r*out[i], n*r*cost.BF16+r*out[i]*cost.BF16, n*out[i]*cost.BF16)
+		// B's output: with lora-a2a a row-parallel target's shard of
+		// the output's columns (adapterA2A).
+		bo := out[i]
+		if c.a2a(i) {
+			bo /= float64(c.Plan.TP)
+		}
+		b := c.GEMM(2*n*r*bo, n*r*cost.BF16+r*bo*cost.BF16, n*bo*cost.BF16)
 		// The add into the layer's output as the GPU holds it (the
 		// scaled output's elements: adapterScale), a row-parallel
 		// layer's sequence shard under sequence parallelism (NeMo's
@@ -158,8 +164,9 @@ func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
 		bwd = bwd.Plus(c.Run(a)).Plus(c.Run(a)).Plus(c.Run(b)).Plus(c.Run(b))
 		ifwd, ibwd := c.adapterInput(i)
 		cfwd, cbwd := c.adapterComm(i)
+		afwd, abwd := c.adapterA2A(i)
 		scale := c.Run(c.adapterScale(i))
-		fwd, bwd = fwd.Plus(ifwd).Plus(cfwd).Plus(scale), bwd.Plus(ibwd).Plus(cbwd).Plus(scale)
+		fwd, bwd = fwd.Plus(ifwd).Plus(cfwd).Plus(afwd).Plus(scale), bwd.Plus(ibwd).Plus(cbwd).Plus(abwd).Plus(scale)
 	}
 	return fwd, bwd
 }
@@ -220,6 +227,54 @@ func (c lora) adapterComm(i int) (fwd, bwd cost.Phase) {
 		fwd = fwd.Plus(c.exposed(roofline.AllGather, x))
 		bwd = bwd.Plus(c.exposed(roofline.ReduceScatter, x))
 	}
+	return fwd, bwd
+}
+
+// a2a is whether target i's adapter returns its output to the sequence
+// shard by NeMo's all-to-all (lora-a2a=on): a row-parallel target under
+// sequence parallelism with more than one tensor rank, on Megatron-Core
+// with collectives costed.
+func (c lora) a2a(i int) bool {
+	_, _, column := c.loraWidths()
+	return c.Plan.LoRAA2A && !column[i] && c.Plan.SequenceParallel && c.Plan.TP > 1 && !c.NoComm &&
+		c.Plan.Software.Framework() == plan.FrameworkMegatron
+}
+
+// adapterA2A is the return of a row-parallel target i's adapter output
+// to the sequence shard with lora-a2a=on, forward and backward, for one
+// micro-batch on one GPU, read from NeMo r2.0.0.rc0.beta's
+// parallel_adapters.py (the NeMo of NVIDIA's MLPerf v4.0 Llama 2 70B
+// LoRA submissions; every config_common.sh sets LORA_A2A=1, which is
+// a2a_experimental): with it and sequence parallelism linear_out is a
+// ColumnParallelLinear with gather_output=False, so it writes n x
+// hidden/T on each GPU (loraAdapters prices B at that width), and
+// all2all_hp2sp (_All2AllHp2Sp) sends its T row chunks (input_.chunk(T,
+// dim=0), contiguous already) to the tensor ranks with one
+// torch.distributed.all_to_all and concatenates what it receives along
+// the hidden dimension (torch.cat(dim=-1): one copy, 2 bytes read and 2
+// written an element of the n x hidden/T). Backward the gradient (n/T x
+// hidden) is cut along the hidden dimension and each piece made
+// contiguous (T copies, n x hidden/T elements in all), all-to-all'd the
+// same way and concatenated along the sequence (torch.cat(dim=0): a
+// copy). The all-to-all is the pod's over the tensor group, n x
+// hidden/T BF16 bytes sent by each GPU (its own share kept), and the
+// next kernel waits on it: exposed. Without lora-a2a the output's return
+// (linear_out's gather and, backward, scatter_to_sequence_parallel_region's
+// all-gather) is not priced.
+func (c lora) adapterA2A(i int) (fwd, bwd cost.Phase) {
+	if !c.a2a(i) {
+		return fwd, bwd
+	}
+	_, out, _ := c.loraWidths()
+	e := c.Tokens * out[i] / float64(c.Plan.TP) // the n x hidden/T shard
+	t := c.Pod.AllToAll(c.TPG, e*cost.BF16)
+	x := cost.Phase{Busy: t, TPAll: t, TPExposed: t, Launches: 1}
+	copyOf := func(m float64) cost.Phase {
+		return c.Run(cost.Kernel{Class: graph.ClassElementwise, FLOPs: m, Read: m * cost.BF16, Writes: m * cost.BF16})
+	}
+	T := float64(c.Plan.TP)
+	fwd = x.Plus(copyOf(e))
+	bwd = x.Plus(cost.Scale(copyOf(e/T), T)).Plus(copyOf(e))
 	return fwd, bwd
 }
 

@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -142,6 +143,101 @@ func TestAdapterCommByHand(t *testing.T) {
 	// than its bytes received (half of them) at the pod's NVLink rate.
 	if bw, _ := p.Intra(); col(roofline.AllGather, x) < x/2/bw {
 		t.Errorf("all-gather of %g bytes in %g s, under its bytes at %g B/s", x, col(roofline.AllGather, x), bw)
+	}
+}
+
+// TestAdapterA2AByHand: the same block (hidden 512) at tp=2, rank 16,
+// n = 1,024 tokens on the GPU, lora-a2a=on. The projection's adapter
+// (row-parallel) returns its output to the sequence shard as NeMo's
+// _All2AllHp2Sp does (adapterA2A): linear_out writes 1,024 x 512/2 =
+// 262,144 elements on the GPU; forward one all-to-all of those 524,288
+// BF16 bytes over the two-GPU tensor group and one torch.cat copy of
+// 262,144 elements (2 bytes read, 2 written each); backward the same
+// all-to-all, two contiguous copies of 131,072 elements (the gradient
+// cut in T = 2 along hidden) and the cat along the sequence (262,144):
+// 1 + 1 launches forward, 1 + 2 + 1 backward, the all-to-all exposed.
+// Nothing for qkv (column-parallel), without sp, without lora-a2a, at
+// tp=1, or on torchtitan's stack.
+func TestAdapterA2AByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8")
+	g := plan.Group{PerNode: 2, Nodes: 1}
+	const e = 1024 * 512 / 2.0
+	a2a := p.AllToAll(g, e*2)
+	cp := func(m float64) float64 {
+		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: m, Read: 2 * m, Writes: 2 * m}.Time(&p.Hardware)
+	}
+	const lo = "mbs=1,peft=lora,lora-rank=16,lora-targets=qkv+proj"
+	for _, c := range []struct {
+		name, strategy string
+		target         int
+		fwd, bwd       float64
+		nf, nb         float64
+	}{
+		{"proj sp a2a", "tp=2," + lo + ",sp=on,lora-a2a=on", 1, a2a + cp(e), a2a + 2*cp(e/2) + cp(e), 2, 4},
+		{"proj sp overlap a2a", "tp=2," + lo + ",sp=on,tpoverlap=on,lora-a2a=on", 1, a2a + cp(e), a2a + 2*cp(e/2) + cp(e), 2, 4},
+		{"proj sp", "tp=2," + lo + ",sp=on", 1, 0, 0, 0, 0},
+		{"proj no sp a2a", "tp=2," + lo + ",lora-a2a=on", 1, 0, 0, 0, 0},
+		{"qkv sp a2a", "tp=2," + lo + ",sp=on,lora-a2a=on", 0, 0, 0, 0, 0},
+		{"proj tp=1 a2a", "tp=1," + lo + ",lora-a2a=on", 1, 0, 0, 0, 0},
+		{"proj torchtitan a2a", "tp=2," + lo + ",sp=on,lora-a2a=on,stack=torchtitan-0.2", 1, 0, 0, 0, 0},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 1024}
+		f, b := lora{sh}.adapterA2A(c.target)
+		if math.Abs(f.Busy-c.fwd) > 1e-15 || math.Abs(b.Busy-c.bwd) > 1e-15 || f.Launches != c.nf || b.Launches != c.nb ||
+			math.Abs(f.TPExposed-min(c.fwd, a2a)) > 1e-15 || math.Abs(b.TPExposed-min(c.bwd, a2a)) > 1e-15 {
+			t.Errorf("%s: %g s, %g launches forward, %g s, %g backward (exposed %g, %g); want %g, %g, %g, %g",
+				c.name, f.Busy, f.Launches, b.Busy, b.Launches, f.TPExposed, b.TPExposed, c.fwd, c.nf, c.bwd, c.nb)
+		}
+	}
+	// Sanity: the all-to-all is no cheaper than the half of its bytes
+	// that leaves the GPU at the pod's NVLink rate.
+	if bw, _ := p.Intra(); a2a < e*2/2/bw {
+		t.Errorf("all-to-all of %g bytes in %g s, under its bytes at %g B/s", e*2, a2a, bw)
+	}
+	// loraAdapters with lora-a2a=on, the projection alone: B (16 to 512
+	// without it) writes the 1,024 x 256 shard, 2 x 1,024 x 16 x 256
+	// FLOPs, reading 1,024 x 16 + 16 x 256 BF16 elements and writing
+	// 1,024 x 256; forward the rest as without, plus adapterA2A.
+	ad := func(strategy string) (cost.Phase, *cost.Shard) {
+		s, err := plan.ParseStrategy(strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 1024}
+		f, _ := lora{sh}.loraAdapters()
+		return f, sh
+	}
+	const lp = "tp=2,sp=on,mbs=1,peft=lora,lora-rank=16,lora-targets=proj"
+	off, sh := ad(lp)
+	on, _ := ad(lp + ",lora-a2a=on")
+	bOff := sh.GEMM(2*1024*16*512, (1024*16+16*512)*2, 1024*512*2).Time(&p.Hardware)
+	bOn := sh.GEMM(2*1024*16*256, (1024*16+16*256)*2, 1024*256*2).Time(&p.Hardware)
+	if want := off.Busy - bOff + bOn + a2a + cp(e); math.Abs(on.Busy-want) > 1e-12 {
+		t.Errorf("loraAdapters forward with lora-a2a %g s, want %g", on.Busy, want)
+	}
+	// The key round-trips and needs peft=lora.
+	s, err := plan.ParseStrategy("tp=2,sp=on," + lo + ",lora-a2a=on")
+	if err != nil || !s.FineTune.LoRAA2A {
+		t.Fatalf("lora-a2a=on not read: %v", err)
+	}
+	if _, err := plan.ParseStrategy("tp=2,lora-a2a=on"); err == nil || !strings.Contains(err.Error(), "without peft=lora") {
+		t.Errorf("lora-a2a without peft=lora: %v, want refused", err)
 	}
 }
 

@@ -121,6 +121,13 @@ type FineTune struct {
 	// (dropout_position "pre"), which keeps the dropout's output for
 	// its weight gradient, and the dropout its mask.
 	LoRADropout float64 `json:",omitempty"`
+	// LoRAA2A is NeMo's a2a_experimental (lora-a2a=on; NVIDIA's MLPerf
+	// v4.0 LoRA configs: LORA_A2A=1): under sequence parallelism a
+	// row-parallel target's adapter returns its output (n x hidden/T on
+	// each GPU) to the sequence shard by one all-to-all over the tensor
+	// group, forward and backward (parallel_adapters.py, _All2AllHp2Sp).
+	// Off: that return is not priced.
+	LoRAA2A bool `json:",omitempty"`
 	// PackLens are the lengths of the samples packed into each sequence,
 	// equally many of each (nil: no packing, attention over the whole
 	// sequence).
@@ -225,6 +232,9 @@ func (f FineTune) keys() []string {
 		if f.LoRADropout > 0 {
 			parts = append(parts, "lora-dropout="+strconv.FormatFloat(f.LoRADropout, 'g', -1, 64))
 		}
+		if f.LoRAA2A {
+			parts = append(parts, "lora-a2a=on")
+		}
 	}
 	if f.Packed() {
 		parts = append(parts, "pack=on", "pack-len="+stageTP(f.PackLens))
@@ -233,7 +243,7 @@ func (f FineTune) keys() []string {
 }
 
 // parse sets key k to v where k is a fine-tuning key (peft, lora-rank,
-// lora-alpha, lora-targets, pack, pack-len); it reports whether k is
+// lora-alpha, lora-targets, lora-dropout, lora-a2a, pack, pack-len); it reports whether k is
 // one. peft=lora without lora-rank takes DefaultLoRARank; pack=on needs
 // pack-len (finish checks both once every key is read).
 func (f *FineTune) parse(k, v string) (bool, error) {
@@ -261,6 +271,8 @@ func (f *FineTune) parse(k, v string) (bool, error) {
 		if err != nil || !(f.LoRADropout >= 0 && f.LoRADropout < 1) {
 			err = fmt.Errorf("%q is not a dropout probability from 0, below 1", v)
 		}
+	case "lora-a2a":
+		f.LoRAA2A, err = onOff(v)
 	case "pack":
 		var on bool
 		if on, err = onOff(v); err == nil && on && f.PackLens == nil {
@@ -283,12 +295,12 @@ func (f *FineTune) finish(seen map[string]bool) error {
 	if f.LoRARank == -1 {
 		f.LoRARank = DefaultLoRARank
 	}
-	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"] || seen["lora-dropout"]
+	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"] || seen["lora-dropout"] || seen["lora-a2a"]
 	if lora && !seen["peft"] {
-		return fmt.Errorf("lora-rank, lora-alpha, lora-targets or lora-dropout without peft=lora")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a or lora-dropout without peft=lora")
 	}
 	if lora && !f.LoRA() {
-		return fmt.Errorf("lora-rank, lora-alpha, lora-targets or lora-dropout with peft=none")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a or lora-dropout with peft=none")
 	}
 	if f.PackLens != nil && len(f.PackLens) == 0 {
 		return fmt.Errorf("pack=on without pack-len: state the packed samples' lengths (pack-len=1024, or a mix 512:2048)")

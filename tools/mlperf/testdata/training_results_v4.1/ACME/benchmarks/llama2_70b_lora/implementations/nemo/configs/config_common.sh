@@ -4,3 +4,4 @@ export FP8_AMAX_HISTORY=32
 : "${ACG:=full}"
 export ACL=${ACL:-21}
 export MBS=1
+export LORA_A2A=1
