@@ -214,9 +214,10 @@ func torchtitan405BCP() Sweep {
 // CUDA_DEVICE_MAX_CONNECTIONS: 1 in its ENV_VARS (8017e11, the commit
 // that published this table) and Megatron-Core asserts it with tensor
 // parallelism on Hopper (arguments.py at 1e057005); the overlap row
-// (its recipe wants more queues: sbatch_benchmarking.sh sets 32 with
-// A2A_OVERLAP=1) and the FSDP row (Megatron's FSDP asserts it is not 1)
-// are read without it.
+// (the same yaml's ENV_VARS: "Used for 1F1B overlap",
+// CUDA_DEVICE_MAX_CONNECTIONS: 32, b06a6d8; sbatch_benchmarking.sh
+// sets 32 with A2A_OVERLAP=1 since) and the FSDP row (Megatron's FSDP
+// asserts it is not 1) are read without it.
 func qwen3ModelZoo() Sweep {
 	w := "qwen3-235b-a22b:seq=4096,batch=2048"
 	c := "dgx-h100:32"
