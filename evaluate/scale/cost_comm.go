@@ -107,16 +107,19 @@ func beforeFwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, fwd plan.Window) float64
 // the forward, and receives and sends the gradient in the backward
 // (Megatron-Core's interleaved schedule with overlap_p2p_comm, its
 // default: send_forward_recv_forward and send_backward_recv_backward
-// each an isend and an irecv, _p2p_ops in p2p_communication.py; 1F1B's
-// send_forward_recv_backward and send_backward_recv_forward the same
-// four). With one hardware queue each is a kernel the compute queued
-// behind it waits for, so the four run one after the other beside no
-// compute: 4 transfers of a boundary's time (the slowest boundary's:
-// the busiest device's neighbours are taken at it) for each of the M
-// micro-batches' V chunks. 0 without a pipeline or with more queues,
-// where bubble's fill and drain are the transfers priced.
+// each an isend and an irecv, _p2p_ops in p2p_communication.py, where
+// batch_p2p_comm = not overlap_p2p_comm, arguments.py at 1e057005).
+// With one hardware queue each is a kernel the compute queued behind it
+// waits for, so the four run one after the other beside no compute: 4
+// transfers of a boundary's time (the slowest boundary's: the busiest
+// device's neighbours are taken at it) for each of the M micro-batches'
+// V chunks. 0 without an interleaved pipeline (V = 1: Megatron turns
+// overlap_p2p_comm off and batches each send with its receive, waited
+// for at any number of queues, so one queue changes nothing placer
+// prices there) or with more queues, where bubble's fill and drain are
+// the transfers priced.
 func steadySends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) float64 {
-	if !pl.OneQueue || pl.PP < 2 {
+	if !pl.OneQueue || pl.PP < 2 || pl.VP < 2 {
 		return 0
 	}
 	var slowest float64

@@ -55,6 +55,11 @@ func TestOneQueueSends(t *testing.T) {
 	if r := eval("tp=8,pp=4,vp=2,mbs=1,connections=32"); r.Step != base.Step {
 		t.Errorf("connections=32: step %g, want %g", r.Step, base.Step)
 	}
+	// Without interleaving (vp=1) Megatron batches each send with its
+	// receive and waits for them at any number of queues: nothing added.
+	if a, b := eval("tp=8,pp=4,mbs=1"), eval("tp=8,pp=4,mbs=1,connections=1"); a.Step != b.Step {
+		t.Errorf("vp=1: step %g at one queue, want %g", b.Step, a.Step)
+	}
 }
 
 // TestOneQueueDP: with connections=1 the distributed optimizer's
