@@ -65,7 +65,7 @@ func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 			if pl.DistOpt {
 				rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
-				exposed = max(exposed, afterBwd(pl, p, rs, bwd)+p.BesideIn(ag, fwd))
+				exposed = max(exposed, afterBwd(pl, p, rs, bwd)+beforeFwd(pl, p, ag, fwd))
 			} else {
 				ar := p.StateComm(roofline.AllReduce, dpG, st.trained(pl)*gb)
 				exposed = max(exposed, afterBwd(pl, p, ar, bwd))
@@ -78,12 +78,56 @@ func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 
 // afterBwd is what the gradients' reduction c adds to the step: the
 // part of it backward window bwd does not hide, or with grad-overlap=off
-// all of it, run after the backward.
+// all of it, run after the backward; with connections=1 all of it too,
+// its kernels run to their end before the backward's queued behind them
+// (Plan.OneQueue: NVIDIA/Megatron-LM#1468's trace at
+// CUDA_DEVICE_MAX_CONNECTIONS=1, no reduce-scatter overlapped).
 func afterBwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, bwd plan.Window) float64 {
-	if pl.NoGradOverlap {
+	if pl.NoGradOverlap || pl.OneQueue {
 		return c.Time
 	}
 	return p.BesideIn(c, bwd)
+}
+
+// beforeFwd is what the distributed optimizer's parameter all-gather c
+// adds to the step: the part of it forward window fwd does not hide
+// (--overlap-param-gather), or with connections=1 all of it (afterBwd:
+// NVIDIA/Megatron-LM#1468's trace shows the all-gathers as exposed as the
+// reduce-scatters).
+func beforeFwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, fwd plan.Window) float64 {
+	if pl.OneQueue {
+		return c.Time
+	}
+	return p.BesideIn(c, fwd)
+}
+
+// steadySends is the pipeline's point-to-point transfers in its steady
+// state with connections=1 (Plan.OneQueue), on the busiest device: each
+// micro-batch's model chunk receives its input and sends its output in
+// the forward, and receives and sends the gradient in the backward
+// (Megatron-Core's interleaved schedule with overlap_p2p_comm, its
+// default: send_forward_recv_forward and send_backward_recv_backward
+// each an isend and an irecv, _p2p_ops in p2p_communication.py, where
+// batch_p2p_comm = not overlap_p2p_comm, arguments.py at 1e057005).
+// With one hardware queue each is a kernel the compute queued behind it
+// waits for, so the four run one after the other beside no compute: 4
+// transfers of a boundary's time (the slowest boundary's: the busiest
+// device's neighbours are taken at it) for each of the M micro-batches'
+// V chunks. 0 without an interleaved pipeline (V = 1: Megatron turns
+// overlap_p2p_comm off and batches each send with its receive, waited
+// for at any number of queues, so one queue changes nothing placer
+// prices there) or with more queues, where bubble's fill and drain are
+// the transfers priced.
+func steadySends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) float64 {
+	if !pl.OneQueue || pl.PP < 2 || pl.VP < 2 {
+		return 0
+	}
+	var slowest float64
+	for i := 0; i+1 < pl.PP; i++ {
+		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
+		slowest = max(slowest, p.SendTime(pl.ShareNode(*p, i, i+1), bytes))
+	}
+	return 4 * float64(pl.NumMicro) * float64(pl.VP) * slowest
 }
 
 // fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
@@ -154,7 +198,7 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 		if pl.DistOpt {
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
 			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
-			exposed = max(exposed, afterBwd(&pl, &p, rs, bwd)+p.BesideIn(ag, fwd))
+			exposed = max(exposed, afterBwd(&pl, &p, rs, bwd)+beforeFwd(&pl, &p, ag, fwd))
 		} else {
 			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.Experts*gb))
 			exposed = max(exposed, afterBwd(&pl, &p, ar, bwd))

@@ -98,6 +98,8 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	}
 	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
+		// With connections=1 the steady state's sends are exposed too.
+		r.Bubble += steadySends(&m, &pl, p, tokens)
 	}
 	r.DPExposed = dpExposed(&step, stages)
 	r.Embedding = embeddingAllReduce(&m, &pl, p)

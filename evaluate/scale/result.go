@@ -32,7 +32,8 @@ type Result struct {
 	// Where the step goes, seconds: the pipeline's busy time on its most
 	// loaded device (Compute, tensor-parallel communication included),
 	// the bubble (fill and drain, stage imbalance, their point-to-point
-	// transfers), exposed data-parallel communication, the tied
+	// transfers; with connections=1 every steady-state transfer too),
+	// exposed data-parallel communication, the tied
 	// embedding's gradient all-reduce, and the optimizer step.
 	Compute   float64 `json:"compute_s"`
 	Bubble    float64 `json:"bubble_s"`

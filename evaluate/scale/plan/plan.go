@@ -367,6 +367,9 @@ func (pl Plan) String() string {
 	if pl.NoGradOverlap {
 		s += ",grad-overlap=off"
 	}
+	if pl.OneQueue {
+		s += ",connections=1"
+	}
 	if pl.AmaxSync != "" {
 		s += ",amax-sync=" + pl.AmaxSync
 	}

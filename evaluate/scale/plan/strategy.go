@@ -40,6 +40,20 @@ type Strategy struct {
 	// default: optimizer.complete_reductions() after the backward;
 	// Megatron-LM without --overlap-grad-reduce).
 	NoGradOverlap bool
+	// OneQueue is connections=1: the run's CUDA_DEVICE_MAX_CONNECTIONS=1,
+	// every stream's work in one hardware queue, so a collective or a
+	// point-to-point kernel runs to its end before the compute queued
+	// behind it starts (NVIDIA/Megatron-LM#1468: --overlap-grad-reduce
+	// and --overlap-param-gather overlap nothing at 1, and do when it is
+	// unset; alibaba/Megatron-LLaMA#26, li-yi-dong: at 1 the kernels of
+	// other streams wait for the data-parallel communication to end).
+	// Megatron-Core asserts it is 1 with tensor or context parallelism
+	// on Hopper outside FSDP (megatron/training/arguments.py, 1e057005);
+	// Megatron's FSDP asserts it is not. Priced: the data-parallel
+	// reductions and gathers exposed whole (dpExposed) and each
+	// micro-batch's pipeline sends and receives in the steady state
+	// (steadySends).
+	OneQueue bool
 	// AmaxSync is amax-sync=tp-dp or tp: with fp8=delayed, each model
 	// chunk's forward and backward end in an all-reduce of its FP8
 	// amaxes that the compute stream waits for, over the tensor x data
@@ -524,6 +538,8 @@ func (s Strategy) Check() error {
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
 	case s.AmaxSync != "" && s.FP8 != FP8Delayed:
 		return strategyError("amax-sync=%s without fp8=delayed: the amaxes reduced are delayed scaling's", s.AmaxSync)
+	case s.OneQueue && s.FSDP:
+		return strategyError("connections=1 with fsdp=on: Megatron's FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (megatron/training/arguments.py)")
 	case s.NoGradOverlap && s.FSDP:
 		return strategyError("grad-overlap=off with fsdp=on: FSDP reduces each layer's gradients beside the backward (modelled so only)")
 	case s.Experts < 0 || s.ExpertTensor < 0:
@@ -627,6 +643,9 @@ func (s Strategy) String() string {
 	if s.NoGradOverlap {
 		parts = append(parts, "grad-overlap=off")
 	}
+	if s.OneQueue {
+		parts = append(parts, "connections=1")
+	}
 	if s.AmaxSync != "" {
 		parts = append(parts, "amax-sync="+s.AmaxSync)
 	}
@@ -690,7 +709,9 @@ func (s Strategy) moeString() []string {
 // the batch), schedule (gpipe, 1f1b), sp (sequence parallelism: on or
 // off), tpoverlap (on: tensor-parallel communication overlapped with the
 // GEMMs), grad-overlap (off: the data-parallel gradients reduced after
-// the backward, not beside it), amax-sync (tp-dp or tp: with fp8=delayed,
+// the backward, not beside it), connections (CUDA_DEVICE_MAX_CONNECTIONS:
+// 1, one hardware queue, the data-parallel traffic and the pipeline's
+// steady-state sends exposed; more, the default), amax-sync (tp-dp or tp: with fp8=delayed,
 // each model chunk's forward and backward end in an all-reduce of the FP8
 // amaxes the compute waits for, over that group; off, the default), recompute (none, selective, full), recompute-layers (with
 // recompute=full: the layers of each model chunk that recompute), distopt
@@ -880,6 +901,12 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		}
 	case "tpoverlap", "tp-comm-overlap":
 		s.TPOverlap, err = onOff(v)
+	case "connections", "cuda-device-max-connections":
+		n, aerr := strconv.Atoi(v)
+		if aerr != nil || n < 1 {
+			err = fmt.Errorf("%q: want CUDA_DEVICE_MAX_CONNECTIONS, a count of at least 1", v)
+		}
+		s.OneQueue = n == 1
 	case "grad-overlap", "overlap-grad-reduce":
 		var on bool
 		on, err = onOff(v)
@@ -940,7 +967,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -209,6 +209,15 @@ func torchtitan405BCP() Sweep {
 // without --moe-router-fusion or --enable-experimental), the pipeline
 // of 32 stages, which ran the all-to-all dispatcher ("A2A" in the
 // table's Dispatcher column), with dispatcher=alltoall.
+// The rows without the 1F1B overlap and without FSDP are read with
+// connections=1: the model zoo's Qwen3-235B-A22B.yaml sets
+// CUDA_DEVICE_MAX_CONNECTIONS: 1 in its ENV_VARS (8017e11, the commit
+// that published this table) and Megatron-Core asserts it with tensor
+// parallelism on Hopper (arguments.py at 1e057005); the overlap row
+// (the same yaml's ENV_VARS: "Used for 1F1B overlap",
+// CUDA_DEVICE_MAX_CONNECTIONS: 32, b06a6d8; sbatch_benchmarking.sh
+// sets 32 with A2A_OVERLAP=1 since) and the FSDP row (Megatron's FSDP
+// asserts it is not 1) are read without it.
 func qwen3ModelZoo() Sweep {
 	w := "qwen3-235b-a22b:seq=4096,batch=2048"
 	c := "dgx-h100:32"
@@ -218,7 +227,7 @@ func qwen3ModelZoo() Sweep {
 		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16: stack=model-zoo-moe-dev, the A2A row dispatcher=alltoall",
 		Rows: []SweepRow{
 			{Label: "TP2 EP32 PP8 VPP4 DP16 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev",
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,connections=1",
 				Measured: 19.7, Note: "the embedding and the loss as layers (94 layers: 11, 12 x 6, 11)"},
 			{Label: "the same + 1F1B overlap", Workload: w, Cluster: c,
 				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,epoverlap=on,stack=model-zoo-moe-dev",
@@ -226,9 +235,9 @@ func qwen3ModelZoo() Sweep {
 			{Label: "TP2 EP8 EDP32 DP128 FSDP MBS4, full recompute", Workload: w, Cluster: c,
 				Strategy: "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full,stack=model-zoo-moe-dev", Measured: 17.6},
 			{Label: "TP2 EP8 PP32 VPP3 DP4 MBS1, A2A", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,dispatcher=alltoall",
+				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,dispatcher=alltoall,connections=1",
 				Measured: 24.2, Note: "the embedding and the loss as layers (2, 3 x 30, 2)"},
 			{Label: "TP4 EP8 PP8 VPP4 EDP4 DP8 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,stack=model-zoo-moe-dev", Measured: 29.0},
+				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,stack=model-zoo-moe-dev,connections=1", Measured: 29.0},
 		}}
 }
