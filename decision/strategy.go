@@ -296,7 +296,7 @@ const strategyKeys = "dp, mb, schedule, shard, bucket"
 var scaleKeys = []string{
 	"tp", "tensor", "cp", "context", "context-parallel", "pp", "pipeline", "vp", "virtual",
 	"mbs", "micro-batch-size", "micro_batch_size", "sp", "sequence-parallel", "recompute",
-	"tpoverlap", "tp-comm-overlap", "grad-overlap", "overlap-grad-reduce", "connections", "cuda-device-max-connections", "amax-sync", "recompute-layers", "recompute_layers",
+	"tpoverlap", "tp-comm-overlap", "grad-overlap", "overlap-grad-reduce", "connections", "cuda-device-max-connections", "queue-ahead", "amax-sync", "recompute-layers", "recompute_layers",
 	"first", "first-stage-layers", "last", "last-stage-layers", "stage-tp", "tensor-stages",
 	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "fp8gather", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
 	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",

@@ -144,6 +144,7 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"grad-overlap=off", `strategy "grad-overlap=off": grad-overlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"connections=1", `strategy "connections=1": connections is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"cuda-device-max-connections=1", `strategy "cuda-device-max-connections=1": cuda-device-max-connections is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"queue-ahead=on", `strategy "queue-ahead=on": queue-ahead is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"amax-sync=tp", `strategy "amax-sync=tp": amax-sync is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"overlap-grad-reduce=off", `strategy "overlap-grad-reduce=off": overlap-grad-reduce is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},

@@ -78,12 +78,13 @@ func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 
 // afterBwd is what the gradients' reduction c adds to the step: the
 // part of it backward window bwd does not hide, or with grad-overlap=off
-// all of it, run after the backward; with connections=1 all of it too,
+// all of it, run after the backward; with connections=1 (without
+// queue-ahead=on: Plan.QueueAhead, one bucket launched ahead) all of it too,
 // its kernels run to their end before the backward's queued behind them
 // (Plan.OneQueue: NVIDIA/Megatron-LM#1468's trace at
 // CUDA_DEVICE_MAX_CONNECTIONS=1, no reduce-scatter overlapped).
 func afterBwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, bwd plan.Window) float64 {
-	if pl.NoGradOverlap || pl.OneQueue {
+	if pl.NoGradOverlap || pl.Serialized() {
 		return c.Time
 	}
 	return p.BesideIn(c, bwd)
@@ -95,7 +96,7 @@ func afterBwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, bwd plan.Window) float64 
 // NVIDIA/Megatron-LM#1468's trace shows the all-gathers as exposed as the
 // reduce-scatters).
 func beforeFwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, fwd plan.Window) float64 {
-	if pl.OneQueue {
+	if pl.Serialized() {
 		return c.Time
 	}
 	return p.BesideIn(c, fwd)
@@ -116,10 +117,11 @@ func beforeFwd(pl *plan.Plan, p *plan.Pod, c plan.Comm, fwd plan.Window) float64
 // V chunks. 0 without an interleaved pipeline (V = 1: Megatron turns
 // overlap_p2p_comm off and batches each send with its receive, waited
 // for at any number of queues, so one queue changes nothing placer
-// prices there) or with more queues, where bubble's fill and drain are
-// the transfers priced.
+// prices there), with more queues, where bubble's fill and drain are
+// the transfers priced, or with queue-ahead=on (Plan.QueueAhead: each
+// transfer launched before the compute that hides it).
 func steadySends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) float64 {
-	if !pl.OneQueue || pl.PP < 2 || pl.VP < 2 {
+	if !pl.Serialized() || pl.PP < 2 || pl.VP < 2 {
 		return 0
 	}
 	var slowest float64

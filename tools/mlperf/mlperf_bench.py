@@ -51,7 +51,7 @@ COLUMNS = [
     "lora_rank", "lora_alpha", "lora_targets",
     "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-    "overlap_param_sync", "sharp",
+    "overlap_param_sync", "sharp", "connections",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
     "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
@@ -618,6 +618,15 @@ KEYS = [
     ("tp_overlap_rs", ["tp_comm_overlap_rs"], ["MC_TP_OVERLAP_RS"]),
     ("overlap_param_sync", ["overlap_param_sync"], ["MCORE_OPTIM_OVERLAP_PARAM_SYNC"]),
     ("sharp", ["sharp"], ["SHARP"]),
+    # CUDA_DEVICE_MAX_CONNECTIONS as the config scripts export it: the
+    # hardware queues a process's streams share ("" where the scripts
+    # do not set it: CUDA's default, 8). NVIDIA's GPT-3 config_common.sh
+    # (v3.0, v3.1, v4.0) and its LoRA config_*.sh (v4.0) export 1, as
+    # Megatron-Core asks with sequence parallelism (megatron/core/
+    # tensor_parallel/layers.py: "we rely on CUDA_DEVICE_MAX_CONNECTIONS=1
+    # to ensure that the gather is scheduled before" the GEMM). Read as
+    # written, a whole number.
+    ("connections", [], ["CUDA_DEVICE_MAX_CONNECTIONS"]),
 ]
 
 

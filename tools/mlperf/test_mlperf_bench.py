@@ -426,11 +426,16 @@ class BuildTest(unittest.TestCase):
                 "lora_dropout": "", "lora_a2a": "", "no_transpose_cache": "", "hidden_dropout": "",
                 # config_common.sh's NVTE_ exports (async normalized to 1/0)
                 "amax_dp_interval": "0", "amax_async": "1",
+                # config_common.sh's export CUDA_DEVICE_MAX_CONNECTIONS=1, as written
+                "connections": "1",
                 # the Dockerfile beside the config: its ARG <name>_REVISION lines (indented one too)
                 "te_revision": "v1.6rc1", "nemo_revision": "v2.0.0.rc0.beta", "megatron_revision": "core_v0.7.0.beta"}
         for k, v in want.items():
             self.assertEqual(r[k], v, k)
         # the LoRA systems' folder has no Dockerfile: no revision
+        self.assertEqual(self.by["acme_n1/llama2_70b_lora"]["te_revision"], "")
+        # the LoRA configs export no CUDA_DEVICE_MAX_CONNECTIONS: ""
+        self.assertEqual(self.by["acme_n1/llama2_70b_lora"]["connections"], "")
         self.assertEqual(self.by["acme_n1/llama2_70b_lora"]["te_revision"], "")
 
     def test_plan_from_printed_config_when_no_script(self):

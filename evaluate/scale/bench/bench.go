@@ -93,6 +93,9 @@ type Row struct {
 	LoRAA2A                         string
 	CPUOffloadLayers                int
 	DistOptimizer, TPOverlap, Sharp string
+	// Connections is CUDA_DEVICE_MAX_CONNECTIONS as the config scripts
+	// export it (runs.csv connections; "" where they do not).
+	Connections string
 	// BERT's recipe (measurements/mlperf/README.md): gradient
 	// accumulation, samples a packed sequence, precision, optimizer, its
 	// fused attention, unpadding, MLM head on masked positions only,
@@ -200,7 +203,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
-			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"),
+			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"), Connections: get("connections"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -354,6 +357,11 @@ func Read(r Row) (Reading, error) {
 	}
 	k = append(k, conf...)
 	rd.LeftOut = append(rd.LeftOut, unread...)
+	ck, err := connectionKeys(r)
+	if err != nil {
+		return rd, err
+	}
+	k = append(k, ck...)
 	if r.Benchmark == "llama2_70b_lora" {
 		lk, err := loraKeys(r, &rd)
 		if err != nil {
@@ -362,6 +370,13 @@ func Read(r Row) (Reading, error) {
 		k = append(k, lk)
 	}
 	rd.Strategy = strings.Join(k, ",")
+	leaveOut(r, &rd)
+	return rd, nil
+}
+
+// leaveOut writes to rd what of row r's recipe placer has no key for:
+// FP8 storage switches without FP8 compute, SHARP.
+func leaveOut(r Row, rd *Reading) {
 	if r.FP8 != "1" {
 		for _, sw := range []struct{ col, what string }{{r.FP8Params, "FP8 weights without a BF16 copy (fp8_params)"},
 			{r.FP8DPA, "FP8 attention (fp8_dot_product_attention)"}, {r.FP8Activation, "FP8 activation storage (activation_func_fp8_input_store)"}} {
@@ -373,7 +388,32 @@ func Read(r Row) (Reading, error) {
 	if r.Sharp == "1" {
 		rd.LeftOut = append(rd.LeftOut, "SHARP in-network reduction")
 	}
-	return rd, nil
+}
+
+// connectionKeys is row r's CUDA_DEVICE_MAX_CONNECTIONS as its scripts
+// export it (runs.csv connections; NVIDIA's GPT-3 config_common.sh and
+// its LoRA config_*.sh: 1) as placer's connections=N (plan.Strategy
+// OneQueue at 1), none where unset. A GPT-3 row at 1 also queue-ahead=on:
+// NVIDIA's GPT-3 implementations launch each transfer and bucket ahead of
+// the compute hiding it, their NCCL CTAs bounded and the LayerNorms' SMs
+// held back "to improve p2p overlap on H100" (config_common.sh of v3.0,
+// v3.1, v4.0; overlap_p2p_comm True, batch_p2p_comm False,
+// overlap_grad_sync and overlap_param_sync True): one queue exposes
+// nothing more (plan.Strategy.QueueAhead). LoRA's code (fused_adam, no
+// pipeline) is not read for it: its rows keep connections=1 alone.
+func connectionKeys(r Row) ([]string, error) {
+	if r.Connections == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(r.Connections)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("runs.csv connections %q: want CUDA_DEVICE_MAX_CONNECTIONS as a whole number of 1 or more", r.Connections)
+	}
+	k := []string{fmt.Sprintf("connections=%d", n)}
+	if n == 1 && r.Benchmark == "gpt3" {
+		k = append(k, "queue-ahead=on")
+	}
+	return k, nil
 }
 
 // Transformer Engine's amax reduction by revision (mechanisms.AmaxSync),

@@ -421,3 +421,48 @@ func TestReadAmaxSync(t *testing.T) {
 		}
 	}
 }
+
+// TestReadConnections: runs.csv connections (CUDA_DEVICE_MAX_CONNECTIONS
+// as the scripts export it) is placer's connections=N; a GPT-3 row at 1
+// also queue-ahead=on (NVIDIA's GPT-3 code launches its transfers and
+// buckets ahead of the compute hiding them), a LoRA row at 1 not; an
+// unset column adds neither, and a column that is not a count of 1 or
+// more is a one-line error.
+func TestReadConnections(t *testing.T) {
+	cases := []struct {
+		row        func() Row
+		conn, want string
+		not        []string
+	}{
+		{gpt3Row, "1", "connections=1,queue-ahead=on", nil},
+		{loraRow, "1", "connections=1", []string{"queue-ahead"}},
+		{gpt3Row, "8", "connections=8", []string{"queue-ahead"}},
+		{gpt3Row, "", "", []string{"connections", "queue-ahead"}},
+	}
+	for _, c := range cases {
+		r := c.row()
+		r.Connections = c.conn
+		rd, err := Read(r)
+		if err != nil {
+			t.Fatalf("%s connections %q: %v", r.ID, c.conn, err)
+		}
+		if c.want != "" && !strings.Contains(rd.Strategy, c.want) {
+			t.Errorf("%s connections %q: %q lacks %q", r.ID, c.conn, rd.Strategy, c.want)
+		}
+		for _, n := range c.not {
+			if strings.Contains(rd.Strategy, n) {
+				t.Errorf("%s connections %q: %q has %q", r.ID, c.conn, rd.Strategy, n)
+			}
+		}
+		if _, err := plan.ParseStrategy(rd.Strategy); err != nil {
+			t.Errorf("%s connections %q: %v", r.ID, c.conn, err)
+		}
+	}
+	for _, bad := range []string{"0", "one"} {
+		r := gpt3Row()
+		r.Connections = bad
+		if _, err := Read(r); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("connections %q: err %v, want one line", bad, err)
+		}
+	}
+}

@@ -370,6 +370,9 @@ func (pl Plan) String() string {
 	if pl.OneQueue {
 		s += ",connections=1"
 	}
+	if pl.QueueAhead {
+		s += ",queue-ahead=on"
+	}
 	if pl.AmaxSync != "" {
 		s += ",amax-sync=" + pl.AmaxSync
 	}

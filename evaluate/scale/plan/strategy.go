@@ -54,6 +54,23 @@ type Strategy struct {
 	// micro-batch's pipeline sends and receives in the steady state
 	// (steadySends).
 	OneQueue bool
+	// QueueAhead is queue-ahead=on (with connections=1): the run's code
+	// launches each collective and pipeline transfer ahead of the compute
+	// it hides behind, one bucket in flight, its kernels held to a few
+	// CTAs beside the compute's, so one hardware queue serializes only
+	// the launches and the overlap stands as with many queues (NVIDIA's
+	// MLPerf GPT-3 NeMo configs v3.0 to v4.0: config_common.sh exports
+	// CUDA_DEVICE_MAX_CONNECTIONS=1 beside NVTE_FWD/BWD_LAYERNORM_SM_MARGIN
+	// "to improve p2p overlap on H100", per-communicator max_ctas (v3.1
+	// MEGATRON_CORE_*_MAX_CTAS, v4.0 conf/nccl/custom_communicator_cta.yaml:
+	// dp 8, pp 2), overlap_p2p_comm True, batch_p2p_comm False,
+	// overlap_grad_sync and overlap_param_sync True; Megatron-Core's
+	// distrib_optimizer.py in the v4.0 submissions: the next bucket's
+	// all-gather launched when the last ends "to ensure that the
+	// communication kernels don't head-of-line block the compute kernels
+	// since we run with CUDA_DEVICE_MAX_CONNECTIONS=1"). Priced: OneQueue
+	// exposes nothing (Serialized is false).
+	QueueAhead bool
 	// AmaxSync is amax-sync=tp-dp or tp: with fp8=delayed, each model
 	// chunk's forward and backward end in an all-reduce of its FP8
 	// amaxes that the compute stream waits for, over the tensor x data
@@ -538,6 +555,8 @@ func (s Strategy) Check() error {
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
 	case s.AmaxSync != "" && s.FP8 != FP8Delayed:
 		return strategyError("amax-sync=%s without fp8=delayed: the amaxes reduced are delayed scaling's", s.AmaxSync)
+	case s.QueueAhead && !s.OneQueue:
+		return strategyError("queue-ahead=on without connections=1: it says how the run overlaps at one hardware queue")
 	case s.OneQueue && s.FSDP:
 		return strategyError("connections=1 with fsdp=on: Megatron's FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (megatron/training/arguments.py)")
 	case s.NoGradOverlap && s.FSDP:
@@ -646,6 +665,9 @@ func (s Strategy) String() string {
 	if s.OneQueue {
 		parts = append(parts, "connections=1")
 	}
+	if s.QueueAhead {
+		parts = append(parts, "queue-ahead=on")
+	}
 	if s.AmaxSync != "" {
 		parts = append(parts, "amax-sync="+s.AmaxSync)
 	}
@@ -711,7 +733,9 @@ func (s Strategy) moeString() []string {
 // GEMMs), grad-overlap (off: the data-parallel gradients reduced after
 // the backward, not beside it), connections (CUDA_DEVICE_MAX_CONNECTIONS:
 // 1, one hardware queue, the data-parallel traffic and the pipeline's
-// steady-state sends exposed; more, the default), amax-sync (tp-dp or tp: with fp8=delayed,
+// steady-state sends exposed; more, the default), queue-ahead (on, with
+// connections=1: the run launches its communication ahead of the compute
+// that hides it, so one queue exposes nothing more), amax-sync (tp-dp or tp: with fp8=delayed,
 // each model chunk's forward and backward end in an all-reduce of the FP8
 // amaxes the compute waits for, over that group; off, the default), recompute (none, selective, full), recompute-layers (with
 // recompute=full: the layers of each model chunk that recompute), distopt
@@ -907,6 +931,8 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 			err = fmt.Errorf("%q: want CUDA_DEVICE_MAX_CONNECTIONS, a count of at least 1", v)
 		}
 		s.OneQueue = n == 1
+	case "queue-ahead":
+		s.QueueAhead, err = onOff(v)
 	case "grad-overlap", "overlap-grad-reduce":
 		var on bool
 		on, err = onOff(v)
@@ -967,7 +993,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, queue-ahead, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {
@@ -1011,3 +1037,7 @@ func (w asWritten) String() string {
 	}
 	return "(every key at its default: tp=1, pp=1, every GPU a data-parallel replica)"
 }
+
+// Serialized is whether one hardware queue exposes the run's
+// communication: connections=1 without queue-ahead=on.
+func (s Strategy) Serialized() bool { return s.OneQueue && !s.QueueAhead }

@@ -38,7 +38,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, queue-ahead, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -144,7 +144,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 	planOnly := map[string]string{
 		"tp": "8", "tensor": "8", "cp": "2", "context": "2", "context-parallel": "2", "pp": "4", "pipeline": "4",
 		"vp": "2", "virtual": "2", "mbs": "1", "micro-batch-size": "1", "micro_batch_size": "1", "sp": "on",
-		"sequence-parallel": "on", "recompute": "full", "tpoverlap": "on", "tp-comm-overlap": "on", "grad-overlap": "off", "overlap-grad-reduce": "off", "connections": "1", "cuda-device-max-connections": "1", "amax-sync": "tp",
+		"sequence-parallel": "on", "recompute": "full", "tpoverlap": "on", "tp-comm-overlap": "on", "grad-overlap": "off", "overlap-grad-reduce": "off", "connections": "1", "cuda-device-max-connections": "1", "queue-ahead": "on", "amax-sync": "tp",
 		"recompute-layers": "2", "recompute_layers": "2", "first": "3", "first-stage-layers": "3",
 		"last": "3", "last-stage-layers": "3", "stage-tp": "4:8", "tensor-stages": "4:8",
 		"distopt": "on", "distributed-optimizer": "on", "ep": "8", "expert-parallel": "8", "etp": "1",
