@@ -217,7 +217,18 @@ func torchtitan405BCP() Sweep {
 // (the same yaml's ENV_VARS: "Used for 1F1B overlap",
 // CUDA_DEVICE_MAX_CONNECTIONS: 32, b06a6d8; sbatch_benchmarking.sh
 // sets 32 with A2A_OVERLAP=1 since) and the FSDP row (Megatron's FSDP
-// asserts it is not 1) are read without it.
+// asserts it is not 1) are read without it. The three rows at one queue
+// are read with queue-ahead=on, as that code overlaps at one queue: the
+// yaml's --overlap-grad-reduce and --overlap-param-gather, and
+// overlap_p2p_comm, on by default under the interleaved schedule
+// (arguments.py at 1e057005, --no-overlap-p2p-communication); its
+// distributed_data_parallel.py groups buckets because "because of the use
+// of CUDA_DEVICE_MAX_CONNECTIONS=1, having multiple back-to-back
+// communications will prevent the overlap of the communication kernels
+// with computation kernels" (so that one bucket's collective is in flight
+// beside the compute), the same design as NVIDIA's MLPerf GPT-3 NeMo runs
+// at one queue, on which connections=1 alone was 10 to 14 points too slow
+// on every GPT-3 row (onequeue; docs/history.md).
 func qwen3ModelZoo() Sweep {
 	w := "qwen3-235b-a22b:seq=4096,batch=2048"
 	c := "dgx-h100:32"
@@ -227,7 +238,7 @@ func qwen3ModelZoo() Sweep {
 		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16: stack=model-zoo-moe-dev, the A2A row dispatcher=alltoall",
 		Rows: []SweepRow{
 			{Label: "TP2 EP32 PP8 VPP4 DP16 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,connections=1",
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,connections=1,queue-ahead=on",
 				Measured: 19.7, Note: "the embedding and the loss as layers (94 layers: 11, 12 x 6, 11)"},
 			{Label: "the same + 1F1B overlap", Workload: w, Cluster: c,
 				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,epoverlap=on,stack=model-zoo-moe-dev",
@@ -235,9 +246,9 @@ func qwen3ModelZoo() Sweep {
 			{Label: "TP2 EP8 EDP32 DP128 FSDP MBS4, full recompute", Workload: w, Cluster: c,
 				Strategy: "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full,stack=model-zoo-moe-dev", Measured: 17.6},
 			{Label: "TP2 EP8 PP32 VPP3 DP4 MBS1, A2A", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,dispatcher=alltoall,connections=1",
+				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,dispatcher=alltoall,connections=1,queue-ahead=on",
 				Measured: 24.2, Note: "the embedding and the loss as layers (2, 3 x 30, 2)"},
 			{Label: "TP4 EP8 PP8 VPP4 EDP4 DP8 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,stack=model-zoo-moe-dev,connections=1", Measured: 29.0},
+				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,stack=model-zoo-moe-dev,connections=1,queue-ahead=on", Measured: 29.0},
 		}}
 }
