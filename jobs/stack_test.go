@@ -53,7 +53,7 @@ func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
 		// parallelism compiles the layers (tpoverlap=on): the fastest plan
 		// is such a plan.
 		{name: "torchtitan's stack named", strat: "fsdp=on,stack=torchtitan-0.2", forName: "torchtitan", strategy: "tp=2,pp=1,dp=16,mbs=2,sp=on,tpoverlap=on,fsdp=on,stack=torchtitan-0.2",
-			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2"}, step: "7.155 s"},
+			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2"}, step: "7.243 s"},
 		{name: "a Megatron stack for torchtitan", strat: "fsdp=on,stack=megatron-bridge-25.11", forName: "torchtitan",
 			err: "--for torchtitan: stack=megatron-bridge-25.11: torchtitan's file runs stack=torchtitan-0.2"},
 		{name: "torchtitan's stack for megatron", strat: "fsdp=on,stack=torchtitan-0.2", forName: "megatron",
