@@ -21,24 +21,7 @@ import (
 // 4 x M x V = 4 x 8 x 2 = 64 of them, 96.768 us, to the bubble and to
 // the step. No replica: no data-parallel traffic to expose.
 func TestOneQueueSends(t *testing.T) {
-	m := transformer.GPT(8, 64, 8, 32, 128, 8)
-	p, _ := plan.PodOf("dgx-h100", 32)
-	p.Hardware = flopHardware()
-	p.Hardware.NVLinkLatency = 0
-	p.Kernels = kernels.Node{IntraBus: 1e30}
-	p.NICBandwidth, p.NICLatency = 1e9, 1e-6
-	eval := func(text string) Result {
-		t.Helper()
-		s, err := plan.ParseStrategy(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Evaluate(m, s, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	eval := oneQueueToy(t)
 	base := eval("tp=8,pp=4,vp=2,mbs=1")
 	one := eval("tp=8,pp=4,vp=2,mbs=1,connections=1")
 	if one.Plan.NumMicro != 8 || one.Plan.DP != 1 || !strings.Contains(one.Plan.String(), "connections=1") {
@@ -114,24 +97,7 @@ func TestOneQueueBadInput(t *testing.T) {
 // the key. Bad input: queue-ahead=on without connections=1, or not
 // on/off, is a one-line error.
 func TestOneQueueAhead(t *testing.T) {
-	m := transformer.GPT(8, 64, 8, 32, 128, 8)
-	p, _ := plan.PodOf("dgx-h100", 32)
-	p.Hardware = flopHardware()
-	p.Hardware.NVLinkLatency = 0
-	p.Kernels = kernels.Node{IntraBus: 1e30}
-	p.NICBandwidth, p.NICLatency = 1e9, 1e-6
-	eval := func(text string) Result {
-		t.Helper()
-		s, err := plan.ParseStrategy(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Evaluate(m, s, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	eval := oneQueueToy(t)
 	base := eval("tp=8,pp=4,vp=2,mbs=1")
 	one := eval("tp=8,pp=4,vp=2,mbs=1,connections=1")
 	ahead := eval("tp=8,pp=4,vp=2,mbs=1,connections=1,queue-ahead=on")
@@ -160,5 +126,30 @@ func TestOneQueueAhead(t *testing.T) {
 		if _, err := plan.ParseStrategy(text); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err %v, want one line", text, err)
 		}
+	}
+}
+
+// oneQueueToy evaluates a strategy on TestOneQueueSends' toy pod: GPT of
+// 8 layers, hidden 64, sequence 32, batch 8 on 4 nodes of 8, a NIC of
+// 1e9 B/s and 1 us latency, free NVLink.
+func oneQueueToy(t *testing.T) func(string) Result {
+	t.Helper()
+	m := transformer.GPT(8, 64, 8, 32, 128, 8)
+	p, _ := plan.PodOf("dgx-h100", 32)
+	p.Hardware = flopHardware()
+	p.Hardware.NVLinkLatency = 0
+	p.Kernels = kernels.Node{IntraBus: 1e30}
+	p.NICBandwidth, p.NICLatency = 1e9, 1e-6
+	return func(text string) Result {
+		t.Helper()
+		s, err := plan.ParseStrategy(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 }
