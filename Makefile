@@ -82,7 +82,7 @@ build: go-deps
 # the heap has grown 4x since the last collection, not 1x): the searches
 # allocate many small objects on small heaps, so collections were a large
 # share of their CPU time. Measured 2026-11-28, go test of the package at
-# GOGC=100 -> 400 (the same binary): evaluate/scale/search 53.6 -> 45.6
+# GOGC=100 -> 400 (the same binary): planner/search 53.6 -> 45.6
 # CPU s, peak RSS 47 -> 61 MB; cmd/placer's report megatron test 30.6,
 # 32.0 -> 25.4, 26.5 CPU s. Peak RSS stays where live data sets it (jobs
 # 820 MB) and grows where the heap is small (workloads/export 33 -> 86
@@ -382,13 +382,13 @@ MIRRORS ?=
 mlperf-bench-data:
 	$(PYTHON) tools/mlperf/mlperf_bench.py --out measurements/mlperf $(MIRRORS)
 
-# The bench's fits test (evaluate/scale/bench TestBenchRunsFit): every
+# The bench's fits test (planner/bench TestBenchRunsFit): every
 # MLPerf submission that ran must be predicted to fit. make test runs it
 # on the development part (its failures listed by row) and logs the
 # validation part's count; this target makes a validation run told over
 # fail it too (the issue's must-hold for both parts).
 bench-fits: go-deps
-	PLACER_BENCH_FITS=1 go test -count=1 -v -run TestBenchRunsFit ./evaluate/scale/bench/
+	PLACER_BENCH_FITS=1 go test -count=1 -v -run TestBenchRunsFit ./planner/bench/
 
 # The frameworks' own code reading placer's exports (tools/frameworks,
 # docs/import.md#frameworks): torchtitan 0.2.2 (its last release with

@@ -3,7 +3,7 @@
 // priorities, transfer priorities), its validation against a graph, the
 // built-in simple decisions, the strategy around one replica's placement
 // (Strategy: an op graph's replicas, micro-batches, schedule, sharding and
-// bucket; a transformer's plan at cluster scale is evaluate/scale's), and
+// bucket; a transformer's plan at cluster scale is planner's), and
 // the versioned JSON decision file (docs/decision-format.md).
 //
 // May import: graph

@@ -163,7 +163,7 @@ func profileGiven(kind string) error {
 
 // scaleFields are the JSON fields of a strategy that placer wrote before
 // a transformer's plan at cluster scale had a type of its own
-// (evaluate/scale/plan.Strategy); no decision carried them, and a file that
+// (planner/plan.Strategy); no decision carried them, and a file that
 // does is refused by name rather than as an unknown field.
 var scaleFields = []string{"tensor", "sequence_parallel", "pipeline", "virtual_stages", "micro_batch_size", "recompute",
 	"recompute_layers", "tp_overlap", "first_stage_layers", "last_stage_layers", "tensor_stages", "context"}

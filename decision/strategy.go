@@ -20,7 +20,7 @@ import (
 // A plan of a uniform transformer at cluster scale (tensor, context and
 // pipeline parallelism, virtual stages, the micro-batch size, sequence
 // parallelism, recomputation, the distributed optimizer) is another
-// world's, evaluate/scale/plan.Strategy: there every stage holds identical
+// world's, planner/plan.Strategy: there every stage holds identical
 // layers, so the stages are a count, not a placement. ParseStrategy
 // refuses its keys.
 type Strategy struct {
@@ -140,7 +140,7 @@ func (s Strategy) Check() error {
 }
 
 // zero1 is the distributed optimizer's shard, a transformer's plan's at
-// cluster scale (evaluate/scale/plan.Strategy's DistOpt).
+// cluster scale (planner/plan.Strategy's DistOpt).
 const zero1 Shard = "zero1"
 
 // CheckFor reports whether s can run a graph of global batch size batch
@@ -201,7 +201,7 @@ type KeyValue struct{ Key, Value string }
 
 // SplitStrategy splits a strategy string ("dp=2,mb=4") into its key=value
 // pairs, in order, for either world's parser (ParseStrategy here,
-// evaluate/scale's for a transformer's plan); the error, one line, names a
+// planner's for a transformer's plan); the error, one line, names a
 // pair that is not key=value (with keys, the keys the caller reads) or a
 // key given twice. "" has no pairs.
 func SplitStrategy(text, keys string) ([]KeyValue, error) {
@@ -229,7 +229,7 @@ func SplitStrategy(text, keys string) ([]KeyValue, error) {
 // (fsdp, zero2, none), bucket (DDP bucket bytes, or mebibytes with the
 // suffix MiB: 25MiB). "" is the zero strategy. The keys of a
 // transformer's plan at cluster scale (tp, pp, vp, mbs, sp, ...:
-// evaluate/scale/plan.ParseStrategy's) and shard=zero1 are refused, each in
+// planner/plan.ParseStrategy's) and shard=zero1 are refused, each in
 // one line that says whose they are.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
@@ -290,7 +290,7 @@ func ParseStrategy(text string) (Strategy, error) {
 const strategyKeys = "dp, mb, schedule, shard, bucket"
 
 // scaleKeys are the keys, with their long spellings, that only a
-// transformer's plan at cluster scale has (evaluate/scale/plan.ParseStrategy
+// transformer's plan at cluster scale has (planner/plan.ParseStrategy
 // reads them; its tests check that this refuses each): ParseStrategy
 // refuses them as another world's, not as unknown.
 var scaleKeys = []string{

@@ -49,7 +49,7 @@ func TestParseStrategy(t *testing.T) {
 }
 
 // TestParseStrategyRefusesScale: every key of a transformer's plan at
-// cluster scale (evaluate/scale/plan.ParseStrategy's, long spellings too) and
+// cluster scale (planner/plan.ParseStrategy's, long spellings too) and
 // shard=zero1 are refused as that world's, in one line, by hand-written
 // messages.
 func TestParseStrategyRefusesScale(t *testing.T) {

@@ -10,6 +10,6 @@
 // one registry per kind of file (formats.go).
 //
 // May import: graph, graph/costtable, graph/transformer, decision,
-// evaluate/roofline, evaluate/scale/plan, evaluate/profile, workloads/...,
+// evaluate/roofline, planner/plan, evaluate/profile, workloads/...,
 // internal/...
 package inputs

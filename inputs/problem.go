@@ -7,10 +7,10 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/planner/plan"
 )
 
 // GraphOnCluster is an op graph on a cluster of GPUs as the user named

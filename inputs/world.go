@@ -22,7 +22,7 @@ const (
 	OpGraph World = iota
 	// ClusterScale is a transformer named by its shape on a pod of
 	// nodes, planned by its degrees of tensor, pipeline, data and context
-	// parallelism (evaluate/scale).
+	// parallelism (planner).
 	ClusterScale
 )
 

@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 )
 
 // TestLeaveOneSourceOut: a constant chosen with source A (here the GEMMs'
@@ -56,7 +56,7 @@ func TestLeaveOneSourceOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := scale.Evaluate(m, s, p)
+		want, err := planner.Evaluate(m, s, p)
 		if err != nil {
 			t.Fatal(err)
 		}

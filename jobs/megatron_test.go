@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/report"
 )
 

@@ -3,7 +3,7 @@ package jobs
 import (
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner/published"
 )
 
 // TestScaleEvalMemoryError: eval's plan carries its peak memory's

@@ -11,12 +11,6 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
-	"github.com/placer/placer/evaluate/scale/kernels"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
-	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -24,6 +18,12 @@ import (
 	"github.com/placer/placer/internal/fail"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
+	"github.com/placer/placer/planner/search"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
 	"gonum.org/v1/gonum/stat"
@@ -69,16 +69,16 @@ func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
 	return inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
 }
 
-func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan {
+func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePlan {
 	if r.HostStages == nil {
 		// A search's plans come without their stages' host (the search
 		// leaves it out): the same plan evaluated alone has it.
-		if full, err := scale.Evaluate(m, r.Plan.Strategy, p); err == nil && full.Step == r.Step {
+		if full, err := planner.Evaluate(m, r.Plan.Strategy, p); err == nil && full.Step == r.Step {
 			r = full
 		}
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
-	by := scale.PricedByOf(m, r.Plan, &p)
+	by := planner.PricedByOf(m, r.Plan, &p)
 	sp.PricedBy = &by
 	if pr := p.Profile; pr != nil {
 		sp.ProfileLayer = pr.Software.TimedLayer()
@@ -104,7 +104,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 		return sp
 	}
 	if r.Allocator == nil {
-		sp.Result = scale.WithAllocator(m, p, r)
+		sp.Result = planner.WithAllocator(m, p, r)
 	}
 	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, r.Plan.Strategy, p))
@@ -207,7 +207,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		}
 		s = w.Strategy
 	}
-	r, err := scale.Evaluate(m, s, p)
+	r, err := planner.Evaluate(m, s, p)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
@@ -592,8 +592,8 @@ func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, er
 // megatronRuns is megatronRow with the three predictions it shows:
 // Megatron's plan read at the defaults, its fastest reading, and
 // placer's plan.
-func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
-	var none scale.Result
+func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, planner.Result, planner.Result, planner.Result, error) {
+	var none planner.Result
 	p, err := plan.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
@@ -673,8 +673,8 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 	gpus := float64(pub.GPUs)
 	tokens := float64(pub.Model.Batch) * float64(pub.Model.Seq)
 	flops := pub.Model.CausalFLOPs()
-	tps := func(x scale.Result) float64 { return tokens / x.Step / gpus }
-	tf := func(x scale.Result) float64 { return flops / x.Step / gpus / 1e12 }
+	tps := func(x planner.Result) float64 { return tokens / x.Step / gpus }
+	tf := func(x planner.Result) float64 { return flops / x.Step / gpus / 1e12 }
 	r.Precision = pub.Precision
 	r.PublishedTokens, r.Regression = pub.Tokens, pub.Regression
 	r.PredictedTokens, r.PredictedTFLOPs = tps(own), tf(own)

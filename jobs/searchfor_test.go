@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/inputs"
 	exportjob "github.com/placer/placer/jobs/export"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/search"
 )
 
 // forModel is draw i's model as a --workload, its shape drawn from r:

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	exportjob "github.com/placer/placer/jobs/export"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
 

@@ -6,11 +6,11 @@ import (
 	"math"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/report"
 )
 
@@ -194,7 +194,7 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tune
 		r.Refused = err.Error()
 		return r
 	}
-	inUnit := func(res scale.Result) float64 {
+	inUnit := func(res planner.Result) float64 {
 		if unit == published.StepSeconds || unit == published.Order {
 			return res.Step
 		}
@@ -232,7 +232,7 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tune
 // evalSweepRow is row's prediction in sample and out of sample (on its
 // pod without the constants of tuned that set chose), with the
 // allocator's reserve where a peak is published.
-func evalSweepRow(row published.SweepRow, set string, tuned []plan.TunedConstant) (res, out scale.Result, m transformer.Spec, p plan.Pod, err error) {
+func evalSweepRow(row published.SweepRow, set string, tuned []plan.TunedConstant) (res, out planner.Result, m transformer.Spec, p plan.Pod, err error) {
 	if m, err = transformer.Parse(row.Workload); err != nil {
 		return res, out, m, p, err
 	}
@@ -243,19 +243,19 @@ func evalSweepRow(row published.SweepRow, set string, tuned []plan.TunedConstant
 	if err != nil {
 		return res, out, m, p, err
 	}
-	if res, err = scale.Evaluate(m, s, p); err != nil {
+	if res, err = planner.Evaluate(m, s, p); err != nil {
 		return res, out, m, p, err
 	}
 	out = res
 	pOut, reset := p.WithoutSource(tuned, set)
 	if len(reset) > 0 {
-		if out, err = scale.Evaluate(m, s, pOut); err != nil {
+		if out, err = planner.Evaluate(m, s, pOut); err != nil {
 			return res, out, m, p, fmt.Errorf("out of sample (%s): %w", strings.Join(reset, ", "), err)
 		}
 	}
 	if row.PeakGiB > 0 {
 		// The allocator's reserve where a peak is published to set it beside.
-		res = scale.WithAllocator(m, p, res)
+		res = planner.WithAllocator(m, p, res)
 	}
 	return res, out, m, p, nil
 }

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/report"
 )
 
@@ -248,7 +248,7 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 // TestPublishedPeaks holds the 21 published peaks (reserved, GiB:
 // torchtitan's 18 and torchao's float8 README's 3, torchtitan's memory
 // monitor both) against placer's simulated reserve of its step's trace
-// (evaluate/scale's titanStageTrace): mean |error| at most 3.6% (3.55%
+// (planner's titanStageTrace): mean |error| at most 3.6% (3.55%
 // over the 21 with torchao's once what torch 2.6.0's PipelineStage keeps
 // to the step's end is counted, 3.74% before; 3.80% over torchtitan's
 // 18 on 2026-11-27; 5.51% with the sum of parts, 6.15% before torch's

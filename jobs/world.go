@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/inputs"
 	exportjob "github.com/placer/placer/jobs/export"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
+	"github.com/placer/placer/planner/bench/calibration"
 )
 
 // Bench is placer report bench: the bench of real runs (MLPerf Training

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
 )
 
 // The experts' communication is said where a plan has some: expert
@@ -26,7 +26,7 @@ func TestExpertsComm(t *testing.T) {
 		{"experts tp 2 etp 2, composed", 2, 2, 1, profile.Composed, true},
 	} {
 		pl := plan.Plan{TP: c.T, EP: c.EP, ETP: c.ETP}
-		if got := expertsComm(pl, &scale.Sources{EP: c.src}); got != c.want {
+		if got := expertsComm(pl, &planner.Sources{EP: c.src}); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

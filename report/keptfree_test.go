@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestKeptFree: the memory line names what the usable memory leaves out

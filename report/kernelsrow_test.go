@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestKernelsRow: a plan priced without a profile says where its pod's
@@ -14,11 +14,11 @@ import (
 func TestKernelsRow(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		sources *scale.Sources
+		sources *planner.Sources
 		want    bool
-	}{{"no profile", nil, true}, {"a profile", &scale.Sources{}, false}} {
+	}{{"no profile", nil, true}, {"a profile", &planner.Sources{}, false}} {
 		var b strings.Builder
-		p := ScalePlan{Strategy: "tp=1,pp=1,dp=8,mbs=1", Kernels: "modelled from published kernel benchmarks", Result: scale.Result{Step: 1, Sources: c.sources}}
+		p := ScalePlan{Strategy: "tp=1,pp=1,dp=8,mbs=1", Kernels: "modelled from published kernel benchmarks", Result: planner.Result{Step: 1, Sources: c.sources}}
 		if err := WriteScalePlan(&b, p); err != nil {
 			t.Fatal(err)
 		}

@@ -12,12 +12,12 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
-	"github.com/placer/placer/evaluate/scale/kernels"
-	"github.com/placer/placer/evaluate/scale/memory"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/memory"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 )
 
 // ScalePlan is one plan of a transformer at cluster scale and its
@@ -32,12 +32,12 @@ type ScalePlan struct {
 	// export checks against the framework it writes for.
 	Stack plan.StackInfo `json:"stack"`
 	// PricedBy is what priced the step, by the names its parts are
-	// registered under (scale.PricedByOf: the code base, the families'
+	// registered under (planner.PricedByOf: the code base, the families'
 	// traits, the mechanisms): the figure's provenance as data.
-	PricedBy *scale.PricedBy `json:"priced_by,omitempty"`
+	PricedBy *planner.PricedBy `json:"priced_by,omitempty"`
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
-	scale.Result
+	planner.Result
 	// Check is whether a published row checks the plan
 	// (published.CheckPlan over published.Checked): the row that does,
 	// or the nearest and how it differs. Nil where no published row can
@@ -381,13 +381,13 @@ func regimeNote(p *ScalePlan) string {
 // source of: expert parallelism, or an expert-tensor degree above 1
 // priced from a profile (a dense plan's ETP is its T, its experts'
 // source the zero, modelled: not said).
-func expertsComm(pl plan.Plan, s *scale.Sources) bool {
+func expertsComm(pl plan.Plan, s *planner.Sources) bool {
 	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
-// verdictWords is the memory line's verdict on r (scale.Result.Verdict):
+// verdictWords is the memory line's verdict on r (planner.Result.Verdict):
 // "fits", "is TIGHT against" or "does NOT fit" the usable memory.
-func verdictWords(r *scale.Result) string {
+func verdictWords(r *planner.Result) string {
 	switch {
 	case r.Verdict == plan.VerdictTight:
 		return "is TIGHT against"
@@ -399,7 +399,7 @@ func verdictWords(r *scale.Result) string {
 
 // errorWords is what the memory line says of r's measured error, where
 // its regime has one: "tight" is within it of the usable memory.
-func errorWords(r *scale.Result) string {
+func errorWords(r *planner.Result) string {
 	if r.MemoryError <= 0 {
 		return ""
 	}
@@ -548,7 +548,7 @@ func hostLine(p *ScalePlan) string {
 }
 
 // hostLineGPU is hostLine on a pod of GPUs.
-func hostLineGPU(r scale.Result) string {
+func hostLineGPU(r planner.Result) string {
 	var bound []string
 	worst := 0.0
 	for _, st := range r.HostStages {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/memory"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/memory"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 )
 
 // TestScaleSearchChecked: the search table's "checked against" says,
@@ -46,7 +46,7 @@ func TestScaleSearchChecked(t *testing.T) {
 				if i > 0 {
 					r = &s.Runners[i-1]
 				}
-				r.Result = scale.Result{Step: float64(i + 1)}
+				r.Result = planner.Result{Step: float64(i + 1)}
 			}
 			var b strings.Builder
 			if err := WriteScaleSearch(&b, s); err != nil {
@@ -94,7 +94,7 @@ func TestCheckedLine(t *testing.T) {
 		{"no rows", &published.Check{}, nil, "UNCHECKED: no published row", "5.921 s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := ScalePlan{Check: c.check, RegimeError: c.err, Result: scale.Result{Step: 5.921}}
+			p := ScalePlan{Check: c.check, RegimeError: c.err, Result: planner.Result{Step: 5.921}}
 			if got := checkedLine(p); got != c.line {
 				t.Errorf("checked line %q, want %q", got, c.line)
 			}
@@ -119,14 +119,14 @@ func TestMemoryLineError(t *testing.T) {
 		{"regime", e, ": weights 2.0 GB; peak memory of dense BF16: mean |error| 1.6% (largest 3.6%, 3 of 5 over) on 5 published peaks (out-of-sample)"},
 		{"none", nil, ": weights 2.0 GB"},
 	} {
-		p := ScalePlan{PeakRegimeError: c.err, Result: scale.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
+		p := ScalePlan{PeakRegimeError: c.err, Result: planner.Result{Memory: 2e9, Usable: 80e9, Capacity: 85e9, MemoryParts: parts}}
 		if got := memoryLine(&p, "fits"); !strings.HasSuffix(got, c.want) {
 			t.Errorf("%s: %q, want it to end %q", c.name, got, c.want)
 		}
 	}
 	// In --json beside, not in place of, the traced peak's measured
-	// error (scale.Result's memory_error).
-	p := ScalePlan{PeakRegimeError: e, Result: scale.Result{MemoryError: 0.019}}
+	// error (planner.Result's memory_error).
+	p := ScalePlan{PeakRegimeError: e, Result: planner.Result{MemoryError: 0.019}}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +157,8 @@ func TestTied(t *testing.T) {
 		}
 	}
 	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.InSample, Rows: 4, MeanAbs: 0.30}
-	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
-		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 20}}}, Tied: 2}
+	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: planner.Result{Step: 10}},
+		Runners: []ScalePlan{{Result: planner.Result{Step: 10.5}}, {Result: planner.Result{Step: 20}}}, Tied: 2}
 	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30% (in-sample)\n"
 	if got := tieLine(s); got != want {
 		t.Errorf("%q, want %q", got, want)
@@ -172,8 +172,8 @@ func TestTied(t *testing.T) {
 // the step's line does (9.54% is "10%" in both, not "9.5%" in one).
 func TestTieRoundsAsStep(t *testing.T) {
 	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0954, MaxAbs: 0.12}
-	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
-		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}}, Tied: 2}
+	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: planner.Result{Step: 10}},
+		Runners: []ScalePlan{{Result: planner.Result{Step: 10.5}}}, Tied: 2}
 	const figure = "mean |error| 10%"
 	if !strings.Contains(e.String(), figure) || !strings.Contains(tieLine(s), figure) {
 		t.Errorf("step line %q, tie line %q: want both to say %q", e.String(), tieLine(s), figure)
@@ -184,7 +184,7 @@ func TestTieRoundsAsStep(t *testing.T) {
 // (the answer among the plans) and its order: fastest first, or a tie's
 // plans by what is cheaper to run first.
 func TestTableHeading(t *testing.T) {
-	runners := []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 11}}}
+	runners := []ScalePlan{{Result: planner.Result{Step: 10.5}}, {Result: planner.Result{Step: 11}}}
 	tie := func(n int) *Tie { return &Tie{Order: make([]RunCost, n)} }
 	for _, c := range []struct {
 		tie  *Tie
@@ -194,7 +194,7 @@ func TestTableHeading(t *testing.T) {
 		{tie(2), "the 3 fastest plans that fit (the answer among them): the 2 tied first, cheapest to run first (the tie below), then fastest first:"},
 		{tie(3), "the 3 fastest plans that fit (the answer among them), all tied: cheapest to run first (the tie below):"},
 	} {
-		s := ScaleSearch{Best: ScalePlan{Result: scale.Result{Step: 10}}, Runners: runners, Tie: c.tie}
+		s := ScaleSearch{Best: ScalePlan{Result: planner.Result{Step: 10}}, Runners: runners, Tie: c.tie}
 		if got := tableHeading(s); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
 		}
@@ -211,7 +211,7 @@ func TestTableHeading(t *testing.T) {
 // GB to spare".
 func TestMemoryFiguresAgree(t *testing.T) {
 	a := &memory.AllocatorPeak{Reserved: 84370522112, Allocated: 84320489472, Requested: 84319440896, OutOfMemory: true, Needed: 84895858688}
-	p := ScalePlan{Result: scale.Result{Memory: 84319440896, Judged: 84895858688, Usable: 84872790016, Capacity: 85899345920,
+	p := ScalePlan{Result: planner.Result{Memory: 84319440896, Judged: 84895858688, Usable: 84872790016, Capacity: 85899345920,
 		Allocator: a, MemoryParts: []plan.MemoryPart{{Name: "weights", Bytes: 8030261248}}}}
 	line := memoryLine(&p, "does NOT fit")
 	for _, want := range []string{"84.3 GB allocated (the caching allocator, simulated, runs out of memory: it needs 84.90 GB)",

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/planner"
 )
 
 // A plan priced from a profile of another framework's layer says whose
@@ -20,7 +20,7 @@ func TestProfileLayerRow(t *testing.T) {
 		{"", nil},
 	} {
 		var b strings.Builder
-		p := ScalePlan{Strategy: "tp=1,pp=1,dp=2,mbs=1", DeviceKind: DeviceCPU, ProfileLayer: c.layer, Result: scale.Result{Step: 1}}
+		p := ScalePlan{Strategy: "tp=1,pp=1,dp=2,mbs=1", DeviceKind: DeviceCPU, ProfileLayer: c.layer, Result: planner.Result{Step: 1}}
 		if err := WriteScalePlan(&b, p); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestProfileFP8Row(t *testing.T) {
 		{"current", "", nil},
 	} {
 		var b strings.Builder
-		p := ScalePlan{Strategy: "tp=1,pp=1,dp=2,mbs=1,fp8=" + c.fp8, DeviceKind: DeviceCPU, ProfileFP8: c.ran, Result: scale.Result{Step: 1}}
+		p := ScalePlan{Strategy: "tp=1,pp=1,dp=2,mbs=1,fp8=" + c.fp8, DeviceKind: DeviceCPU, ProfileFP8: c.ran, Result: planner.Result{Step: 1}}
 		p.Plan.FP8 = c.fp8
 		if err := WriteScalePlan(&b, p); err != nil {
 			t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
 )
 
 // TestStatedError: the step line carries the stated error where there
@@ -17,7 +17,7 @@ func TestStatedError(t *testing.T) {
 	from := g
 	from.Seq = ""
 	e := &calibration.Error{Regime: g, From: from, Basis: calibration.BasisNearest, Level: 0.9, Rows: 21, Sweeps: 6, Bound: 0.287}
-	p := ScalePlan{StatedError: e, Result: scale.Result{Step: 6.4, TFLOPs: 500}}
+	p := ScalePlan{StatedError: e, Result: planner.Result{Step: 6.4, TFLOPs: 500}}
 	var out bytes.Buffer
 	if err := WriteScalePlan(&out, p); err != nil {
 		t.Fatal(err)

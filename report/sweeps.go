@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/planner/published"
 )
 
 // Sweeps is placer report sweeps: each published sweep (published.Sweeps:

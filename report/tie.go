@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TieFastest and TieCheapest are placer search --tie's answers: within a
@@ -51,7 +51,7 @@ type RunCost struct {
 	// TransformerConfig.__post_init__). Parts names them.
 	MovingParts int      `json:"moving_parts"`
 	Parts       []string `json:"parts"`
-	// Memory is the plan's peak bytes per GPU (scale.Result.Memory, the
+	// Memory is the plan's peak bytes per GPU (planner.Result.Memory, the
 	// table's column) and Step its predicted step.
 	Memory int64   `json:"memory_bytes"`
 	Step   float64 `json:"step_s"`

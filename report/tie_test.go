@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 )
 
 // tiePlan is a hand-made plan of a search: its degrees, FSDP and
@@ -19,7 +19,7 @@ func tiePlan(name string, tp, cp, pp, vp, ep, dp int, fsdp bool, rc plan.Recompu
 		tps[i] = tp
 	}
 	pl := plan.Plan{Strategy: plan.Strategy{FSDP: fsdp, Recompute: rc}, TP: tp, CP: cp, PP: pp, VP: vp, EP: ep, DP: dp, TPs: tps}
-	return ScalePlan{Strategy: name, GPUs: 32, Result: scale.Result{Plan: pl, Memory: int64(gb * 1e9), Step: step}}
+	return ScalePlan{Strategy: name, GPUs: 32, Result: planner.Result{Plan: pl, Memory: int64(gb * 1e9), Step: step}}
 }
 
 // TestRunCostOf: a plan's GPUs and moving parts, counted by hand.

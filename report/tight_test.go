@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestTightWords: the search's last line says how many tight plans it
@@ -22,7 +22,7 @@ func TestTightWords(t *testing.T) {
 		{"kept", ScaleSearch{Evaluated: 16, Fitting: 15, AllowTight: true}, "(15 fit; tight plans kept (--allow-tight))", "set aside"},
 		{"none", ScaleSearch{Evaluated: 16, Fitting: 15}, "(15 fit)", "tight"},
 	} {
-		c.s.Best = ScalePlan{Strategy: "tp=1,pp=1,dp=1,mbs=4", Result: scale.Result{Step: 1}}
+		c.s.Best = ScalePlan{Strategy: "tp=1,pp=1,dp=1,mbs=4", Result: planner.Result{Step: 1}}
 		var b strings.Builder
 		if err := WriteScaleSearch(&b, c.s); err != nil {
 			t.Fatal(err)
@@ -33,22 +33,22 @@ func TestTightWords(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		r    scale.Result
+		r    planner.Result
 		want string
 	}{
-		{scale.Result{Verdict: plan.VerdictTight, Fits: true, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "is TIGHT against"},
-		{scale.Result{Verdict: plan.VerdictOver, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "does NOT fit"},
-		{scale.Result{Verdict: plan.VerdictFits, Fits: true}, "fits"},
+		{planner.Result{Verdict: plan.VerdictTight, Fits: true, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "is TIGHT against"},
+		{planner.Result{Verdict: plan.VerdictOver, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "does NOT fit"},
+		{planner.Result{Verdict: plan.VerdictFits, Fits: true}, "fits"},
 	} {
 		if got := verdictWords(&c.r); got != c.want {
 			t.Errorf("%s: %q, want %q", c.r.Verdict, got, c.want)
 		}
 	}
-	r := scale.Result{MemoryError: 0.019, MemoryErrorSource: "a sweep"}
+	r := planner.Result{MemoryError: 0.019, MemoryErrorSource: "a sweep"}
 	if got, want := errorWords(&r), "; tight within ±1.9% of it, the measured error of a sweep"; got != want {
 		t.Errorf("error words %q, want %q", got, want)
 	}
-	if got := errorWords(&scale.Result{}); got != "" {
+	if got := errorWords(&planner.Result{}); got != "" {
 		t.Errorf("no measured error: %q, want none", got)
 	}
 }

@@ -224,7 +224,7 @@ const MeasuredIssue = 14.04e-6
 // host-after.jsonl). The engine's thread pops each node from its ready
 // queue, calls it and accumulates its outputs' gradients in C++, without
 // Python; on each of these machines that took 1.1 to 1.7 times a Python
-// op's issue. evaluate/scale/kernels's Host.IssueBwd is the same figure.
+// op's issue. planner/kernels's Host.IssueBwd is the same figure.
 // A backward ATen op of the graph is charged one node's time: the graph
 // records the ops, not the nodes (an addmm's node runs two mm and a sum).
 const MeasuredIssueBwd = 17.86e-6

@@ -6,7 +6,7 @@
 // sequence, vocabulary and global batch, and its experts (DESIGN §12).
 // Its parameter and FLOP counts are the ones Megatron-LM's tables use
 // (Narayanan et al., SC'21), so that a plan at cluster scale
-// (evaluate/scale) is costed per layer and stage, never per op of every
+// (planner) is costed per layer and stage, never per op of every
 // GPU.
 //
 // May import: internal/...

@@ -17,7 +17,7 @@ import (
 // and key norms, 2 x 256 a layer, left out as Qwen3's are). Its 22 local
 // layers (every one but each sixth) see 512 keys: at 4,096 tokens 512 -
 // 512 x 511 / 8,192 = 480.0625 keys a query, the 4 global ones 2,048:
-// 18,753.375 / 26 over the layers: what evaluate/scale costs. The model
+// 18,753.375 / 26 over the layers: what planner costs. The model
 // FLOPs Megatron-LM reports (CausalFLOPs) count every layer's scores over
 // the causal half, 2,048 keys, as its num_floating_point_operations
 // does, window or not: a token's forward FLOPs a layer are the

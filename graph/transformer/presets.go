@@ -31,7 +31,7 @@ var presets = map[string]Spec{
 	// meta-llama/Llama-3.1-405B config.json: 126 layers, hidden 16,384,
 	// 128 heads, 8 key/value heads, intermediate 53,248, vocabulary
 	// 128,256, untied; 405B parameters (its model card; 405.85B counted,
-	// the usual figure). The Llama 3 paper's table (evaluate/scale's
+	// the usual figure). The Llama 3 paper's table (planner's
 	// Llama3) builds the same shape by hand.
 	"llama3.1-405b": {Family: "llama", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, FFN: 53248, Seq: 4096, Vocab: 128256, Batch: 1},
 	// deepseek-ai/DeepSeek-V3 config.json: 61 layers, hidden 7,168, 128
@@ -71,7 +71,7 @@ var presets = map[string]Spec{
 	// 32, beta_slow 1, original_max_position_embeddings 4,096). Left
 	// out: the biases' parameters (0.01%) and the attention sinks (one
 	// scalar a head; Transformer Engine's cuDNN attention takes them in
-	// its kernel, evaluate/scale/families/gptoss.go).
+	// its kernel, planner/families/gptoss.go).
 	"gpt-oss-120b": {Family: "llama", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, FFN: 2880, Seq: 4096, Vocab: 201088, Batch: 1,
 		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880, Window: 128, WindowEvery: 2,
 		Config: ModelConfig{LinearBias: true, SwiGLULimit: 7, RopeScaling: "yarn", RopeFactor: 32, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096}},

@@ -106,12 +106,20 @@ func TestLongFuncs(t *testing.T) {
 	}
 }
 
-// TestNoLongFunctionsInEvaluate holds every function of evaluate/'s Go
-// files (tests and testdata/ aside; files of every build tag, the cuda
+// TestNoLongFunctionsInEvaluate holds every function of evaluate/'s and
+// planner/'s Go files (tests and testdata/ aside; files of every build tag, the cuda
 // build's among them) to maxFuncLines.
 func TestNoLongFunctionsInEvaluate(t *testing.T) {
 	root := filepath.Join("..", "..")
-	dir := filepath.Join(root, "evaluate")
+	for _, top := range []string{"evaluate", "planner"} {
+		walkFuncLengths(t, root, filepath.Join(root, top))
+	}
+}
+
+// walkFuncLengths holds every function of the Go files under dir to
+// maxFuncLines.
+func walkFuncLengths(t *testing.T, root, dir string) {
+	t.Helper()
 	files := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -150,6 +158,6 @@ func TestNoLongFunctionsInEvaluate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if files < 50 {
-		t.Errorf("read %d files; the walk of %s missed evaluate/", files, dir)
+		t.Errorf("read %d files; the walk of %s missed it", files, dir)
 	}
 }

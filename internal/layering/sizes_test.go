@@ -15,9 +15,9 @@ import (
 )
 
 // The sizes a package may reach before it is split where a part has a
-// name: every Go package under evaluate/ at most maxPackageLines lines
+// name: every Go package under evaluate/ and planner/ at most maxPackageLines lines
 // of its own Go files (tests aside), jobs' top folder at most
-// maxJobsLines, and no type of evaluate/scale or a package under it with
+// maxJobsLines, and no type of planner or a package under it with
 // more than maxMethods methods (the cost model grows by plug-ins, not by
 // one type's methods).
 const (
@@ -170,17 +170,21 @@ func rel(root, dir string) string {
 	return dir
 }
 
-// TestPackageSizes holds every Go package under evaluate/ to
+// TestPackageSizes holds every Go package under evaluate/ and planner/ to
 // maxPackageLines, jobs' top folder to maxJobsLines and every type of
-// evaluate/scale and the packages under it to maxMethods methods.
+// planner and the packages under it to maxMethods methods.
 func TestPackageSizes(t *testing.T) {
 	root := filepath.Join("..", "..")
-	dirs, err := packageDirs(filepath.Join(root, "evaluate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dirs) < 10 {
-		t.Fatalf("found %d packages under evaluate/; the walk missed it", len(dirs))
+	var dirs []string
+	for _, top := range []string{"evaluate", "planner"} {
+		d, err := packageDirs(filepath.Join(root, top))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d) < 5 {
+			t.Fatalf("found %d packages under %s/; the walk missed it", len(d), top)
+		}
+		dirs = append(dirs, d...)
 	}
 	for _, dir := range dirs {
 		n, err := packageLines(dir)
@@ -197,8 +201,8 @@ func TestPackageSizes(t *testing.T) {
 	} else if n > maxJobsLines {
 		t.Errorf("jobs: %d lines of Go in its top folder (tests aside), more than %d", n, maxJobsLines)
 	}
-	scale := filepath.Join(root, "evaluate", "scale")
-	dirs, err = packageDirs(scale)
+	scale := filepath.Join(root, "planner")
+	dirs, err := packageDirs(scale)
 	if err != nil {
 		t.Fatal(err)
 	}

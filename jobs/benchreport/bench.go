@@ -6,13 +6,13 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/bench"
-	"github.com/placer/placer/evaluate/scale/bench/calibration"
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/report"
 )
 
@@ -187,7 +187,7 @@ func benchRow(r bench.Row) report.BenchRow {
 		br.Refused = err.Error()
 		return br
 	}
-	res, err := scale.Evaluate(m, s, p)
+	res, err := planner.Evaluate(m, s, p)
 	if err != nil {
 		br.Refused = err.Error()
 		return br

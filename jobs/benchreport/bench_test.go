@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/bench"
+	"github.com/placer/placer/planner/bench"
 	"github.com/placer/placer/report"
 )
 

@@ -15,6 +15,6 @@
 // Nothing here imports package jobs. Options take values; a refusal that
 // names a flag is a usage error (fail.Usagef).
 //
-// May import: decision, evaluate/profile, evaluate/scale, evaluate/scale/plan, graph/...,
+// May import: decision, evaluate/profile, planner, planner/plan, graph/...,
 // inputs, internal/..., report, workloads/...
 package export

@@ -14,13 +14,13 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
@@ -554,7 +554,7 @@ type ScalePlan struct {
 	// Plan is the plan, resolved.
 	Plan plan.Plan
 	// r is Plan's cost on the stack the framework's file runs.
-	r scale.Result
+	r planner.Result
 	// over says how far Plan is over the GPUs' memory ("": it fits).
 	over string
 	// file is the plan file's record (Strategy "" without one).
@@ -562,7 +562,7 @@ type ScalePlan struct {
 	// given is the plan as the file or --strategy gave it, and its cost,
 	// where that was on another stack than the framework's file runs
 	// (nil: the plan is written as given).
-	given *scale.Result
+	given *planner.Result
 }
 
 // TransformerPlan is the plan export writes at cluster scale for format
@@ -612,7 +612,7 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 		return ep, fmt.Errorf("%s: plan %s resolves to %s on %s: not the plan the file holds", file, text, pl.String(), p.Name)
 	}
 	if sw, converted := export.AsRunOn(format, s.Software); converted {
-		given, err := scale.Evaluate(m, pl.Strategy, p)
+		given, err := planner.Evaluate(m, pl.Strategy, p)
 		if err != nil {
 			return ep, err
 		}
@@ -622,7 +622,7 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 			return ep, fmt.Errorf("export: %s: plan %s on %s's stack (%s): %w", format, pl.String(), format, strategyKeysOf(sw), err)
 		}
 	}
-	r, err := scale.Evaluate(m, pl.Strategy, p)
+	r, err := planner.Evaluate(m, pl.Strategy, p)
 	if err != nil {
 		return ep, err
 	}
@@ -638,7 +638,7 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 // judges (the caching allocator's simulated need where it weighed it)
 // against the same usable memory, at the precision that tells them
 // apart (report.GBApart).
-func overWords(pl plan.Plan, r scale.Result, p plan.Pod) string {
+func overWords(pl plan.Plan, r planner.Result, p plan.Pod) string {
 	rank := "GPU"
 	if p.CPU() {
 		rank = "process" // its share of the host's memory less the margin

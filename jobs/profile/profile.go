@@ -144,7 +144,7 @@ func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
 
 // tpRefusal is why tensor degree T cannot shard m's layer as eval runs
 // it, "" where it can: T must divide the attention heads and the
-// key/value heads (evaluate/scale's Resolve refuses a plan whose tp does
+// key/value heads (planner's Resolve refuses a plan whose tp does
 // not, so a shape at it would never be read), and the FFN that layers.py
 // splits over it: the dense MLP's (a model without experts, or the dense
 // layers before them) and the shared experts'.

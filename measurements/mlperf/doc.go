@@ -2,7 +2,7 @@
 // row per submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of
 // rounds v3.0 to v4.1, written by tools/mlperf/mlperf_bench.py from
 // mlcommons' results repositories (README.md in this folder: the columns,
-// the rebuild command, the validation part). evaluate/scale/bench reads
+// the rebuild command, the validation part). planner/bench reads
 // it.
 //
 // May import: no other placer package

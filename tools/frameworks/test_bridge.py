@@ -62,7 +62,7 @@ PLANS = {
              {"peft.dim": 8, "peft.alpha": 16, "peft.target_modules": ["linear_qkv", "linear_proj"], "dataset.packed_sequence_specs": None}),
     "lora, packed": (QWEN3, 8, "tp=2,pp=1,dp=4,mbs=1,peft=lora,pack=on,pack-len=1024:2048,distopt=on",
                      {"peft.dim": 16, "peft.alpha": 32, "dataset.packed_sequence_specs.packed_sequence_size": 4096}),
-    # The memory-recipe keys (evaluate/scale/plan recipe.go): fp8-params is
+    # The memory-recipe keys (planner/plan recipe.go): fp8-params is
     # the FP8 recipe's own fp8_param_gather, the others the model's fields.
     # (fp8-activation=on: test_fp8_activation_store, on a SwiGLU model.)
     "memory recipe, fp8": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=1,sp=on,fp8=delayed,fp8-params=on,fp8-transpose-cache=off,hidden-dropout=0,distopt=on",

@@ -130,7 +130,7 @@ SETTINGS = {
                        "tp=1,pp=2,dp=32,ep=32,mbs=1,distopt=on,first=31,last=30"),
     # hf:gpt-oss-120b.json is refused (its rope_scaling yarn has no pretrain_gpt.py
     # flag: TestMegatronModelAutoBridge); the preset above holds its windows.
-    # The software stack (evaluate/scale/stack.go, docs/stacks.md): the
+    # The software stack (planner/stack.go, docs/stacks.md): the
     # dispatcher, fusions, grouped GEMMs, capacity and CUDA graphs as
     # placer costs them, written as Megatron-Core 0.16's arguments.
     "stack-flex-graphs-dense": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=flex,cuda-graphs=dense"),
@@ -140,7 +140,7 @@ SETTINGS = {
     "stack-dense-layers-graphs": (MOE_DENSE, 8, "tp=1,pp=2,dp=4,ep=4,mbs=1,cuda-graphs=dense,recompute-modules=moe_act+layernorm"),
     "stack-epoverlap-graphs": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on,cuda-graphs=dense"),
     "stack-dense-model-graphs": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=full"),
-    # The memory-recipe keys (evaluate/scale/plan recipe.go) pretrain_gpt.py has.
+    # The memory-recipe keys (planner/plan recipe.go) pretrain_gpt.py has.
     "fp8-params-hidden-dropout": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=delayed,fp8-params=on,hidden-dropout=0"),
     "offload-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,offload-layers=2"),
     "graph-pool-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=dense,graph-pool=layers"),
@@ -149,7 +149,7 @@ SETTINGS = {
 }
 
 # Megatron-Bridge v0.2.1's performance recipes where they set Megatron-Core
-# otherwise than the export of the table's plan (evaluate/scale's
+# otherwise than the export of the table's plan (planner's
 # MegatronBridge reads its rows from them): row -> (the plan in placer's
 # words, arguments added to the export, why). Llama 3.1 405B's and
 # Qwen3-235B-A22B's recipes (llama31_405b_pretrain_config,
@@ -321,7 +321,7 @@ def header_model(text):
 
 def stage_layers(L, plan):
     """Each pipeline stage's layers under the plan, as placer splits them
-    (evaluate/scale's StageLayers)."""
+    (planner's StageLayers)."""
     k = plan_keys(plan)
     P = int(k.get("pp", 1))
     emb, loss = k.get("embedding-layer") == "on", k.get("loss-layer") == "on"
@@ -602,7 +602,7 @@ class Megatron(unittest.TestCase):
 
 
 # The software keys (docs/stacks.md's first table) and the named stacks
-# (its stack table, which evaluate/scale's TestBridgeStacks holds against
+# (its stack table, which planner's TestBridgeStacks holds against
 # placer's own): a plan's settings as placer costs them, held against the
 # config its export builds.
 STACK_KEYS = {"dispatcher": "dispatcher", "permute-fusion": "permute fusion", "router-fusion": "router fusion",

@@ -3,7 +3,7 @@
 placer's prediction of it (layer_forward_s, layer_backward_s of `placer eval
 --workload gpt:... --cluster ... --strategy ... --json`).
 
-The block is what placer costs (evaluate/scale/evaluate.go, coster.layer):
+The block is what placer costs (planner/evaluate.go, coster.layer):
 one GPU's tensor-parallel shard of one transformer block for one micro-batch,
 its kernels alone, no communication:
 
@@ -24,7 +24,7 @@ around the block); with recompute=selective the attention core is
 recomputed (checkpoint around it).
 
 The cases are the nine rows of Megatron-LM's weak-scaling table
-(MEGATRON_ROWS below, copied from evaluate/scale/published/megatron.go, MegatronTable;
+(MEGATRON_ROWS below, copied from planner/published/megatron.go, MegatronTable;
 a test checks them against `placer report megatron --json`), or any
 `--case gpt:...,STRATEGY`. See README.md in this folder.
 """
@@ -48,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Megatron-LM's weak-scaling table on H100s (Megatron-Core r0.8.0), as
-# evaluate/scale/published/megatron.go's MegatronTable states it: name, heads, hidden,
+# planner/published/megatron.go's MegatronTable states it: name, heads, hidden,
 # layers, tp, pp, gpus, global batch. Every row: seq 4096, vocab 131072,
 # untied output layer, mbs 1, sp on when tp > 1, distributed optimizer,
 # data-parallel size gpus / (tp pp) = 48.

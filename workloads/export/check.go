@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // Check is export's verdict on plan s of model m on gpus GPUs for target

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/search"
 )
 
 // TestCheck: export's verdict without a file, per target: a plan each

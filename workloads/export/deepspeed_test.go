@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestDeepSpeedTransformer: a transformer's plan at cluster scale as

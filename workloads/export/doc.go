@@ -5,9 +5,9 @@
 // PyTorch exporter (tools/torchexport), a module map {module path: device}
 // with the split points of torch.distributed.pipelining when the placement
 // is a contiguous pipeline. A transformer's plan at cluster scale
-// (plan.Strategy, resolved by plan.Resolve: evaluate/scale/plan) is
+// (plan.Strategy, resolved by plan.Resolve: planner/plan) is
 // written as Megatron-LM's arguments or a transformer plan for
 // tools/torchplan. docs/import.md describes the formats.
 //
-// May import: graph/..., decision, evaluate/scale, evaluate/scale/plan, evaluate/scale/search, workloads/..., internal/...
+// May import: graph/..., decision, planner, planner/plan, planner/search, workloads/..., internal/...
 package export

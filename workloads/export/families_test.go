@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestFamiliesExport: Llama 4's chunked attention, which pretrain_gpt.py

@@ -3,7 +3,7 @@ package export
 import (
 	"fmt"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // megatronFineTune writes plan s's fine-tuning as Megatron-LM

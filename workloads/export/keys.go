@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // The keys of a plan at cluster scale (plan.Strategy.String's) each

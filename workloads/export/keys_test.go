@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // The plans of TestEveryKeyEveryTarget: each key of a plan at cluster
@@ -58,7 +58,7 @@ var keyPlans = []struct{ workload, plan string }{
 	{keysMoE, "dp=16,mbs=1,ep=4,epoverlap=on"},
 	{keysMoE, "tp=2,dp=8,mbs=1,sp=on,ep=4,etp=1,fsdp=on"},
 	{keysMoE, "dp=16,mbs=1,ep=4,fsdp=on,stack=torchtitan-0.2"},
-	// The memory recipe's keys (evaluate/scale/plan recipe.go).
+	// The memory recipe's keys (planner/plan recipe.go).
 	{keysDense, "dp=16,mbs=1,distopt=on,fp8=delayed,fp8-params=on"},
 	{keysDense, "dp=16,mbs=1,offload-layers=2"},
 	{keysDense, "dp=16,mbs=1,hidden-dropout=0"},

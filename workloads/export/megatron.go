@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // MegatronArgs are the Megatron-LM (Megatron-Core) command-line arguments
@@ -18,7 +18,7 @@ import (
 // micro-batch sizes, and every parallel and memory setting of the plan,
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
-// mock data). s must be resolved (evaluate/scale/plan.Resolve: every degree
+// mock data). s must be resolved (planner/plan.Resolve: every degree
 // filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
@@ -385,7 +385,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 }
 
 // moeStack writes the software keys of a mixture-of-experts plan (the
-// strategy's stack= and its own keys: evaluate/scale's Settings, as
+// strategy's stack= and its own keys: planner's Settings, as
 // placer costs them) as Megatron-Core 0.16's arguments: the token
 // dispatcher (flex with its backend: DeepEP, or HybridEP where the plan
 // says dispatcher=hybridep; core_v0.16.1 transformer_config.py

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // megatronFlag is one line of testdata/megatron-lm-core_v0.16.1-args.txt:

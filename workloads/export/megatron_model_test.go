@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // megatronFields is Megatron-Core's model fields as pretrain_gpt.py sets

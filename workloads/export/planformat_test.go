@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // planExamples are the plans of docs/torch-plan.md's examples: a module

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // recipeBase is a plan of 8 GPUs (tp 2 x dp 4) of recipeModel's batch of

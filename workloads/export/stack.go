@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // A plan at cluster scale is costed on a software stack (plan.Software:

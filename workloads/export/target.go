@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/search"
 )
 
 // SearchTargets are the frameworks placer search --for names at cluster

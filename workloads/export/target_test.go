@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/search"
 )
 
 // randomModel is a small transformer drawn from r: GPT or Llama, 3 to 31

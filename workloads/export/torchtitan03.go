@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // torchtitan 0.3 reads no TOML job file: a job is a config function, one

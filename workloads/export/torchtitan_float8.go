@@ -3,7 +3,7 @@ package export
 import (
 	"fmt"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 )
 
 // torchtitan's float8 settings for a plan's fp8= recipe: torchao's

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestTitanRowwiseExport: fp8=rowwise and fp8=rowwise_with_gw_hp as

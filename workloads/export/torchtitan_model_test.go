@@ -1,7 +1,7 @@
 package export
 
 import (
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 	"path/filepath"
 	"strconv"
 	"strings"

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TestTorchTitanTransformer: a transformer's plan as torchtitan 0.2's job

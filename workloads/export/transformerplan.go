@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 // TransformerPlan is the TransformerPlanFormat torch plan (version 2 of
@@ -88,7 +88,7 @@ type TransformerStage struct {
 
 // NewTransformerPlan writes model m under strategy s on gpus GPUs as a
 // TransformerPlanFormat plan. s must be resolved (every degree named, as
-// evaluate/scale/plan.Resolve leaves it: tensor, pipeline, replicas,
+// planner/plan.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as are context parallelism and

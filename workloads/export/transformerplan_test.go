@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
 )
 
 func TestNewTransformerPlan(t *testing.T) {

@@ -31,7 +31,7 @@ type Hardware struct {
 	// FP8Tensor and FP4Tensor are the dense FP8 (E4M3/E5M2) and FP4
 	// (NVFP4/MXFP4) tensor-core peaks, FLOP/s; 0: none. No graph dtype
 	// reaches them: the cluster-scale cost model prices an FP8 plan's
-	// GEMMs at FP8Tensor (evaluate/scale, fp8=); FP4 is held for the
+	// GEMMs at FP8Tensor (planner, fp8=); FP4 is held for the
 	// precision that will use it.
 	FP8Tensor float64 `json:"fp8_tensor_flops,omitempty"`
 	FP4Tensor float64 `json:"fp4_tensor_flops,omitempty"`
@@ -124,7 +124,7 @@ type Hardware struct {
 	// ComputeSlowdown is how many times longer an op's FLOPs take than
 	// at the rates above, which are a burst's (a rested GPU at its boost
 	// clock): the SM clock a GPU holds under a power limit through a
-	// step (evaluate/scale's power.go). It lowers the compute roof only;
+	// step (planner's power.go). It lowers the compute roof only;
 	// the memory's clock, and its roof, stay. 0 or 1: none.
 	ComputeSlowdown float64 `json:"compute_slowdown,omitempty"`
 

@@ -20,5 +20,5 @@ placer_torch to a temporary folder and runs measure so.
                figures with their spread
     sweep      a one-GPU sweep of micro-batch and recomputation
     eagerops   the ATen ops a layer issues under eager PyTorch, as
-               placer_torch.exporter records them (evaluate/scale's tests)
+               placer_torch.exporter records them (planner's tests)
 """

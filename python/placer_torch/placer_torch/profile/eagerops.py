@@ -1,7 +1,7 @@
 """The ATen ops one Llama layer's training step issues under eager
 PyTorch, as the project's exporter records them (placer_torch.exporter on
 fake CPU tensors, execution settings of a CUDA run): the test of
-evaluate/scale's eager op list (eager.go, TestEagerOpsMatchExporter).
+planner's eager op list (eager.go, TestEagerOpsMatchExporter).
 
     python -m placer_torch.profile.eagerops --layer llama --hidden 256 --heads 4 --kv-heads 2 --ffn 512 \
         --seq 64 --batch 2 --tp 1 --precision autocast
@@ -24,7 +24,7 @@ since it reads values); hf-moe-grouped, the same with "grouped_mm"
 --grouped its torch._grouped_mm path, else its for-loop;
 --shared-experts); llama-moe, placer_torch.profile.layers' Experts.
 
-Many cases in one process (evaluate/scale's tests: torch and transformers
+Many cases in one process (planner's tests: torch and transformers
 imported once, not once a case):
 
     python -m placer_torch.profile.eagerops --cases < cases.jsonl
@@ -482,7 +482,7 @@ def cases(lines, out):
     for each, in order, one line on out: {"ops": [...]} as a single run
     prints, or {"error": "..."} where that case failed (the others still
     run). One process for many cases: torch, transformers and the
-    exporter imported once (evaluate/scale's tests run every case this
+    exporter imported once (planner's tests run every case this
     way). Each export seeds torch itself (exporter._record's
     torch.manual_seed) and _built restores the default dtype, so a case
     records what it records alone."""

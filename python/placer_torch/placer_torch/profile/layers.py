@@ -245,7 +245,7 @@ def _core_attention(q, k, v, gqa, window=0):
 class LatentAttention(nn.Module):
     """Multi-head latent attention as DeepSeek-V2/V3 train it (DeepSeek-V2,
     arXiv:2405.04434 section 2.1), the layer placer costs
-    (evaluate/scale/cost_attention.go mlaBlock, transformer.Spec's
+    (planner/cost_attention.go mlaBlock, transformer.Spec's
     AttentionParams): the queries through a latent of q_lora (a down
     projection, an RMS norm, an up projection to every head's query of
     head_dim + rope_dim), or one projection where q_lora is 0; the keys

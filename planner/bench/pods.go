@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/placer/placer/planner/plan"
+)
+
+// pods are the pod presets of the SXM GPUs the bench holds (8 GPUs a
+// node), by runs.csv's gpu.
+var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100"}
+
+// pciePods are the pod presets of the PCIe cards the bench holds
+// (plan/pod's pcie.go: servers of up to 16 cards, one 100 Gb/s NIC), by
+// runs.csv's gpu. The L40S, L40, L4 and A30 are PCIe cards only.
+var pciePods = map[string]string{"A100": "pcie-a100", "H100": "pcie-h100", "L40S": "pcie-l40s", "L40": "pcie-l40", "L4": "pcie-l4", "A30": "pcie-a30"}
+
+// a100Small is the most device memory, GiB, runs.csv's gpu_mem_gib
+// gives an A100 of 40 GB (37.3: the system descriptions' 40 GB as
+// bytes); an 80 GB A100 reads 74.5 or more.
+const a100Small = 45
+
+// podPreset is the pod preset of r's GPUs, whether its GPUs are PCIe
+// cards (the system description's accelerator names PCIe, or the GPU
+// is made as a card only), or why placer has none (one line).
+func podPreset(r Row) (preset string, pcie bool, err error) {
+	if p, ok := pciePods[r.GPU]; ok && (isPCIe(r.Accelerator) || pods[r.GPU] == "") {
+		if r.GPU == "A100" && r.GPUMemGiB > 0 && r.GPUMemGiB < a100Small {
+			return "", true, fmt.Errorf("%s: A100 PCIe cards of 40 GB (placer's pcie-a100 preset is the 80 GB card's)", r.Accelerator)
+		}
+		return p, true, nil
+	}
+	p, ok := pods[r.GPU]
+	if !ok {
+		return "", false, fmt.Errorf("no pod preset for %s GPUs (placer's: dgx-h100, dgx-h200, dgx-b200, dgx-a100, dgx-a100-40gb, pcie-h100, pcie-a100, pcie-l40s, pcie-l40, pcie-l4, pcie-a30, gb200-nvl72, ...)", r.GPU)
+	}
+	if r.GPU == "A100" && r.GPUMemGiB > 0 && r.GPUMemGiB < a100Small {
+		p = "dgx-a100-40gb" // A100 SXM4 40 GB: its memory and bandwidth
+	}
+	return p, false, nil
+}
+
+// isPCIe says a system description's accelerator name is a PCIe card's
+// ("NVIDIA H100-PCIe-80GB", "NVIDIA A100 - PCIe - 80 GB").
+func isPCIe(accelerator string) bool {
+	return strings.Contains(strings.ToUpper(strings.ReplaceAll(accelerator, " ", "")), "PCIE")
+}
+
+// pcieLinkLanes are the PCIe servers whose system description wires the
+// cards at less than x16 (its "accelerator_host_interconnect"), by
+// round/submitter/system: each a pcie-lanes= of its pod (plan/pod's
+// pcie.go, usePCIeLanes). Every other PCIe system of the development
+// rounds says x16 or says nothing (the x16 the cards are made for).
+//   - v3.1 Lenovo/systems/SR675v3-8xH100_PCIe_80GB_350W.json:
+//     "accelerator_host_interconnect": "PCIe 5.0x8".
+var pcieLinkLanes = map[string]int{"v3.1/Lenovo/SR675v3-8xH100_PCIe_80GB_350W": 8}
+
+// pcieLinkOption is the pod option of r's PCIe link where its system
+// description narrows it ("" where not), and what the reading assumes.
+func pcieLinkOption(r Row, rd *Reading) string {
+	lanes, ok := pcieLinkLanes[r.Round+"/"+r.Submitter+"/"+r.System]
+	if !ok {
+		return ""
+	}
+	rd.Assumed = append(rd.Assumed, fmt.Sprintf("each card on a PCIe x%d link, as its system description says (pcie-lanes=%d)", lanes, lanes))
+	return fmt.Sprintf(",pcie-lanes=%d", lanes)
+}
+
+// nicOption is the pod option of r's compute network where its system
+// description states one its preset does not have ("" where the same,
+// where it states none, and on one node: a run of one node sends nothing
+// over its NICs), and what the reading assumes. cluster is the pod as
+// written so far (preset, nodes, per-node=): its NICs a node are the
+// preset's share for the node's GPUs (per-node=). The description's NICs
+// a node and each one's line rate (runs.csv host_nics, host_nic_gbps:
+// "2x ConnectX-6 IB HDR 200Gb/Sec" on Dell's XE8545, where a node of 4
+// GPUs of the DGX A100's 8 x 200 Gb/s has 4) become nics= and nic-gbps=
+// (plan/pod's ParsePod), which price every collective between nodes
+// (Pod.Inter: a GPU's share of its node's NICs).
+func nicOption(r Row, cluster string, rd *Reading) (string, error) {
+	if r.Nodes <= 1 || r.HostNICs <= 0 || r.HostNICGbps <= 0 {
+		return "", nil
+	}
+	p, err := plan.ParsePod(cluster)
+	if err != nil {
+		return "", err
+	}
+	if p.NICs == r.HostNICs && p.NICBandwidth == r.HostNICGbps*1e9/8 {
+		return "", nil
+	}
+	rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d NICs a node of %g Gb/s each, as its system description says (nics=%d,nic-gbps=%g; the preset's: %d of %g)",
+		r.HostNICs, r.HostNICGbps, r.HostNICs, r.HostNICGbps, p.NICs, p.NICBandwidth*8/1e9))
+	return fmt.Sprintf(",nics=%d,nic-gbps=%g", r.HostNICs, r.HostNICGbps), nil
+}

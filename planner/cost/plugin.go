@@ -1,0 +1,167 @@
+package cost
+
+import "github.com/placer/placer/planner/plan"
+
+// Plugin is a family, a code base or a mechanism registered by name: its
+// Name, the name a figure's provenance gives it (Result's PricedBy), and
+// Prices, whether it priced the step of shard s (a mechanism whose
+// condition s's plan or model does not meet leaves the step as it was).
+type Plugin interface {
+	Name() string
+	Prices(s *Shard) bool
+}
+
+// RingMsg is what a GPU's context-parallel exchange moves and merges: KV
+// the bytes of its K and V as the ring exchanges them (BF16; the query
+// heads' count of them where the model repeats its key-value heads
+// before the kernel), Out the elements of its attention output (and of
+// dQ).
+type RingMsg struct{ KV, Out float64 }
+
+// CPAttention is the extension point of a layer's attention with its
+// context-parallel exchange: fused attention call f (the GPU's whole
+// share of the scores), forward or backward, with the exchange of msg
+// between the plan's CP ranks as the plan's stack runs it; without
+// context parallelism, the kernel alone.
+type CPAttention interface {
+	Plugin
+	Attention(s *Shard, f FusedAttn, backward bool, msg RingMsg) Phase
+}
+
+// The extension points where a family's trait or a mechanism adds
+// kernels to a layer beyond the block's own, each asked of every
+// registered plug-in that implements it, in the order registered, its
+// phases added one after another (one that does not apply adds zero
+// phases):
+//
+//   - AttentionKernels: a layer's attention, forward and backward;
+//   - ExpertActivation: the experts' activation, for erows rows of cols
+//     columns a half (also what recomputing it runs again);
+//   - ExpertOutput: the experts' output, rows tokens over local experts
+//     on the GPU, of nl tokens routed from it;
+//   - RouterKernels: the router's, for nl tokens on one GPU;
+//   - OutputHeads: the output layer's, the heads a model's pre-training
+//     runs beside it (an encoder's masked-language-model and
+//     next-sentence heads).
+type (
+	AttentionKernels interface {
+		Plugin
+		Attention(s *Shard) (fwd, bwd Phase)
+	}
+	ExpertActivation interface {
+		Plugin
+		ExpertActivation(s *Shard, erows, cols float64) (fwd, bwd Phase)
+	}
+	ExpertOutput interface {
+		Plugin
+		ExpertOutput(s *Shard, rows, local, nl float64) (fwd, bwd Phase)
+	}
+	RouterKernels interface {
+		Plugin
+		Router(s *Shard, nl float64) (fwd, bwd Phase)
+	}
+	OutputHeads interface {
+		Plugin
+		Heads(s *Shard) (fwd, bwd Phase)
+	}
+)
+
+// Each is every plug-in of r that implements extension point T, in the
+// order registered.
+func Each[T Plugin](r *Registry) []T {
+	var ts []T
+	for _, p := range r.plugins {
+		if t, ok := p.(T); ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// FineTune is the extension point of fine-tuning's adapters on a frozen
+// base, which a code base's layer costs are wrapped with on a plan that
+// trains them: a dense block's adapters, forward and backward, and the
+// weight-gradient GEMMs a frozen base does not run, the block's and the
+// output layer's.
+type FineTune interface {
+	Plugin
+	Adapters(s *Shard) (fwd, bwd Phase)
+	FrozenWeightGrads(s *Shard) Phase
+	OutputWeightGrad(s *Shard) Kernel
+}
+
+// The extension points of the mixers a hybrid model's layers run in
+// place of attention, each the first registered plug-in that implements
+// it (First):
+//
+//   - SSMBlock: a state-space block, the "M" layers of a hybrid pattern
+//     (transformer.Spec.Pattern: Nemotron-H's Mamba-2), forward,
+//     backward and what selective recomputation runs again;
+//   - LinearMixer: a linear-attention mixer, the "G" layers of a model
+//     of mixed mixers (transformer.Spec.Mixers: Qwen3-Next's Gated
+//     DeltaNet), and the output gate its attention layers carry.
+type (
+	SSMBlock interface {
+		Plugin
+		SSMBlock(s *Shard) (fwd, bwd, rec Phase)
+	}
+	LinearMixer interface {
+		Plugin
+		MixerBlock(s *Shard) (fwd, bwd, rec Phase)
+		AttnGate(s *Shard) (fwd, bwd Phase)
+	}
+)
+
+// GroupedGEMM is the extension point of the experts' GEMMs as the plan's
+// stack groups them, the first registered plug-in that implements it
+// (First): Grouped is g, one GEMM of the local experts' rows rows in all
+// by n, at the grouped GEMM's efficiency; Calls, the GEMMs it launches
+// from a loop of its own for one grouped GEMM; SplitCastCalls, the calls
+// the FP8 casts of its two inputs add in one direction where they are
+// split by expert; LoopCat, the local experts' outputs of rows rows
+// concatenated where each expert runs its own GEMMs instead
+// (Settings.ExpertLoop).
+type GroupedGEMM interface {
+	Plugin
+	Grouped(s *Shard, g Kernel, local, rows, n float64) Kernel
+	Calls(s *Shard, local float64) float64
+	SplitCastCalls(s *Shard, local float64) float64
+	LoopCat(s *Shard, rows float64) Kernel
+}
+
+// LowPrecision is the extension point of the plan's low-precision
+// recipe (Plan.FP8: an FP8 or FP4 recipe), the first registered plug-in
+// that implements it (First): Speedups, how many times faster its GEMMs
+// run than BF16 ones of their shapes on pod p, forward and backward
+// (their time's share, Shard.FP8Fwd and FP8Bwd, is its inverse), given
+// the pod's BF16 matrix peak bf16Peak; and the casts of a layer's GEMM
+// inputs to it, where the pod prices the GEMMs in it (Shard.FP8Fwd;
+// nothing in BF16): Casts and BwdCasts, the
+// forward's and the backward's casts of inputs of es elements each on
+// the GPU; Linears, those of a block half's two linears as the recipe
+// casts them: the first linears' shared input of in elements (the
+// block's tokens by the hidden size, which sequence parallelism splits
+// before its gather), the second's input of mid elements on the GPU,
+// and the gradients of the two outputs, outs (the first's, the
+// second's), and firsts, how many linears the first are where the
+// model holds them apart (Llama's wq, wk and wv: 3; w1 and w3: 2),
+// forward and backward.
+type LowPrecision interface {
+	Plugin
+	Casts(s *Shard, es ...float64) Phase
+	BwdCasts(s *Shard, es ...float64) Phase
+	Linears(s *Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd Phase)
+	Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64)
+}
+
+// ExpertLoad is the extension point of how many token copies the most
+// loaded expert-parallel rank receives, the first registered plug-in
+// that implements it (First): Load, that rank's copies over the even
+// share (at least 1) for nl tokens a GPU, where the plan states neither
+// an imbalance nor capacity routing and the plug-in prices the shard
+// (Prices); elsewhere the coster takes the plan's own load factor
+// (plan.Plan.LoadFactor).
+type ExpertLoad interface {
+	Plugin
+	Load(s *Shard, nl float64) float64
+}

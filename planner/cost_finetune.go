@@ -1,0 +1,94 @@
+package planner
+
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
+)
+
+// Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
+// adapters, as layer costs around a stack's (loraLayers), and the
+// parameters it trains (stageCost.trained; its state in memory is
+// planner/memory's loraMemory); packing is the attention's
+// causal keys (Plan.PackedKeys, read by coreAttention).
+//
+// LoRA's kernels are mechanisms.LoRA's (its frozen base's weight
+// gradients, its adapters): the registered cost.FineTune.
+
+// loraLayers are a stack's layer costs with LoRA: the stack's, less the
+// base's weight gradients, plus the adapters.
+type loraLayers struct{ stack LayerCoster }
+
+func (l loraLayers) Name() string { return l.stack.Name() }
+
+// Dense is the stack's dense block with the weight gradients of its
+// four linear layers gone and the adapters of the targeted ones added
+// (their forward again in the backward under full recomputation).
+func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Dense(b)
+	s := b.Base()
+	af, ab := fineTune.Adapters(s)
+	fwd = fwd.Plus(af)
+	bwd = minus(bwd, fineTune.FrozenWeightGrads(s)).Plus(ab)
+	if s.Plan.Recompute == plan.FullRecompute {
+		bwd = bwd.Plus(af)
+	}
+	return fwd, bwd
+}
+
+// MoE is the stack's: LoRA is refused with experts (plan.FineTuneFits).
+func (l loraLayers) MoE(b cost.Blocks) (fwd, bwd phase) { return l.stack.MoE(b) }
+
+// Embedding is the stack's (its weight gradient left in: above).
+func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.Embedding(b) }
+
+// Output is the stack's output layer less its weight-gradient GEMM.
+func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Output(b)
+	s := b.Base()
+	return fwd, minus(bwd, s.Run(fineTune.OutputWeightGrad(s)))
+}
+
+// minus is phase a less b (b's kernels taken out of a).
+func minus(a, b phase) phase { return a.Plus(cost.Scale(b, -1)) }
+
+// trained is the parameters of stage st that get gradients and
+// optimizer state on one GPU: its adapters' under LoRA, else all.
+func (st *stageCost) trained(pl *plan.Plan) float64 {
+	if pl.LoRA() {
+		return st.Adapters
+	}
+	return st.Params
+}
+
+// stepFLOPs is the FLOPs a step of plan pl runs on model m in
+// Megatron's count (transformer.ModelFLOPs: the matmuls, the scores
+// over the whole sequence's square, a backward twice the forward),
+// fine-tuning's counted as it runs: with packing the scores over each
+// sample's square (the sequence s replaced by sum L^2 / sum L over the
+// mix), with LoRA the frozen linear layers' and the output layer's
+// backward once their forward (the data gradient only) and the
+// adapters' three times theirs. Without either, ModelFLOPs.
+func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
+	full := m.ModelFLOPs()
+	if !pl.LoRA() && !pl.Packed() {
+		return full
+	}
+	tokens := float64(m.Batch) * float64(m.Seq)
+	_, scores := m.AttentionFLOPs(float64(m.Seq))
+	L := float64(m.Layers)
+	linear := full/(3*tokens) - L*scores // a token's forward matmuls but the scores
+	if pl.Packed() {
+		var sq, sum float64
+		for _, l := range pl.PackLens {
+			sq += float64(l) * float64(l)
+			sum += float64(l)
+		}
+		scores *= sq / sum / float64(m.Seq)
+	}
+	if !pl.LoRA() {
+		return 3 * tokens * (linear + L*scores)
+	}
+	adapters := 2 * L * pl.FineTune.AdapterParams(m, 1)
+	return tokens * (2*linear + 3*L*scores + 3*adapters)
+}

@@ -1,0 +1,17 @@
+// Package families holds what a model family adds to or puts in place of
+// a layer's kernels beyond the block every family shares, one file a
+// family, each registered by name (Registered, one line each):
+// gptoss.go, GPT-OSS's YaRN rope, linear biases and SwiGLU clamp, and
+// qwen3.go, Qwen3's query and key norms, and bert.go, BERT's MLM and
+// next-sentence heads, behind the extension points of
+// planner/cost they implement (AttentionKernels, ExpertOutput,
+// ExpertActivation, OutputHeads), which the coster asks of every
+// registered trait;
+// mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
+// DeltaNet and gated attention), the mixers whose blocks the coster's
+// hybrid layer weighs by the model's layers of each kind.
+// planner names those that priced a step (PricedByOf).
+//
+// May import: graph/..., evaluate/roofline, planner/cost,
+// planner/mechanisms, planner/plan
+package families

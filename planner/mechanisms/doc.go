@@ -1,0 +1,32 @@
+// Package mechanisms holds the mechanisms of a training step that change
+// what a layer or the step costs, one file each, each registered by name
+// (Registered, one line each) behind the extension point of
+// planner/cost it implements: the context-parallel exchange of a
+// layer's attention (Ring: cost.CPAttention), the token dispatchers and
+// the permutation of a layer with experts (TokenDispatch:
+// cost.TokenDispatcher; its work on a shard, Dispatcher, a
+// cost.Dispatch), the
+// router's load-balancing loss (RouterAuxLoss: cost.RouterKernels),
+// FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
+// fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
+// GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
+// (FP8Casts: cost.LowPrecision; the block-scaled and rowwise recipes'
+// rules, BlockScaled and Rowwise, registered beside it for a figure's
+// provenance); torchao's float8 weights' all-gather (TorchaoFloat8:
+// cost.GatherWire); and the mechanisms of the step beyond
+// its layers, behind the step-level extension points
+// (planner/cost/step.go): the optimizers (Adam, LAMB:
+// cost.Optimizer), apex's DistributedFusedLAMB's data-parallel exchange
+// (DistLAMB: cost.DataParallel), the weights' casts once a step (FP8Casts,
+// TorchaoFloat8: cost.StepKernels), FSDP2's copies and gathers (FSDP2:
+// cost.StageKernels, cost.FSDP), what a collective beside the compute
+// takes from it (SMContention: cost.Contention), the host's issue
+// (HostIssue: cost.Host) and the clock a power limit holds (PowerLimit:
+// cost.StepClock).
+// planner composes a step from them and names those that priced
+// it (planner.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
+// through adding one.
+//
+// May import: graph/..., evaluate/profile, evaluate/roofline, planner/cost,
+// planner/kernels, planner/plan
+package mechanisms

@@ -1,0 +1,71 @@
+package mechanisms
+
+import "github.com/placer/placer/planner/cost"
+
+// LAMB is the optimizer of You et al., "Large Batch Optimization for Deep
+// Learning: Training BERT in 76 minutes" (arXiv 1904.00962, Algorithm 2):
+// Adam's moments, then each layer's update scaled by the trust ratio
+// ||w|| / ||update|| before it is applied. As NVIDIA's MLPerf BERT runs it
+// (apex.contrib.optimizers DistributedFusedLAMB, its --distributed_lamb;
+// apex/contrib/csrc/optimizers/multi_tensor_distopt_lamb.cpp) that is two
+// passes over the GPU's share of the parameters and the norms between
+// them, where Adam is one pass (placer's Adam: read the FP32 gradient,
+// weight and two moments, 16 bytes; write the weight, the moments and the
+// half-precision weight, 14 bytes):
+//   - the global gradient norm (LAMB's gradient clipping): read the
+//     gradient, 4 bytes;
+//   - multi_tensor_lamb_compute_update_term: read gradient, weight and
+//     moments (16), write the moments and the update term (12; the update,
+//     not the weight);
+//   - the per-tensor norms of the weights and of the update terms: read
+//     both, 8;
+//   - multi_tensor_lamb_update_weights: read weight and update (8), write
+//     the FP32 weight and its half-precision copy (6).
+//
+// In all 36 bytes read and 18 written a parameter: 20 read and 4 written
+// more than Adam.
+type LAMB struct{}
+
+// LAMBExtraRead and LAMBExtraWrite are LAMB's bytes a parameter beyond
+// placer's Adam step (above).
+const (
+	LAMBExtraRead  = 4 + 16 + 8 + 8 - 16 // 20
+	LAMBExtraWrite = 12 + 6 - 14         // 4
+)
+
+// Name is the mechanism's registered name.
+func (LAMB) Name() string { return "lamb" }
+
+// Prices is whether s's stack runs LAMB.
+func (LAMB) Prices(s *cost.Shard) bool { return s.Plan.Run.LAMB }
+
+var _ cost.Optimizer = LAMB{}
+
+// OptimizerStep is LAMB's step on the most loaded of stages: Adam's
+// (adamStep) with LAMB's extra bytes a parameter of the device's share.
+// Under apex's DistributedFusedLAMB (DistLAMB prices the step) the share
+// is the parameters over DistLAMBShards GPUs, not over every replica.
+func (LAMB) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+	if (DistLAMB{}).Prices(s) {
+		return adamStepOver(s, stages, LAMBExtraRead, LAMBExtraWrite, DistLAMBShards(s))
+	}
+	return adamStep(s, stages, LAMBExtraRead, LAMBExtraWrite)
+}
+
+// DistLAMBShards is the GPUs apex's DistributedFusedLAMB shards its FP32
+// master weights, moments and update over: its dwu_group_size, which
+// NVIDIA's MLPerf BERT configs leave at 0 (run_pretraining.py
+// --dwu-group-size: "If arg is 0, defaults to one node"), and then
+// `self._group_size = torch.cuda.device_count() if dwu_group_size <= 0`
+// (apex contrib/optimizers/distributed_fused_lamb.py, 7972dd2): the
+// node's GPUs, at most the data-parallel replicas. Across nodes
+// (full_ar) every rank all-reduces the whole gradient, then updates its
+// node-local 1/group_size shard (_mega_shard_size = total /
+// group_size: _fp32_p, _fp32_m, _fp32_v, _fp32_u) and all-gathers the new
+// parameters over the node (_ag_pg): the shard does not shrink with the
+// nodes. On stage 0's data-parallel group (BERT runs no model
+// parallelism).
+func DistLAMBShards(s *cost.Shard) float64 {
+	_, dpG := s.Plan.Groups(*s.Pod, 0)
+	return float64(max(1, min(dpG.PerNode, s.Plan.DP*s.Plan.CP)))
+}

@@ -1,0 +1,30 @@
+package mechanisms
+
+import "github.com/placer/placer/planner/cost"
+
+// Registered is the mechanisms, one registration line each, in the
+// order their kernels join a layer and a figure's provenance lists them
+// (a duplicate name stops the program at its start, and the package's
+// tests with it).
+var Registered = cost.MustRegistry(
+	Ring{},
+	TokenDispatch{},
+	RouterAuxLoss{},
+	RandomRouting{},
+	TEGroupedGEMM{},
+	FP8Padding{},
+	LoRA{},
+	FP8Casts{},
+	BlockScaled{},
+	Rowwise{},
+	TorchaoFloat8{},
+	AmaxSync{},
+	LAMB{},
+	DistLAMB{},
+	PowerLimit{},
+	Adam{},
+	FSDP2{},
+	SMContention{},
+	HostIssue{},
+	GraphStepSync{},
+)

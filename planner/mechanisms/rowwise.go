@@ -1,0 +1,239 @@
+package mechanisms
+
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
+)
+
+// Rowwise is torchao's float8 rowwise recipes: their casts forward and
+// backward (FP8Casts asks them: Casts, BwdCasts, Linears), registered for
+// what a step's figure rests on where the plan's recipe is one of them
+// and its GEMMs run in FP8 or FP4.
+type Rowwise struct{}
+
+// Name is the mechanism's registered name.
+func (Rowwise) Name() string { return "fp8-rowwise" }
+
+// Prices is whether s's recipe is one of them, priced in FP8 or FP4.
+func (Rowwise) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 && plan.Rowwise(s.Plan.FP8) }
+
+// torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp;
+// plan/rowwise.go says what each casts and which GEMMs run in FP8):
+// their GEMMs at the speed plan.Kernels.RowwiseSpeedups gives, their
+// casts here, and what they keep for the backward.
+//
+// What torchao's matmul_with_hp_or_float8_args (torchao/float8/
+// float8_linear.py at 36027d8) casts for one linear, each to E4M3 with a
+// scale per row or per column of the tensor:
+//   - forward: the input along its rows (the reduction dimension of the
+//     output GEMM, axiswise_dim -1) and the weight;
+//   - backward: the output's gradient along its rows (for the input
+//     gradient's GEMM) and along its columns (axiswise_dim 0, for the
+//     weight gradient's), the weight again along its other axis, and the
+//     input along its columns (the weight gradient's reduction runs over
+//     the tokens).
+//
+// Compiled (torch.compile, which torchtitan's float8 converter asks for:
+// model_compile_enabled), a cast along the rows is one kernel: each row's
+// amax, scale and cast in one pass over it (2 bytes read, 1 written an
+// element; the per-row FP32 scales, 4 bytes a row, left out). A cast
+// along the columns needs every row's values before any scale: an amax
+// pass (2 bytes read) and a cast pass (2 read, 1 written), as
+// fp8=current's per-tensor amax (coster.cast). So an input of e elements
+// costs one pass forward, and backward its own column cast plus its
+// output gradient's row and column casts, the gradient counted at the
+// input's e elements as every recipe here counts it (coster.casts):
+// three passes and two amax reductions, five launches. Under
+// rowwise_with_gw_hp the weight gradient's GEMM is BF16: backward the
+// output gradient's row cast alone (one pass). Uncompiled (eager) the
+// casts are not costed, as under the other recipes (eagerBlock).
+//
+// What it keeps: torchao's autograd function saves its input and weight
+// in BF16 (ctx.save_for_backward(input_hp, weight_hp_t)) and casts them
+// again in the backward; the forward's row-scaled FP8 input cannot serve
+// the weight gradient's column-scaled GEMM, so a rowwise linear's saved
+// input is its BF16 one (2 bytes an element: plan.KeepsFP8Inputs), and no FP8
+// weight is held between the forward and the backward
+// (plan.KeepsFP8Weights). torchtitan's float8 documentation
+// (torchtitan/components/quantization/float8.md at b5bcd76): "for float8
+// with rowwise scaling, all distributed communication is done in high
+// precision": the tensor-parallel all-gathers carry BF16 (tpBytes).
+
+// RowwiseCast is the cast of e elements along their rows: one pass.
+func RowwiseCast(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}
+}
+
+// ColumnAmax is the amax pass of a cast along the columns of e elements.
+func ColumnAmax(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}
+}
+
+// rowwiseCasts is the casts of GEMM inputs of es elements each under a
+// rowwise recipe, forward (bwd false) or backward, as a phase.
+func (c fp8) rowwiseCasts(bwd bool, es ...float64) cost.Phase {
+	var p cost.Phase
+	for _, e := range es {
+		if e <= 0 {
+			continue
+		}
+		p.Busy += RowwiseCast(e).Time(c.H)
+		p.Launches++
+		if bwd && c.Plan.FP8 == plan.FP8Rowwise {
+			p.Busy += 2*RowwiseCast(e).Time(c.H) + 2*ColumnAmax(e).Time(c.H)
+			p.Launches += 4
+		}
+	}
+	return p
+}
+
+// bwdCasts is the backward's casts of GEMM inputs of es elements each:
+// casts' under every recipe but the rowwise ones (rowwiseCasts).
+func (c fp8) bwdCasts(es ...float64) cost.Phase {
+	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
+		return c.rowwiseCasts(true, es...)
+	}
+	if c.FP8Fwd > 0 && c.Plan.FP8 == plan.FP8Current && c.Plan.Software.Framework() == plan.FrameworkTorchTitan {
+		return c.torchaoTensorwiseBwd(es...)
+	}
+	return c.casts(es...)
+}
+
+// torchaoTensorwiseBwd is the backward's casts of GEMM inputs of es
+// elements each under torchao's tensorwise recipe: casts' (the output
+// gradient's amax and cast, the gradient counted at the input's
+// elements), and the layouts torch._scaled_mm asks of the weight
+// gradient's GEMM, grad_output_fp8.t() @ input_fp8, whose first operand
+// must be row-major and second column-major (torchao/float8/
+// float8_ops.py preprocess_addmm at eab345c, 890e0ac8 and 6243040:
+// a_data.contiguous(), b_data.t().contiguous().t()): the output
+// gradient's float8 written a second time, transposed, by its cast's
+// pass (1 byte an element more), and the input's float8 copied
+// column-major (1 read, 1 written, a kernel). torchao from 890e0ac8 on
+// casts the BF16 input again instead of copying a saved float8 one
+// (matmul_with_hp_or_float8_args saves input_hp): 5 bytes where this
+// counts 2, left out as the stack does not say which torchao runs.
+func (c fp8) torchaoTensorwiseBwd(es ...float64) cost.Phase {
+	p := c.casts(es...)
+	for _, e := range es {
+		if e <= 0 {
+			continue
+		}
+		two := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: 2 * e}.Time(c.H)
+		one := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}.Time(c.H)
+		p.Busy += two - one + cost.Kernel{Class: graph.ClassElementwise, Read: e, Writes: e}.Time(c.H)
+		p.Launches++
+	}
+	return p
+}
+
+// torchtitan's tensor parallelism under a rowwise recipe runs the plain
+// ColwiseParallel and RowwiseParallel styles (torchtitan/models/llama3/
+// parallelize_llama.py at 820504e, parallelize_llama:
+// enable_float8_tensorwise_tp is off for "rowwise" and
+// "rowwise_with_gw_hp"; "all-gather happens in high precision"), so a
+// column-parallel linear's Float8Linear casts the input after its BF16
+// all-gather: n x h elements, not the sequence shard n x h / T that
+// Float8ColwiseParallel casts under tensorwise. wq, wk and wv (and w1 and
+// w3) cast the same input with the same recipe: one cast, AOTAutograd
+// merging the identical nodes before it partitions the graph
+// (torch/_functorch/config.py at 00a1abb: cse = True). A row-parallel
+// linear's output gradient arrives gathered (the reduce-scatter's
+// backward, or the all-reduce's): n x h. So the backward casts the output
+// gradients of the GEMMs, each at its own width, not at its input's.
+
+// rowwiseInput is the share of a block's n x h activation that the
+// first GEMMs' input cast covers: all of it under a rowwise recipe (cast
+// after the BF16 all-gather), else the sequence share (c.sp).
+func (c fp8) rowwiseInput() float64 {
+	if plan.Rowwise(c.Plan.FP8) {
+		return 1
+	}
+	return c.SP()
+}
+
+// rowwiseBwd is the backward's casts under a rowwise recipe of linears
+// whose distinct inputs have ins elements and whose outputs' gradients
+// outs: each input along its columns for the weight gradient (a column
+// amax and a cast pass), each output gradient along its rows for the
+// input gradient and along its columns for the weight gradient;
+// rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
+func (c fp8) rowwiseBwd(ins, outs []float64) cost.Phase {
+	var p cost.Phase
+	full := c.Plan.FP8 == plan.FP8Rowwise
+	for _, g := range outs {
+		p.Busy += RowwiseCast(g).Time(c.H)
+		p.Launches++
+		if full {
+			p.Busy += ColumnAmax(g).Time(c.H) + RowwiseCast(g).Time(c.H)
+			p.Launches += 2
+		}
+	}
+	for _, e := range ins {
+		if full {
+			p.Busy += ColumnAmax(e).Time(c.H) + RowwiseCast(e).Time(c.H)
+			p.Launches += 2
+		}
+	}
+	return p
+}
+
+// torchao's rowwise recipe runs its backward's two GEMMs (the input's
+// and the weight's gradients, gemm_config_grad_input and
+// gemm_config_grad_weight: use_fast_accum False, Float8LinearConfig in
+// torchao/float8/config.py at 36027d8) not in PyTorch's rowwise CUTLASS
+// kernel but in cuBLAS's tensorwise one with unit scales, then scales
+// the output by hand: addmm_float8_unwrapped (torchao/float8/
+// float8_ops.py, from 6a177c90d, 2024-12-04, "[float8] Re-enable
+// slow-accum in the bwd of axis-wise scaling schemes", still so at
+// 36027d8): where both operands carry axiswise scales and fast
+// accumulation is off, "the rowwise CUTLASS-based kernel is so slow
+// without fast-accum that we'd rather use the tensorwise cuBLAS-based
+// kernel and do the scaling manually afterwards": _scaled_mm with
+// scales of one, out_dtype BF16, then output *= a_inverse_scale *
+// b_inverse_scale. So those GEMMs run at the tensorwise backward's
+// measured speed (plan.RowwiseSpeedups), and each adds a pass over its
+// output: an (M, 1) by (1, N) product of the FP32 scale vectors times
+// the BF16 output, read and written (2 + 2 bytes an element, 2 FLOPs;
+// the vectors left out). Under torch.compile it stays a kernel of its
+// own a GEMM: torchao's maintainers (github.com/pytorch/ao/issues/2184,
+// 2025-05-08):
+// "With torch.compile this unfortunately requires inductor to codegen
+// at least one extra triton kernel *per GEMM* to be launched just for
+// the rescaling". rowwise_with_gw_hp's input gradient multiplies a
+// row-scaled output gradient by a tensorwise weight (no axiswise pair)
+// and its weight gradient is BF16: no rescale.
+
+// Rescale is the pass that scales a GEMM output of e BF16 elements by
+// its rows' and columns' inverse scales, in place.
+func Rescale(e float64) cost.Kernel {
+	return cost.Kernel{Class: graph.ClassElementwise, FLOPs: 2 * e, Read: 2 * e, Writes: 2 * e}
+}
+
+// RowwiseRescales is the rescale passes of a block half's backward
+// GEMMs on shard s under fp8=rowwise (nothing under any other recipe):
+// each of the firsts first linears' input gradient, of in elements (the
+// input it multiplied: the gathered n x h under tensor parallelism, as
+// rowwiseInput), and its weight gradient, the first linears' weights
+// (outs[0]/n columns by in/n rows, n the shard's tokens) split evenly
+// among them; the second linear's input gradient, mid elements, and its
+// weight gradient (mid/n by outs[1]/n). A kernel each.
+func RowwiseRescales(s *cost.Shard, in, mid float64, outs [2]float64, firsts float64) cost.Phase {
+	var p cost.Phase
+	n := s.Tokens
+	if s.FP8Fwd == 0 || s.Plan.FP8 != plan.FP8Rowwise || n <= 0 || firsts < 1 {
+		return p
+	}
+	add := func(e, k float64) {
+		if e > 0 {
+			p.Busy += k * Rescale(e).Time(s.H)
+			p.Launches += k
+		}
+	}
+	add(in, firsts)
+	add(in/n*outs[0]/n/firsts, firsts)
+	add(mid, 1)
+	add(mid/n*outs[1]/n, 1)
+	return p
+}

@@ -1,0 +1,433 @@
+package memory
+
+import (
+	"math"
+	"sync"
+
+	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/planner/plan"
+)
+
+// AllocatorPeak is what PyTorch's caching allocator reserves on the GPU
+// whose reservation peaks highest (evaluate/alloc's simulator run on
+// each stage's trace, allocatorTrace), beside what that trace's
+// tensors hold. Peak's verdict weighs its Reserved (Step.Judge).
+type AllocatorPeak struct {
+	// Reserved is the peak of the segments (or mapped pages) held:
+	// torch.cuda.max_memory_reserved.
+	Reserved int64 `json:"reserved_bytes"`
+	// Allocated is the trace's peak of blocks in use as the allocator
+	// counts them (max_memory_allocated: requests rounded to 512 bytes,
+	// a block not split counted whole); Requested the peak of the
+	// tensors' own bytes, which is Peak's count of the stage.
+	Allocated int64 `json:"allocated_bytes"`
+	Requested int64 `json:"requested_bytes"`
+	// Stage is the pipeline stage of that GPU; Events the trace's length.
+	Stage  int `json:"stage"`
+	Events int `json:"events"`
+	// Expandable: the allocator ran with expandable segments
+	// (expandable's).
+	Expandable bool `json:"expandable_segments"`
+	// Releases counts the allocations that found the device full and
+	// released the cache before trying again; OutOfMemory that one
+	// failed even so (Reserved is then the figure before it, Needed what
+	// the device would have had to hold at that instant: alloc.Stats').
+	Releases    int   `json:"cache_releases,omitempty"`
+	OutOfMemory bool  `json:"out_of_memory,omitempty"`
+	Needed      int64 `json:"needed_bytes,omitempty"`
+}
+
+// expandable is whether plan pl's runs set PYTORCH_CUDA_ALLOC_CONF to
+// expandable_segments:True: the expandable-segments key, else on under
+// torchtitan (its launcher, run_llama_train.sh at pytorch/torchtitan
+// 9dec370, sets PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True"
+// before torchrun; its multinode_trainer.slurm does not, and the
+// benchmark page does not say how its multi-node rows were launched),
+// off elsewhere (PyTorch's default).
+func expandable(pl *plan.Plan) bool {
+	switch pl.Software.Expandable {
+	case plan.On:
+		return true
+	case plan.Off:
+		return false
+	}
+	return pl.Titan()
+}
+
+// Allocator is what PyTorch's caching allocator reserves for the step
+// (milliseconds a plan: the evaluator's callers ask it where they
+// show it): the allocator run on every stage's trace, the stage that
+// reserves (needs) most kept.
+func (step *Step) Allocator() *AllocatorPeak {
+	pl, p := &step.Plan, step.Pod
+	var csBuf [3]counter
+	var stageBuf [128]Stage
+	cs, stages := step.counters(csBuf[:0]), step.stages(stageBuf[:0])
+	_, flex := DispatcherBuffers(pl, &step.Model, p)
+	cfg := alloc.Config{Expandable: expandable(pl), Device: p.Hardware.Memory,
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - flex,
+		Fraction: pl.MemoryFraction, GCThreshold: pl.GCThreshold} // plan/recipe.go's keys
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = p.Hardware.Memory
+	}
+	if len(stages) == 1 {
+		if t, _, ok := cs[0].stepTraced(pl.NumMicro); ok {
+			st, err := alloc.Replay(cfg, t.ev)
+			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
+				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
+		}
+	}
+	if titanTraceable(&cs[0]) {
+		return titanReplay(cfg, stages, cs)
+	}
+	var best *AllocatorPeak
+	// One buffer for every stage's trace, kept between calls (a search
+	// replays the plans it keeps: growing a trace of tens of thousands
+	// of events anew for each was a fifth of its CPU time).
+	bp := traceBuffers.Get().(*[]alloc.Event)
+	tr := (*bp)[:0]
+	defer func() { *bp = tr[:0]; traceBuffers.Put(bp) }()
+	for s := range stages {
+		k := counterOf(cs, pl.TPs[s])
+		c := &cs[k]
+		lm := c.layerMemory()
+		tr, _ = c.allocatorTrace(s, &stages[s], &lm, tr[:0])
+		st, err := alloc.Replay(cfg, tr)
+		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
+			Stage: s, Events: len(tr), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
+		if best == nil || ap.needs() > best.needs() {
+			best = ap
+		}
+	}
+	return best
+}
+
+// traceBuffers holds the event buffers Allocator's traces are written
+// into (*[]alloc.Event), reused from one call to the next.
+var traceBuffers = sync.Pool{New: func() any { return new([]alloc.Event) }}
+
+// needs is what ap's stage asks of the device: its reservation, or
+// where its replay ran out of the device what it needed then (more than
+// the device: above any stage that did not), so that the stage kept is
+// one that ran out where any did.
+func (ap *AllocatorPeak) needs() int64 { return max(ap.Reserved, ap.Needed) }
+
+// traceBuilder writes an allocation trace.
+type traceBuilder struct {
+	ev   []alloc.Event
+	next int32
+}
+
+// tensorSpan is the tensors one tensors call allocated: n of them,
+// numbered from first in turn (n 0: none).
+type tensorSpan struct{ first, n int32 }
+
+// tensors allocates total bytes as tensors of piece bytes and one of
+// the remainder (none where total is under a byte), on the default
+// stream.
+func (b *traceBuilder) tensors(total, piece float64) tensorSpan { return b.tensorsOn(0, total, piece) }
+
+// tensorsOn is tensors on stream (the caching allocator keeps a pool of
+// blocks for each stream: a block freed returns to its stream's pool,
+// which the others' requests do not reuse).
+func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) tensorSpan {
+	sp := tensorSpan{first: b.next}
+	for n := range pieces(total, piece) {
+		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
+		b.next++
+	}
+	sp.n = b.next - sp.first
+	return sp
+}
+
+// allGatherStream is the stream FSDP2 allocates its all-gathers'
+// buffers on (FSDPCommContext's all_gather_copy_in_stream).
+const allGatherStream = 1
+
+// unshard allocates one block's gathered BF16 weights, gather bytes, on
+// the default stream; under FSDP2 (fsdp2) after the all-gather's
+// buffer of as many bytes on its copy-in stream, freed once the
+// weights are copied out of it: torch/distributed/fsdp/_fully_shard
+// (_fsdp_collectives.py foreach_all_gather: all_gather_copy_in makes
+// all_gather_output on all_gather_copy_in_stream, this rank's input a
+// view of it; foreach_all_gather_copy_out copies it into the unsharded
+// parameters, made on the default stream, and wait_for_unshard drops
+// it), so that the copy-in stream's pool keeps a block's worth
+// reserved beside the default stream's.
+func (b *traceBuilder) unshard(gather float64, fsdp2 bool) tensorSpan {
+	if !fsdp2 {
+		return b.tensors(gather, 0)
+	}
+	out := b.tensorsOn(allGatherStream, gather, 0)
+	ids := b.tensors(gather, 0)
+	b.free(out)
+	return ids
+}
+
+func (b *traceBuilder) free(sp tensorSpan) {
+	for id := sp.first; id < sp.first+sp.n; id++ {
+		b.ev = append(b.ev, alloc.Event{Tensor: id, Free: true})
+	}
+}
+
+// allocatorTrace is stage s's allocations and frees in one training
+// step on one of its GPUs, in the order the step makes them, built from
+// the parts stageMemory counts (so that the trace's peak of tensor
+// bytes is that stage's Peak count, total):
+//   - first the state: weights, FP8 copies, gradients and optimizer
+//     state, under Megatron-Core as contiguous buffers (its
+//     DistributedDataParallel's parameter and gradient buffers, the
+//     distributed optimizer's FP32 main weights and two moments), under
+//     FSDP and plain PyTorch a tensor a layer for each (FSDP2 shards
+//     each parameter: its sharded weights, gradients and AdamW's two
+//     moments are tensors of their own); and torch's PipelineStage's
+//     buffers of every micro-batch (titanStageBuffers with none in
+//     flight);
+//   - then the pipeline schedule's forwards and backwards of its units
+//     (a micro-batch on one model chunk): as many forwards as the stage
+//     holds in flight at its peak (inflight, times the chunks),
+//     then one forward and one backward in turn, then the last
+//     backwards; no pipeline: a forward and its backward per
+//     micro-batch; GPipe: every forward, then every backward;
+//   - a forward allocates each of its layers' saved activations (a
+//     micro-batch's activations in flight over the unit's layers), as
+//     tensors of one hidden state (tokens x hidden x 2 bytes, this GPU's
+//     share under sequence parallelism) and a remainder: placer counts
+//     a layer's activations by size, not tensor by tensor; under FSDP
+//     each layer's gathered weights are allocated before it with the
+//     next layer's (the prefetch) and freed after it;
+//   - a backward, layer by layer from the last, gathers the layer's
+//     weights (FSDP) and allocates what only a running backward holds
+//     (the recomputed layer's activations, torchtitan's per-op
+//     recomputation's, the context ring's or all-gathered keys and
+//     values: what stageActivations counts beside the micro-batches)
+//     and the layer's unsharded gradient (FSDP), then frees the layer's
+//     saved activations and those; on the last stage the loss's logits,
+//     their FP32 copy and gradient are held from the backward's start
+//     through its first layer (counted at the peak with the rest, as
+//     stageMemory counts them).
+func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.Event) ([]alloc.Event, float64) {
+	pl := &c.pl
+	sm := c.stageMemory(s, st, lm)
+	b := traceBuilder{ev: ev}
+	L := pl.Stages[s]
+	V := max(pl.VP, 1)
+	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
+	r := unitReplay{b: &b, V: V, hidden: hidden, last: s == pl.PP-1, logits: sm.logits,
+		logitPiece: c.m.OutputTokens(c.tokens) * float64(c.m.Vocab) / float64(pl.TP) * 4}
+
+	r.gather, r.grad, r.gatherPP, r.fsdp2 = c.stateTensors(&b, st, sm, L)
+
+	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
+	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
+	var buffers float64
+	if pl.PP > 1 && pl.Titan() {
+		buffers = c.titanStageBuffers(s, 0)
+	}
+	buffers += c.graphBuffers(s) // the graphs' static buffers, made at capture
+	b.tensors(buffers, hidden)
+	r.transient = acts0 - buffers
+	perUnit := (acts1 - acts0) / float64(V)
+	if r.last && pl.Titan() && V > 1 {
+		// Interleaved, the output layer's inputs are one micro-batch's
+		// (stageActivationsAt), held while a backward runs.
+		out := c.titanOutputInputs()
+		r.transient += out
+		perUnit -= out / float64(V)
+	}
+	r.lu = max(int(math.Round(float64(L)/float64(V))), 1)
+	r.perUnitLayer = perUnit / float64(r.lu)
+
+	U := pl.NumMicro * V
+	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
+	ord := titanUnitOrder(pl)
+	r.chunkOf = func(u int) int { return u % V } // the first V units: one of each chunk
+	if ord != nil {
+		r.chunkOf = func(u int) int { return u / pl.NumMicro }
+	}
+	// The last stage's outputs torch's pipelining keeps to the step's
+	// end (titanOutputChunks): one a micro-batch of the last model chunk,
+	// made by its forward; its loss's logits made with its backward and
+	// freed after its first layer.
+	if r.last && pl.Titan() && pl.PP > 1 {
+		r.chunk = c.tokens * float64(c.m.Vocab) / float64(pl.TP) * bf16
+	}
+	r.logits -= float64(pl.NumMicro) * r.chunk
+	r.saved = make([][]tensorSpan, U)
+	r.seen = make([]bool, V)
+	replay1F1B(U, n, ord, r.forward, r.backward)
+	for _, o := range r.outputs {
+		b.free(o)
+	}
+	return b.ev, sm.total()
+}
+
+// unitReplay is allocatorTrace's stage as its units (a micro-batch on
+// one model chunk) run: V model chunks of lu layers each, a layer's
+// saved activations perUnitLayer bytes a unit (tensors of hidden
+// bytes), what only a running backward holds (transient); FSDP's
+// gathered weights (gather), unsharded gradient (grad) and, under
+// torchtitan's pipeline, first-forward all-gather buffer (gatherPP) a
+// layer, on FSDP2's stream (fsdp2); on the last stage (last) the loss's
+// logits (logits bytes in pieces of logitPiece) and the BF16 output a
+// micro-batch torch's pipelining keeps (chunk).
+type unitReplay struct {
+	b                               *traceBuilder
+	V, lu                           int
+	hidden, perUnitLayer, transient float64
+	gather, grad, gatherPP          float64
+	fsdp2, last                     bool
+	logits, logitPiece, chunk       float64
+	chunkOf                         func(u int) int
+	saved                           [][]tensorSpan // by unit and layer: its saved activations
+	seen                            []bool         // the model chunks that have run a forward
+	outputs                         []tensorSpan   // the last stage's outputs, kept to the step's end
+}
+
+// forward is unit u's forward: each layer's saved activations, its
+// weights gathered before it (FSDP: with the next layer's, prefetched)
+// and freed after it.
+func (r *unitReplay) forward(u int) {
+	b := r.b
+	r.saved[u] = make([]tensorSpan, r.lu)
+	first := !r.seen[r.chunkOf(u)]
+	r.seen[r.chunkOf(u)] = true
+	var gathered, prefetched tensorSpan
+	for l := range r.lu {
+		if r.gatherPP > 0 && first {
+			// The block's all-gather buffer alone: its gathered
+			// weights are the stage's state.
+			b.free(b.tensorsOn(allGatherStream, r.gatherPP, 0))
+		}
+		if r.gather > 0 {
+			if prefetched.n == 0 {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+			gathered, prefetched = prefetched, tensorSpan{}
+			if l+1 < r.lu {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+		}
+		r.saved[u][l] = b.tensors(r.perUnitLayer, r.hidden)
+		b.free(gathered)
+	}
+	if r.chunk > 0 && r.chunkOf(u) == r.V-1 {
+		r.outputs = append(r.outputs, b.tensors(r.chunk, 0))
+	}
+}
+
+// backward is unit u's backward, layer by layer from the last: the
+// layer's weights gathered (FSDP), what the running backward holds and
+// the layer's unsharded gradient, then the layer's saved activations
+// freed with them; on the last stage the loss's logits held through its
+// first layer.
+func (r *unitReplay) backward(u int) {
+	b := r.b
+	var logits tensorSpan
+	if r.last && (r.chunk == 0 || r.chunkOf(u) == r.V-1) {
+		logits = b.tensors(r.logits, r.logitPiece)
+	}
+	var gathered, prefetched tensorSpan
+	for l := r.lu - 1; l >= 0; l-- {
+		if r.gather > 0 {
+			if prefetched.n == 0 {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+			gathered, prefetched = prefetched, tensorSpan{}
+			if l > 0 {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+		}
+		t := b.tensors(r.transient, r.hidden)
+		gr := b.tensors(r.grad, 0)
+		b.free(r.saved[u][l])
+		b.free(t)
+		b.free(gr)
+		b.free(gathered)
+		if l == r.lu-1 {
+			b.free(logits)
+		}
+	}
+	r.saved[u] = nil
+}
+
+// stateTensors puts the stage's state on trace b (weights, FP8 copies,
+// gradients and the optimizer's, a layer's worth a tensor where they are
+// kept per layer) and returns what the per-layer replay allocates of
+// it: FSDP's gathered weights and unsharded gradient a layer; under
+// torchtitan's pipeline, which keeps every block gathered (state), each
+// block's all-gather buffer in the step's first forward (gatherPP);
+// fsdp2, whether the all-gathers run on FSDP2's own stream.
+func (c *counter) stateTensors(b *traceBuilder, st *Stage, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
+	pl := &c.pl
+	fsdp2 = pl.FSDP && pl.Titan()
+	if fsdp2 && pl.PP > 1 && L > 0 {
+		gatherPP = st.Layers / float64(L) * bf16
+	}
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.PP > 1) {
+		layer := st.Layers / float64(L)
+		gather = layer * bf16
+		grad = layer * pl.GradBytes()
+		if pl.Titan() {
+			grad = layer * (bf16 + pl.GradBytes())
+		}
+	}
+	w, g := sm.weights-2*gather, sm.grads-grad
+	perLayer := pl.FSDP || pl.Run.Eager
+	pieces := float64(max(L, 1))
+	if !perLayer {
+		pieces = 1
+	}
+	b.tensors(w, w/pieces)
+	b.tensors(sm.fp8, sm.fp8/pieces)
+	b.tensors(g, g/pieces)
+	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	return gather, grad, gatherPP, fsdp2
+}
+
+// replay1F1B runs U units through forward and backward in 1F1B's order
+// with n in flight: n-1 forwards of warm-up, then one forward and one
+// backward in turn, then the cool-down's backwards. ord, where not nil,
+// maps the k-th forward (backward) to its unit; nil: the k-th unit.
+func replay1F1B(U, n int, ord func(k int, bwd bool) int, forward, backward func(u int)) {
+	unit := func(k int, bwd bool) int {
+		if ord == nil {
+			return k
+		}
+		return ord(k, bwd)
+	}
+	f := 0
+	for ; f < n-1; f++ {
+		forward(unit(f, false))
+	}
+	for k := range U {
+		if f < U {
+			forward(unit(f, false))
+			f++
+		}
+		backward(unit(k, true))
+	}
+}
+
+// titanUnitOrder is the unit (model chunk times M plus micro-batch) of
+// a stage's k-th forward (bwd false) or backward under torch's
+// ScheduleInterleaved1F1B as torchtitan runs it
+// (torch/distributed/pipelining/schedules.py
+// _calculate_single_rank_operations: microbatches_per_round of P
+// micro-batches, the forwards' model chunks in turn a round at a time,
+// the backwards' from the last chunk; forward_stage_index and
+// backward_stage_index): nil, the units in their order, for any other
+// stack or schedule, or where M is not a multiple of P.
+func titanUnitOrder(pl *plan.Plan) func(k int, bwd bool) int {
+	V, P, M := max(pl.VP, 1), pl.PP, pl.NumMicro
+	if !pl.Titan() || V == 1 || M%P != 0 {
+		return nil
+	}
+	return func(k int, bwd bool) int {
+		round, chunk, mb := k/(P*V), (k/P)%V, k%P
+		if bwd {
+			chunk = V - 1 - chunk
+		}
+		return chunk*M + round*P + mb
+	}
+}

@@ -1,0 +1,44 @@
+package memory
+
+import "github.com/placer/placer/planner/plan"
+
+// loraActivations is what one block's adapters keep for their backward
+// for one micro-batch on one GPU, bytes: each A's r-wide output (B's
+// input; A's input is the layer's, kept already).
+func (c *counter) loraActivations() float64 {
+	var k float64
+	in, _, _ := plan.LoRAWidths(&c.m, float64(c.pl.TP))
+	for i := range in {
+		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
+			k++
+		}
+	}
+	return k * c.tokens * float64(c.pl.LoRARank) * bf16
+}
+
+// loraMemory is stage s's memory sm (stageMemory's) under LoRA: the
+// base weights as stageState counts them (BF16, or FP8 where fp8
+// params), the adapters' BF16 weights beside them, gradients and
+// optimizer state of the adapters only (Plan.GradBytes and Adam's 12 bytes
+// a parameter, sharded as the plan shards them), and the adapters'
+// activations for the micro-batches in flight (recomputed, not kept,
+// under full recomputation). Without LoRA, sm.
+func (c *counter) loraMemory(s int, st *Stage, sm stageMem) stageMem {
+	if !c.pl.LoRA() {
+		return sm
+	}
+	pl := &c.pl
+	a := st.Adapters
+	sm.weights += a * bf16
+	sm.grads, sm.opt = a*pl.GradBytes(), a*12
+	if pl.DistOpt || pl.FSDP {
+		sm.opt /= float64(pl.DP * pl.CP)
+	}
+	if pl.FSDP {
+		sm.grads /= float64(pl.DP * pl.CP)
+	}
+	if pl.Recompute != plan.FullRecompute {
+		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()
+	}
+	return sm
+}

@@ -1,0 +1,127 @@
+package memory
+
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+)
+
+// Stage is what one pipeline stage holds on one of its GPUs
+// (StageOf's), parameters: Params in all (its blocks' shards, the
+// embedding's on the first stage, the output layer's on the last);
+// Experts the experts' share of them and Layers the transformer
+// blocks' (FP8 copies are kept of them), both 0 where the plan does not
+// need them apart; Adapters LoRA's adapters, not in Params (0 without
+// LoRA). Dense is its dense layers before the experts and
+// DenseRecomputed how many of them recompute (Plan.DenseOn's).
+type Stage struct {
+	Params          float64
+	Experts, Layers float64
+	Adapters        float64
+	Dense           int
+	DenseRecomputed int
+}
+
+// stageLayerParams is stage s's experts' parameters on one of its GPUs
+// (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
+// experts included, its dense layers' before the experts, the
+// multi-token-prediction modules' on the last stage; the embedding and
+// output layer not). dn is the stage's dense layers (DenseOn's).
+func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, layers float64) {
+	l := float64(pl.Stages[s])
+	T := float64(pl.TPs[s])
+	if !m.MoE() {
+		layers = l * (float64(m.LayerParams()) / T)
+	} else {
+		dense := float64(dn)
+		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+		layers = experts + (l-dense)*moeDenseParams(m, pl.TPs[s])
+		if dn > 0 {
+			layers += dense * (float64(m.DenseLayerParams()) / T)
+		}
+	}
+	if s == pl.PP-1 && m.MTP > 0 {
+		// Each module: the projection of 2h to h (column-parallel), its
+		// two norms, and a block like the last (transformer.MTPParams).
+		h := float64(m.Hidden)
+		x := float64(m.MTP)
+		block := float64(m.DenseLayerParams()) / T
+		if m.MoE() {
+			e := float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+			experts += x * e
+			block = e + moeDenseParams(m, pl.TPs[s])
+		}
+		layers += x * (2*h*h/T + 2*h + block)
+	}
+	return experts, layers
+}
+
+// moeDenseParams is one MoE block's parameters besides its routed
+// experts on one GPU of a tensor group of T: the attention's and the
+// shared experts' shards, the router (replicated over the group).
+func moeDenseParams(m *transformer.Spec, T int) float64 {
+	return float64(m.AttentionParams()+int64(m.SharedExperts)*m.ExpertParams())/float64(T) + float64(m.RouterParams())
+}
+
+// stageParamsOf is stage s's parameters on one of its GPUs: its
+// layers' shards, and the embedding's on the first stage, the output
+// layer's (and a tied embedding's copy) on the last; layers is the
+// stage's blocks' parameters (stageLayerParams', read in a model with
+// experts or multi-token prediction only), lp m.LayerParams().
+func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64) float64 {
+	T := float64(pl.TPs[s])
+	params := float64(pl.Stages[s]) * (lp / T)
+	if m.MoE() || m.MTP > 0 {
+		params = layers
+	}
+	if s == 0 {
+		params += float64(m.EmbeddingParams()) / T
+	}
+	if s == pl.PP-1 {
+		params += float64(m.OutputParams()) / T
+		if (m.Tied || m.MTP > 0) && pl.PP > 1 {
+			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
+		}
+	}
+	return params
+}
+
+// StageOf is stage s's parameters (stageParamsOf's), and where the
+// plan needs them apart (a model with experts, FP8, FSDP, autocast's
+// copies of the blocks' weights) its experts' and blocks'
+// (stageLayerParams'), from its dense layers (Plan.DenseOn): the blocks'
+// parameters computed once for both. lp is m.LayerParams() (computed
+// once by the caller).
+func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64) Stage {
+	var st Stage
+	st.Dense, st.DenseRecomputed = pl.DenseOn(m, s)
+	split := m.MoE() || pl.FP8 != "" || pl.FSDP || pl.Run.Eager && pl.Run.FP32Weights
+	var experts, layers float64
+	if split || m.MTP > 0 {
+		experts, layers = stageLayerParams(m, pl, s, st.Dense)
+	}
+	st.Params = stageParamsOf(m, pl, s, lp, layers)
+	if split {
+		st.Experts, st.Layers = experts, layers
+	}
+	if pl.LoRA() {
+		st.Adapters = float64(pl.Stages[s]) * pl.FineTune.AdapterParams(m, pl.TPs[s])
+	}
+	return st
+}
+
+// stageMem is one GPU's memory of one pipeline stage by part, bytes
+// (stageMemory's).
+type stageMem struct{ weights, fp8, grads, opt, acts, logits float64 }
+
+func (sm stageMem) total() float64 {
+	return sm.weights + sm.fp8 + sm.grads + sm.opt + sm.acts + sm.logits
+}
+
+// stageMemory is stage s's memory by part on one of its GPUs, bytes, at
+// c's tensor-parallel degree; lm is c's layerMemory.
+func (c *counter) stageMemory(s int, st *Stage, lm *layerMemory) stageMem {
+	var sm stageMem
+	sm.acts, sm.logits = c.stageActivations(s, st, lm)
+	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
+	return c.loraMemory(s, st, sm)
+}

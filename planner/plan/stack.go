@@ -1,0 +1,796 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Software is a plan's software stack (docs/stacks.md): the settings of
+// the framework that decide how an MoE layer and a small model's kernels
+// run, as written (strategy keys): a named stack (stack=NAME, Stacks) and
+// any setting written beside it, which overrides the stack's. Its zero
+// value is placer's default stack (DefaultSettings): what the cost model
+// ran before these keys, so that a plan that names none is costed as it
+// was, to the bit.
+type Software struct {
+	// Stack is the named stack (Stacks' keys; "": the default).
+	Stack string
+	// Dispatcher is Megatron-Core's moe_token_dispatcher_type
+	// (DispatcherAllToAll, DispatcherAllGather, DispatcherFlex with
+	// DeepEP, DispatcherHybridEP: flex with moe_flex_dispatcher_backend
+	// "hybridep"; "": the stack's).
+	Dispatcher string
+	// PermuteFusion, RouterFusion and GroupedGEMM are Megatron-Core's
+	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm (Unset:
+	// the stack's).
+	PermuteFusion, RouterFusion, GroupedGEMM Toggle
+	// Graphs is the CUDA graphs' scope (GraphsOff, GraphsDense,
+	// GraphsFull; "": the stack's).
+	Graphs string
+	// GraphSync is graph-sync=N: the host synchronizes the device
+	// before each replay of a graph of N whole steps (0: not written,
+	// none). Only with cuda-graphs=full.
+	GraphSync int
+	// Routing is the MoE routing (RoutingDropless, or RoutingCapacity with
+	// Capacity its factor; "": the stack's).
+	Routing  string
+	Capacity float64
+	// Compile is torch.compile of the layers (compile=on: Transformer
+	// Engine-like fused kernels, the default costing; off: the stack's
+	// eager ATen ops; Unset: the stack's).
+	Compile Toggle
+	// Expandable is PyTorch's caching allocator's expandable_segments
+	// (PYTORCH_CUDA_ALLOC_CONF; Unset: the stack's, Plan.Expandable).
+	Expandable Toggle
+	// LossFusion is Megatron-Core's cross_entropy_loss_fusion with
+	// cross_entropy_fusion_impl "te": Transformer Engine's fused
+	// cross-entropy (Unset: the stack's).
+	LossFusion Toggle
+	// CPRotate is the rotater of torch's context_parallel
+	// (CPRingAllGather or CPRingAllToAll: torchtitan's
+	// --experimental.context_parallel_rotate_method; "": the stack's).
+	// Only a stack that runs torch's ring takes it.
+	CPRotate string
+	// CPComm is Megatron-Core's --cp-comm-type, the exchange of
+	// Transformer Engine's context parallelism (CPCommP2P, its ring, or
+	// CPCommAllGather: CPRingKVAllGather; "": the stack's). Only a stack
+	// that runs TE's ring takes it.
+	CPComm string
+}
+
+// Toggle is a setting written on, off or left to the stack.
+type Toggle uint8
+
+// The toggles.
+const (
+	Unset Toggle = iota
+	On
+	Off
+)
+
+// The dispatchers, the graphs' scopes and the routings (Software).
+const (
+	DispatcherAllToAll  = "alltoall"
+	DispatcherAllGather = "allgather"
+	DispatcherFlex      = "flex"
+	DispatcherHybridEP  = "hybridep"
+
+	GraphsOff   = "off"
+	GraphsDense = "dense"
+	GraphsFull  = "full"
+
+	RoutingDropless = "dropless"
+	RoutingCapacity = "capacity"
+)
+
+// Settings are a plan's software settings in effect (Software resolved
+// against its stack): what the cost model reads. Comparable: it keys the
+// phase cache.
+type Settings struct {
+	// Dispatcher is the token dispatcher (alltoall, allgather or flex:
+	// DeepEP's fused kernels).
+	Dispatcher string
+	// HybridEP: the flex dispatcher's backend is HybridEP
+	// (moe_flex_dispatcher_backend "hybridep", dispatcher=hybridep), not
+	// DeepEP. Its kernels are costed as DeepEP's (placer has no HybridEP
+	// measurement); its fixed buffers (memory.HybridEPBuffers) and its
+	// padding of each expert's rows in the dispatch under FP8 are its own.
+	HybridEP bool
+	// UnfusedPermute, UnfusedRouter and ExpertLoop are
+	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm off:
+	// the permutation as Megatron-Core's sequence of small PyTorch
+	// kernels, the router's top-k likewise, one GEMM pair per local
+	// expert (SequentialMLP) in place of the grouped GEMMs.
+	UnfusedPermute, UnfusedRouter, ExpertLoop bool
+	// UnfusedMultihot is DeepEP's received top-k indices and
+	// probabilities made into the local experts' multihot map by PyTorch
+	// ops (_DeepepManager._indices_to_multihot: boolean-mask indexing and
+	// a repeat_interleave by a device tensor, each a device-to-host
+	// synchronization) rather than the fused kernel, which Megatron-Core
+	// runs only with --enable-experimental and moe_permute_fusion
+	// (megatron/core/transformer/moe/token_dispatcher.py
+	// get_permuted_hidden_states_by_experts, the same gate at 1e057005
+	// and core_v0.16.0). The flex dispatcher's DeepEP backend only.
+	UnfusedMultihot bool
+	// Graphs is the CUDA graphs' scope: off, dense (each layer's
+	// attention and a dense layer's MLP replayed from a graph; a dropless
+	// MoE layer eager) or full (the whole layer).
+	Graphs string
+	// GraphSync is the steps of one whole-step graph replay that the
+	// host waits for the device before (torch.cuda.synchronize(), then
+	// graph.replay(): NVIDIA's MLPerf BERT run_pretraining.py under
+	// --cuda_graph_mode full_iteration, its --max_iterations_per_graph
+	// steps a graph); 0: no such wait (mechanisms.GraphStepSync).
+	GraphSync int
+	// Capacity is the capacity factor (0: dropless): every expert
+	// receives Capacity x its even share of the tokens, padded or
+	// dropped to it (moe_expert_capacity_factor with
+	// moe_pad_expert_input_to_capacity).
+	Capacity float64
+	// Eager is the layers costed as eager PyTorch issues them: their
+	// ATen ops (eager.LayerOps: unfused norms, rotary embedding, SwiGLU,
+	// residual adds, SDPA) each at its class's rate and launched apart,
+	// not Transformer Engine's fused kernels (compile=off);
+	// FP32Weights their precision, autocast BF16 over FP32 weights (its
+	// casts, an FP32 residual stream), else BF16 weights.
+	Eager, FP32Weights bool
+	// Layers names the registered layer costs (layerCosters) of the
+	// stack's eager layers, whose code the layers run where Eager
+	// (LayersLlamaPy where it is empty: a plain PyTorch loop's);
+	// layerCoster chooses.
+	Layers string
+	// CPRing is the context-parallel ring the stack runs (CPRingP2P,
+	// CPRingAllGather; "": CPRingP2P, Transformer Engine's).
+	CPRing string
+	// RepeatKV: the model's code repeats its key-value heads to every
+	// query head before the attention kernel (torchtitan 9dec370's
+	// Attention: repeat_kv, then SDPA without enable_gqa), so that a
+	// context-parallel ring exchanges the query heads' count of K and V.
+	RepeatKV bool
+	// FusedLoss is the cross-entropy as Transformer Engine's fused
+	// kernels compute it (loss-fusion=on; TransformerEngine v2.12
+	// transformer_engine/pytorch/cross_entropy.py parallel_cross_entropy,
+	// triton/cross_entropy.py): an online softmax over the BF16 logits,
+	// then a pass that writes the loss and the logits' gradient in place,
+	// the backward a scaling in place; no FP32 copy of the logits.
+	FusedLoss bool
+	// LAMB is the optimizer LAMB, not Adam (mechanisms/lamb.go): its
+	// second pass over the parameters and their norms.
+	LAMB bool
+}
+
+// DefaultSettings are placer's default stack, the model as it was before
+// the software keys: Megatron-Core's all-to-all dispatcher, fused
+// permutation and router, grouped expert GEMMs, no CUDA graphs, dropless.
+var DefaultSettings = Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff}
+
+// NamedStack is one framework release as it runs by default or in its
+// published recipes: its settings and where each is written.
+type NamedStack struct {
+	Name     string
+	Settings Settings
+	// Source says where the settings are written (repository, file,
+	// release).
+	Source string
+}
+
+// Stacks are the named stacks (stack=NAME). Each setting is read from the
+// release's code or recipes (docs/stacks.md has the table):
+//   - megatron-core-0.16: NVIDIA/Megatron-LM core_v0.16.0,
+//     megatron/core/transformer/transformer_config.py, the defaults a run
+//     gets when it passes no flag: moe_token_dispatcher_type "allgather",
+//     moe_permute_fusion False, moe_router_fusion False, moe_grouped_gemm
+//     False, cuda_graph_impl "none", moe_expert_capacity_factor None
+//     (dropless);
+//   - megatron-bridge-25.09 to megatron-bridge-26.06: Megatron-Bridge's
+//     DGX-H100 performance recipes of each NeMo container, matched to the
+//     Megatron-Bridge tag the container ships (docs/versions1.json at
+//     067f987d: "0.1.0 · 25.09", "0.2.0 · 25.11", "0.3.0 · 26.02", "0.3.1
+//     · 26.02.01", "0.4.0 · 26.04", "0.4.2 · 26.04.01", "0.5.0 · 26.06";
+//     docs/releases/software-versions.md: 25.09 ships 0.1.0rc3, the tag
+//     read for it). Each sets what every MoE recipe of its release sets
+//     on H100 (the Qwen3 and GPT-OSS performance scripts): the all-to-all
+//     dispatcher (Qwen3MoEModelProvider and GPTOSSProvider:
+//     moe_token_dispatcher_type "alltoall"; from v0.3.1 the recipes set
+//     it, from v0.4.0 set_workload_base_configs writes "alltoall" where a
+//     workload names no flex backend), fused permutation and grouped
+//     GEMMs (the providers and, from v0.3.1, the recipes:
+//     moe_permute_fusion True, moe_grouped_gemm True), the fused router
+//     (the performance scripts' common settings: moe_router_fusion True,
+//     over the v0.3.1+ recipes' False), no CUDA graphs (no cuda_graph_impl
+//     in the H100 FP8-CS and GPT-OSS BF16 workloads; 25.09's YAML
+//     "cuda_graphs: false" for h100), dropless routing with force-balanced
+//     routers (moe_router_force_load_balancing; use_tokendrop off by
+//     default). Where one model's recipe differs the row says so, not
+//     the stack: 25.09's Qwen3 scripts drop tokens (v0.1.0rc3
+//     scripts/performance/run_script.py: apply_moe_token_drop, whose
+//     defaults are moe_expert_capacity_factor 1.0 with
+//     moe_pad_expert_input_to_capacity: routing=capacity:1); Qwen3-30B-A3B
+//     runs DeepEP in 26.02 (v0.3.0 qwen3_workload_base_configs.py
+//     QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
+//     moe_flex_dispatcher_backend "deepep", applied by the recipe's
+//     apply_flex_dispatcher_backend) and HybridEP from 26.02.01 on
+//     (v0.3.1 to v0.5.0: moe_flex_dispatcher_backend "hybridep",
+//     moe_token_dispatcher_type "flex" in qwen3_30b_a3b_pretrain_config_h100):
+//     dispatcher=flex for DeepEP, dispatcher=hybridep for HybridEP (its
+//     kernels costed as DeepEP's). The releases'
+//     settings are the same: a stack each makes every row's reading
+//     explicit (TestBridgeStacks). megatron-bridge-25.11 is what placer
+//     costed before (v0.2.1 sets the same on H100: git diff v0.2.0 v0.2.1);
+//   - torchtitan-0.2: pytorch/torchtitan v0.2.0, torchtitan/models/moe/moe.py
+//     and distributed/expert_parallel.py: eager PyTorch, no CUDA graphs;
+//     the router's softmax or sigmoid, topk and histc as separate kernels;
+//     the tokens reordered by index kernels (moe/utils.py _permute) and
+//     exchanged by all_to_all_single after a .tolist() of the splits;
+//     torch._grouped_mm for the experts (use_grouped_mm True); dropless.
+//     The unfused permutation and router are costed as Megatron-Core's
+//     unfused sequences (unfusedPermute, unfusedRouter), torchtitan's own
+//     kernels not counted one by one;
+//   - model-zoo-moe-dev: yanring/Megatron-MoE-ModelZoo's Qwen3 runs
+//     (best_practice/Qwen3/readme.md, Megatron-Core moe_dev and main of
+//     May 2025) with the configuration of the commits that published
+//     them (b06a6d8 model_configs/benchmarking/Qwen3-235B-A22B.yaml,
+//     8017e11 examples/qwen3/readme.md and 31c5686 run_235b.sh, 2025-05):
+//     --moe-permute-fusion, --moe-grouped-gemm, no CUDA graph flag;
+//     neither --moe-router-fusion nor --enable-experimental, which
+//     274316a added on 2025-08-20 (Megatron-LM 1e057005's arguments.py
+//     has no router-fusion flag): the unfused router and DeepEP's unfused
+//     multihot conversion (UnfusedMultihot). DeepEP's dispatcher (the
+//     table's "DeepEP" rows; its "A2A" row is dispatcher=alltoall),
+//     dropless.
+var Stacks = []NamedStack{
+	{Name: "megatron-core-0.16", Settings: Settings{Dispatcher: DispatcherAllGather, UnfusedPermute: true, UnfusedRouter: true, ExpertLoop: true, Graphs: GraphsOff},
+		Source: "NVIDIA/Megatron-LM core_v0.16.0 megatron/core/transformer/transformer_config.py (TransformerConfig defaults)"},
+	{Name: "megatron-bridge-25.09", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.1.0rc3", "scripts/performance/configs/qwen3/*.yaml (moe_router_fusion: true; h100 cuda_graphs: false), run_script.py, src/megatron/bridge/models/qwen/qwen_provider.py")},
+	{Name: "megatron-bridge-25.11", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.2.0", "src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen3,gpt_oss}/*_llm_pretrain.py, workload_base_configs.py")},
+	{Name: "megatron-bridge-26.02", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.3.0", "src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen,gpt_oss}/*_llm_pretrain.py, *_workload_base_configs.py")},
+	{Name: "megatron-bridge-26.02.01", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.3.1", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/configs/{qwen,gpt_oss}/*_llm_pretrain.py, *_workload_base_configs.py")},
+	{Name: "megatron-bridge-26.04", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.4.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
+	{Name: "megatron-bridge-26.04.01", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
+	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layers: LayersTitan,
+		CPRing: CPRingAllGather, RepeatKV: true},
+		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights); context parallelism torch's context_parallel with the all-gather rotater (9dec370 config_manager.py --experimental.context_parallel_rotate_method default \"allgather\"), K and V repeated to the query heads before SDPA (models/llama/model.py repeat_kv)"},
+	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layers: LayersLlamaPy},
+		Source: "plain PyTorch eager, torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights: placer_torch.profile.layers' Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersLlamaPy},
+		Source: "plain PyTorch eager, BF16 weights (model.to(torch.bfloat16)): placer_torch.profile.layers' Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layers: LayersHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") under torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") with BF16 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff, UnfusedRouter: true, UnfusedMultihot: true},
+		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md (8017e11), model_configs/benchmarking/Qwen3-235B-A22B.yaml (b06a6d8: no --moe-router-fusion, no --enable-experimental)"},
+}
+
+// bridgeH100 is what every Megatron-Bridge release of the archive sets
+// for its MoE recipes on DGX-H100 (Stacks' comment): the all-to-all
+// dispatcher, fused permutation and router, grouped GEMMs, no CUDA
+// graphs, dropless.
+var bridgeH100 = Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff}
+
+// bridgeStackSource is a Megatron-Bridge stack's source: the tag its
+// container ships and the files read there.
+func bridgeStackSource(tag, files string) string {
+	return "NVIDIA-NeMo/Megatron-Bridge " + tag + " (docs/versions1.json at 067f987d) " + files
+}
+
+// stackNames lists Stacks' names for errors.
+func stackNames() string {
+	names := make([]string, len(Stacks))
+	for i, s := range Stacks {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// LookupStack is the named stack name, or a one-line error naming it and
+// the stacks there are.
+func LookupStack(name string) (NamedStack, error) {
+	i := slices.IndexFunc(Stacks, func(s NamedStack) bool { return s.Name == strings.ToLower(name) })
+	if i < 0 {
+		return NamedStack{}, fmt.Errorf("stack %q is not a named stack (%s)", name, stackNames())
+	}
+	return Stacks[i], nil
+}
+
+// AddStack adds named stack ns to Stacks: a stack whose row is written
+// beside its layer costs (planner registers it with them). It
+// refuses an empty name, one not in lower case (stack=NAME is looked up
+// so) and one taken.
+func AddStack(ns NamedStack) error {
+	switch {
+	case ns.Name == "" || ns.Name != strings.ToLower(ns.Name):
+		return fmt.Errorf("stack %q: a stack's name is non-empty and lower case", ns.Name)
+	case slices.ContainsFunc(Stacks, func(s NamedStack) bool { return s.Name == ns.Name }):
+		return fmt.Errorf("stack %q named twice", ns.Name)
+	}
+	Stacks = append(Stacks, ns)
+	return nil
+}
+
+// Settings are sw's settings in effect: its stack's (DefaultSettings
+// without one), each written setting over it. An unknown stack is
+// Check's error; here it reads as the default.
+func (sw Software) Settings() Settings {
+	st := DefaultSettings
+	if sw.Stack != "" {
+		if ns, err := LookupStack(sw.Stack); err == nil {
+			st = ns.Settings
+		}
+	}
+	if sw.Dispatcher != "" {
+		st.Dispatcher, st.HybridEP = sw.Dispatcher, false
+	}
+	if sw.Dispatcher == DispatcherHybridEP {
+		st.Dispatcher, st.HybridEP = DispatcherFlex, true
+	}
+	set := func(t Toggle, off *bool) {
+		if t != Unset {
+			*off = t == Off
+		}
+	}
+	set(sw.PermuteFusion, &st.UnfusedPermute)
+	set(sw.RouterFusion, &st.UnfusedRouter)
+	set(sw.GroupedGEMM, &st.ExpertLoop)
+	if sw.Graphs != "" {
+		st.Graphs = sw.Graphs
+	}
+	if sw.GraphSync > 0 {
+		st.GraphSync = sw.GraphSync
+	}
+	switch sw.Routing {
+	case RoutingDropless:
+		st.Capacity = 0
+	case RoutingCapacity:
+		st.Capacity = sw.Capacity
+	}
+	set(sw.Compile, &st.Eager)
+	if sw.CPRotate != "" {
+		st.CPRing = sw.CPRotate
+	}
+	switch sw.CPComm {
+	case CPCommP2P:
+		st.CPRing = CPRingP2P
+	case CPCommAllGather:
+		st.CPRing = CPRingKVAllGather
+	}
+	if sw.LossFusion != Unset {
+		st.FusedLoss = sw.LossFusion == On
+	}
+	return st
+}
+
+// moeKeys reports whether sw writes a setting of an MoE layer (the
+// dispatcher, the permutation, the router, the expert GEMMs, the
+// routing): refused on a model without experts, where a named stack's
+// are ignored.
+func (sw Software) moeKeys() bool {
+	return sw.Dispatcher != "" || sw.PermuteFusion != Unset || sw.RouterFusion != Unset || sw.GroupedGEMM != Unset || sw.Routing != ""
+}
+
+// check is sw's first setting out of range, as a one-line error.
+func (sw Software) check() error {
+	if sw.Stack != "" {
+		if _, err := LookupStack(sw.Stack); err != nil {
+			return strategyError("%v", err)
+		}
+	}
+	switch sw.Dispatcher {
+	case "", DispatcherAllToAll, DispatcherAllGather, DispatcherFlex, DispatcherHybridEP:
+	default:
+		return strategyError("dispatcher %q: want alltoall, allgather, flex (deepep) or hybridep", sw.Dispatcher)
+	}
+	switch sw.Graphs {
+	case "", GraphsOff, GraphsDense, GraphsFull:
+	default:
+		return strategyError("cuda-graphs %q: want off, dense or full", sw.Graphs)
+	}
+	if sw.GraphSync < 0 {
+		return strategyError("graph-sync %d: want the steps of one graph, at least 1", sw.GraphSync)
+	}
+	switch {
+	case sw.Routing == RoutingCapacity && !(sw.Capacity > 0 && sw.Capacity <= 64):
+		return strategyError("routing capacity:%g: want a capacity factor above 0, at most 64", sw.Capacity)
+	case sw.Routing != RoutingCapacity && sw.Capacity != 0:
+		return strategyError("capacity %g without routing=capacity", sw.Capacity)
+	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
+		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
+	}
+	switch sw.CPRotate {
+	case "", CPRingAllGather, CPRingAllToAll:
+	default:
+		return strategyError("cp-rotate %q: want allgather or alltoall", sw.CPRotate)
+	}
+	switch sw.CPComm {
+	case "", CPCommP2P, CPCommAllGather:
+	default:
+		return strategyError("cp-comm-type %q: want p2p or all_gather", sw.CPComm)
+	}
+	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
+		if t > Off {
+			return strategyError("a fusion, grouped-gemm or allocator setting %d: want on or off", t)
+		}
+	}
+	return nil
+}
+
+// parseSoftware reads software key k's value v into sw; ok false: k is
+// not a software key.
+func (sw *Software) parse(k, v string) (ok bool, err error) {
+	toggle := func(t *Toggle) error {
+		on, err := onOff(v)
+		if err != nil {
+			return err
+		}
+		*t = Off
+		if on {
+			*t = On
+		}
+		return nil
+	}
+	switch k {
+	case "stack":
+		sw.Stack = strings.ToLower(v)
+		if _, err := LookupStack(v); err != nil {
+			return true, fmt.Errorf("%q is not a named stack (%s)", v, stackNames())
+		}
+	case "dispatcher", "moe-token-dispatcher-type":
+		sw.Dispatcher = strings.ToLower(v)
+		if sw.Dispatcher == "deepep" {
+			sw.Dispatcher = DispatcherFlex
+		}
+	case "permute-fusion", "moe-permute-fusion":
+		err = toggle(&sw.PermuteFusion)
+	case "router-fusion", "moe-router-fusion":
+		err = toggle(&sw.RouterFusion)
+	case "grouped-gemm", "moe-grouped-gemm":
+		err = toggle(&sw.GroupedGEMM)
+	case "compile":
+		err = toggle(&sw.Compile)
+	case "cp-rotate", "context-parallel-rotate-method":
+		sw.CPRotate = strings.ToLower(v)
+		if sw.CPRotate != CPRingAllGather && sw.CPRotate != CPRingAllToAll {
+			return true, fmt.Errorf("%q: want allgather or alltoall", v)
+		}
+	case "cp-comm-type", "cp_comm_type":
+		sw.CPComm = strings.ToLower(v)
+		if sw.CPComm != CPCommP2P && sw.CPComm != CPCommAllGather {
+			return true, fmt.Errorf("%q: want p2p or all_gather", v)
+		}
+	case "expandable-segments", "expandable_segments":
+		err = toggle(&sw.Expandable)
+	case "loss-fusion", "cross-entropy-loss-fusion":
+		err = toggle(&sw.LossFusion)
+	case "cuda-graphs", "graphs":
+		sw.Graphs = strings.ToLower(v)
+		if sw.Graphs == "none" {
+			sw.Graphs = GraphsOff
+		}
+	case "graph-sync", "max-iterations-per-graph":
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > 1<<20 {
+			return true, fmt.Errorf("%q: want the steps of one graph replay, a whole number from 1", v)
+		}
+		sw.GraphSync = n
+	case "routing":
+		lv := strings.ToLower(v)
+		switch {
+		case lv == RoutingDropless:
+			sw.Routing, sw.Capacity = RoutingDropless, 0
+		case strings.HasPrefix(lv, RoutingCapacity+":"):
+			f, perr := strconv.ParseFloat(strings.TrimPrefix(lv, RoutingCapacity+":"), 64)
+			if perr != nil || !(f > 0 && f <= 64) {
+				return true, fmt.Errorf("%q: want capacity:F, F a capacity factor above 0, at most 64", v)
+			}
+			sw.Routing, sw.Capacity = RoutingCapacity, f
+		default:
+			return true, fmt.Errorf("%q: want dropless or capacity:F", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// keys is sw as ParseStrategy reads it: the stack first, then each
+// setting written.
+func (sw Software) keys() []string {
+	var parts []string
+	if sw.Stack != "" {
+		parts = append(parts, "stack="+sw.Stack)
+	}
+	if sw.Dispatcher != "" {
+		parts = append(parts, "dispatcher="+sw.Dispatcher)
+	}
+	word := map[Toggle]string{On: "on", Off: "off"}
+	for _, kv := range []struct {
+		k string
+		t Toggle
+	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}, {"expandable-segments", sw.Expandable},
+		{"loss-fusion", sw.LossFusion}} {
+		if kv.t != Unset {
+			parts = append(parts, kv.k+"="+word[kv.t])
+		}
+	}
+	if sw.Graphs != "" {
+		parts = append(parts, "cuda-graphs="+sw.Graphs)
+	}
+	if sw.GraphSync > 0 {
+		parts = append(parts, "graph-sync="+strconv.Itoa(sw.GraphSync))
+	}
+	if sw.CPRotate != "" {
+		parts = append(parts, "cp-rotate="+sw.CPRotate)
+	}
+	if sw.CPComm != "" {
+		parts = append(parts, "cp-comm-type="+sw.CPComm)
+	}
+	switch sw.Routing {
+	case RoutingDropless:
+		parts = append(parts, "routing=dropless")
+	case RoutingCapacity:
+		parts = append(parts, "routing=capacity:"+strconv.FormatFloat(sw.Capacity, 'g', -1, 64))
+	}
+	return parts
+}
+
+// Short is st in a plan's short form where it differs from
+// DefaultSettings (report's tables): "ag", "flex" or "hybridep" for the dispatcher,
+// "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
+// per expert, "cg" or "cgfull" CUDA graphs, "capF" capacity routing,
+// "lf" the fused cross-entropy; ""
+// for the default. moe says whether the model has experts (the MoE
+// settings are shown only then).
+func (st Settings) Short(moe bool) string {
+	var parts []string
+	if moe {
+		switch st.Dispatcher {
+		case DispatcherAllGather:
+			parts = append(parts, "ag")
+		case DispatcherFlex:
+			parts = append(parts, map[bool]string{false: "flex", true: "hybridep"}[st.HybridEP])
+		}
+		if st.UnfusedPermute {
+			parts = append(parts, "pu")
+		}
+		if st.UnfusedRouter {
+			parts = append(parts, "ru")
+		}
+		if st.ExpertLoop {
+			parts = append(parts, "loop")
+		}
+		if st.Capacity > 0 {
+			parts = append(parts, "cap"+strconv.FormatFloat(st.Capacity, 'g', -1, 64))
+		}
+	}
+	if st.Eager {
+		parts = append(parts, "eager")
+		if st.FP32Weights {
+			parts = append(parts, "amp")
+		}
+	}
+	switch st.Graphs {
+	case GraphsDense:
+		parts = append(parts, "cg")
+	case GraphsFull:
+		parts = append(parts, "cgfull")
+	}
+	if st.FusedLoss {
+		parts = append(parts, "lf")
+	}
+	return strings.Join(parts, " ")
+}
+
+// resolveSoftware sets pl.Run from the plan's software and checks it
+// against model m, each error one line naming the strategy as written:
+// on a model without experts a written MoE setting (dispatcher,
+// permute-fusion, router-fusion, grouped-gemm, routing) is refused, as
+// ep= is, since it could only be a mistake; a named stack's MoE settings
+// are ignored there (a stack names every setting of its release, and a
+// dense model runs none of them). CUDA graphs over a whole dropless MoE
+// layer are refused (Megatron-Core core_v0.16.0 transformer_config.py:
+// "moe cuda graph is only supported with drop-padding MoE": the
+// dispatcher's token counts are a host synchronization a graph cannot
+// hold), graphs with full recomputation likewise ("full recompute is only
+// supported with full iteration CUDA graph"), and the all-gather
+// dispatcher with epoverlap=on ("overlap_moe_expert_parallel_comm is
+// supported with alltoall/flex token dispatcher").
+func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
+	sw := pl.Software
+	pl.Run = sw.Settings()
+	if pl.Run.GraphSync > 0 && pl.Run.Graphs != GraphsFull {
+		return fmt.Errorf("strategy %s: graph-sync=%d without cuda-graphs=full: the host's wait before a replay is of a graph of whole steps", written, pl.Run.GraphSync)
+	}
+	if pl.Titan() && pl.TPOverlap {
+		// torchtitan's async tensor parallelism takes effect only
+		// compiled (its config: "enable_async_tensor_parallel" needs
+		// compile): the layers are compiled, fused.
+		if sw.Compile == Off {
+			return fmt.Errorf("strategy %s: tpoverlap=on with compile=off: torchtitan's async tensor parallelism runs only compiled", written)
+		}
+		pl.Run.Eager = false
+	}
+	if base := sw; sw.CPRotate != "" {
+		// The rotater is torch's: a stack that runs Transformer Engine's
+		// ring has none to choose.
+		base.CPRotate = ""
+		if r := base.Settings().CPRing; r != CPRingAllGather && r != CPRingAllToAll {
+			return fmt.Errorf("strategy %s: cp-rotate=%s: the stack runs Transformer Engine's context-parallel ring, not torch's context_parallel (stack=torchtitan-0.2 runs it)", written, sw.CPRotate)
+		}
+	}
+	if base := sw; sw.CPComm != "" {
+		// The exchange is Transformer Engine's: a stack that runs
+		// torch's context_parallel has none to choose.
+		base.CPComm = ""
+		if r := base.Settings().CPRing; r == CPRingAllGather || r == CPRingAllToAll {
+			return fmt.Errorf("strategy %s: cp-comm-type=%s: the stack runs torch's context_parallel, not Transformer Engine's context parallelism (cp-rotate picks its rotater)", written, sw.CPComm)
+		}
+	}
+	if !m.MoE() {
+		if sw.moeKeys() {
+			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts", written)
+		}
+		return nil
+	}
+	switch {
+	case pl.Run.Graphs == GraphsFull && pl.Run.Capacity == 0:
+		return fmt.Errorf("strategy %s: cuda-graphs=full with dropless routing: a dropless MoE layer syncs its token counts to the host and cannot be graphed (Megatron-Core; use cuda-graphs=dense or routing=capacity:F)", written)
+	case pl.Run.Graphs != GraphsOff && pl.Recompute == FullRecompute:
+		return fmt.Errorf("strategy %s: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers only without full recomputation", written, pl.Run.Graphs)
+	case pl.Run.Dispatcher == DispatcherAllGather && pl.EPOverlap:
+		return fmt.Errorf("strategy %s: epoverlap=on with dispatcher=allgather: Megatron-Core overlaps the alltoall and flex dispatchers' exchanges only", written)
+	}
+	return nil
+}
+
+// The frameworks a stack is the run of (Software.Framework): whose code
+// issues the kernels placer costs.
+const (
+	FrameworkMegatron     = "megatron"     // Megatron-LM / Megatron-Core (placer's default stack, megatron-core-*, megatron-bridge-*, model-zoo-moe-dev)
+	FrameworkTorchTitan   = "torchtitan"   // torchtitan-*
+	FrameworkPyTorch      = "pytorch"      // a plain PyTorch loop: torch-eager, torch-eager-bf16
+	FrameworkTransformers = "transformers" // Hugging Face transformers' layers: hf-eager, hf-eager-bf16
+)
+
+// Framework is the framework whose run sw's stack is: FrameworkMegatron
+// for placer's default stack (Megatron-Core with Transformer Engine's
+// fused kernels) and the Megatron stacks, FrameworkTorchTitan for
+// torchtitan's, FrameworkPyTorch and FrameworkTransformers for the eager
+// stacks of a plain PyTorch loop and of transformers' layers.
+func (sw Software) Framework() string {
+	switch s := sw.Stack; {
+	case strings.HasPrefix(s, "torchtitan"):
+		return FrameworkTorchTitan
+	case strings.HasPrefix(s, "torch-eager"):
+		return FrameworkPyTorch
+	case strings.HasPrefix(s, "hf-eager"):
+		return FrameworkTransformers
+	}
+	return FrameworkMegatron
+}
+
+// StackInfo says which software stack a plan is costed on: what
+// placer eval and search print on their "stack" line and write as
+// "stack" in --json and in a search's plan file (-o), which placer
+// export reads to write the plan for the framework it was costed for.
+type StackInfo struct {
+	// Name is the named stack (stack=NAME), "default" for placer's
+	// default stack (Megatron-Core with Transformer Engine's fused
+	// kernels).
+	Name string `json:"name"`
+	// Framework is whose run the stack is (Software.Framework).
+	Framework string `json:"framework"`
+	// Compiled is whether the dense layers are costed as fused kernels
+	// (Transformer Engine's, or torch.compile's: compile=on) rather than
+	// as the ATen ops eager PyTorch issues.
+	Compiled bool `json:"compiled"`
+	// Keys are the plan's software keys as written in its strategy
+	// (stack=..., compile=..., dispatcher=...; "" for none).
+	Keys string `json:"keys,omitempty"`
+}
+
+// Stack is the stack plan pl is costed on.
+func (pl Plan) Stack() StackInfo {
+	name := pl.Software.Stack
+	if name == "" {
+		name = "default"
+	}
+	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: strings.Join(pl.Software.keys(), ",")}
+}
+
+// String is the stack as the "stack" line says it: its name, whose run
+// it is and how its layers are costed (the keys are the strategy's).
+func (si StackInfo) String() string {
+	name := si.Name
+	if name == "default" {
+		name = "placer's default"
+	}
+	who := map[string]string{FrameworkMegatron: "Megatron-Core", FrameworkTorchTitan: "torchtitan",
+		FrameworkPyTorch: "a plain PyTorch loop", FrameworkTransformers: "Hugging Face transformers' layers"}[si.Framework]
+	switch {
+	case si.Framework == FrameworkMegatron && si.Compiled:
+		return name + ": Megatron-Core, Transformer Engine's fused kernels"
+	case si.Framework == FrameworkTorchTitan && si.Compiled:
+		// torchtitan compiles each TransformerBlock alone.
+		return name + " compiled: torchtitan's blocks under torch.compile costed as fused kernels, its output layer and loss as the ATen ops eager PyTorch issues"
+	case si.Compiled:
+		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
+	case si.Name == "default":
+		return name + " with compile=off: its layers costed as the ATen ops eager PyTorch issues"
+	}
+	return fmt.Sprintf("%s: %s, eager: its layers costed as the ATen ops eager PyTorch issues", name, who)
+}
+
+// The context-parallel rings a stack runs (Settings.CPRing).
+const (
+	// CPRingP2P is Transformer Engine's ring of point-to-point sends
+	// (Megatron-Core's default --cp-comm-type p2p: TE
+	// pytorch/attention/dot_product_attention/context_parallel.py,
+	// AttnFuncWithCPAndKVP2P): at each step every rank sends the K and
+	// V it holds to the next rank while it attends to them.
+	CPRingP2P = "p2p"
+	// CPRingAllGather is torch's context_parallel with its all-gather
+	// rotater (torch/distributed/tensor/experimental/_attention.py:
+	// _templated_ring_attention, _AllGatherRotater; torchtitan 9dec370's
+	// default context_parallel_rotate_method "allgather"): every rank's
+	// K and V all-gathered once, issued before the first step and
+	// waited before the second; each step's output merged into an FP32
+	// running output (_SDPAMerger, convert_to_f32); backward, the K and
+	// V gathered again and the FP32 gradients of K and V passed on by an
+	// all-to-all after each step (_templated_ring_attention_backward's
+	// dkv_rotater), accumulated in FP32.
+	CPRingAllGather = "allgather"
+	// CPRingAllToAll is torch's context_parallel with its all-to-all
+	// rotater (the same file: _AllToAllRotater; torchtitan's
+	// --experimental.context_parallel_rotate_method "alltoall"): at each
+	// step but the last every rank's K and V go to the next rank by
+	// permute_tensor (an all_to_all_single with one peer), issued before
+	// the step's call and waited before the next; the rest as
+	// CPRingAllGather (its merges, the FP32 gradients of K and V passed on
+	// by an all-to-all after each step).
+	CPRingAllToAll = "alltoall"
+	// CPRingKVAllGather is Transformer Engine's all-gather context
+	// parallelism (Megatron-Core's --cp-comm-type all_gather: TE
+	// AttnFuncWithCPAndKVAllGather), Llama 3's (arXiv 2407.21783
+	// section 3.3.2): every rank's K and V all-gathered, exposed, then
+	// one call for each of the rank's two query chunks; backward K and V
+	// gathered again and dK, dV reduce-scattered, exposed.
+	CPRingKVAllGather = "kv-allgather"
+)
+
+// The values of cp-comm-type (Software.CPComm): Megatron-Core's
+// --cp-comm-type choices that placer costs (megatron/training/arguments.py;
+// a2a and a2a+p2p are not costed).
+const (
+	CPCommP2P       = "p2p"
+	CPCommAllGather = "all_gather"
+)
+
+// The registered layer costs' names.
+const (
+	// LayersFused is Megatron-Core's layers with Transformer Engine's
+	// fused kernels: placer's default stack, the Megatron stacks, and
+	// any stack compiled (compile=on).
+	LayersFused = "fused"
+	// LayersLlamaPy is eager PyTorch running placer_torch/profile/layers.py's
+	// Block: the layers of a plain PyTorch loop (torch-eager) and of
+	// any other stack with compile=off that names no eager layer.
+	LayersLlamaPy = "llama.py"
+	// LayersHF is eager PyTorch running transformers' Llama and Qwen3
+	// MoE layers (hf-eager).
+	LayersHF = "transformers"
+	// LayersTitan is eager PyTorch running torchtitan's layers
+	// (torchtitan-0.2).
+	LayersTitan = "torchtitan"
+)

@@ -1,0 +1,115 @@
+package planner
+
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/memory"
+	"github.com/placer/placer/planner/plan"
+)
+
+// stageCost is one pipeline device's forward and backward per
+// micro-batch (all its chunks), and what it holds (memory.StageOf's:
+// its parameters, its dense layers before the experts and how many of
+// them recompute, computed once a stage).
+type stageCost struct {
+	fwd, bwd phase
+	memory.Stage
+	// fwdSM and bwdSM are the SM-bound part of fwd's and bwd's time
+	// (smBound's; 0 where no collective runs beside them: contended).
+	fwdSM, bwdSM float64
+	// ep is one of its MoE layers' parts as epOverlap pairs them, and
+	// moeLayers how many it runs a micro-batch (0: no parts known).
+	ep        epParts
+	moeLayers float64
+}
+
+// assemble sets stage s's forward and backward per micro-batch from its
+// kit k's phases (k of the stage's tensor-parallel degree): its MoE
+// layers' and its dense layers', each with its share of the
+// recomputation, the embedding on the first stage, the output layer and
+// the multi-token-prediction modules on the last; and its parameters
+// (memory.StageOf); the kernels mechanisms run on its compute stream
+// beside them (addStageKernels: FSDP2's copies). lp is m.LayerParams() (computed once by the caller).
+func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
+	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
+	// Its dense layers (before the experts) and its MoE ones, each
+	// with its share of the recomputation.
+	st.Stage = memory.StageOf(m, pl, s, lp)
+	dn := st.Dense
+	dense, drec := float64(dn), float64(st.DenseRecomputed)
+	kk := pl.Recomputed(s)
+	mrec := min(max(kk-drec, 0), layers-dense)
+	st.fwd = cost.Scale(k.layerFwd, layers-dense)
+	st.bwd = cost.Scale(k.layerBwd, mrec).Plus(cost.Scale(k.layerBwdKeep, layers-dense-mrec))
+	if dn > 0 {
+		st.fwd = st.fwd.Plus(cost.Scale(k.denseFwd, dense))
+		st.bwd = st.bwd.Plus(cost.Scale(k.denseBwd, drec)).Plus(cost.Scale(k.denseBwdKeep, dense-drec))
+	}
+	if s == 0 {
+		st.fwd, st.bwd = st.fwd.Plus(k.embedFwd), st.bwd.Plus(k.embedBwd)
+	}
+	if s == pl.PP-1 {
+		st.fwd, st.bwd = st.fwd.Plus(k.outputFwd), st.bwd.Plus(k.outputBwd)
+		if m.MTP > 0 {
+			st.fwd, st.bwd = st.fwd.Plus(k.mtpFwd), st.bwd.Plus(k.mtpBwd)
+		}
+	}
+	st.addStageKernels(&k.c.Shard, s)
+	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
+		// A backward's mean over the layers recomputed and those kept.
+		b := cost.Scale(k.layerBwd, mrec/n).Plus(cost.Scale(k.layerBwdKeep, (n-mrec)/n))
+		st.moeLayers = n
+		st.ep = epParts{
+			attnF: k.layerFwd.Busy - k.layerFwd.EPExposed - k.mlp[0], mlpF: k.mlp[0], commF: k.layerFwd.EPExposed,
+			attnB: b.Busy - b.EPExposed - k.mlp[1], mlpB: k.mlp[1], commB: b.EPExposed,
+		}
+	}
+}
+
+// busiest sets r's Compute and the tensor-, context- and
+// expert-parallel communication exposed in it from the schedule: M
+// micro-batches through P devices of V chunks each (1F1B, interleaved
+// when V > 1): the most loaded device is busy M times its
+// per-micro-batch time. It returns that device's per-micro-batch time
+// and the sum of every device's (bubble's).
+func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
+	var busiestTP, busiestCP, busiestEP, busiestHost float64
+	for _, st := range stages {
+		t := st.fwd.Busy + st.bwd.Busy
+		sum += t
+		if t > busiest {
+			busiest, busiestTP, busiestCP = t, st.fwd.TPExposed+st.bwd.TPExposed, st.fwd.CPExposed+st.bwd.CPExposed
+			busiestEP = st.fwd.EPExposed + st.bwd.EPExposed
+			busiestHost = st.fwd.HostExposed + st.bwd.HostExposed
+		}
+	}
+	M := float64(r.Plan.NumMicro)
+	r.Compute = M * busiest
+	r.TPExposed = M * busiestTP
+	r.CPExposed = M * busiestCP
+	r.EPExposed = M * busiestEP
+	r.HostExposed = M * busiestHost
+	return busiest, sum
+}
+
+// bubble is the pipeline's fill and drain (P > 1): the devices other
+// than the busiest (busiest of sum, busiest's) add their time divided
+// by V (Narayanan et al., SC'21: bubble (P-1)/(V M)), and one
+// point-to-point transfer per boundary each way (pipelineSends).
+func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, sum float64) float64 {
+	first, same, p2ps := pipelineSends(m, pl, p, tokens)
+	if same {
+		return (sum-busiest)/float64(pl.VP) + 2*float64(pl.PP-1)*first
+	}
+	return (sum-busiest)/float64(pl.VP) + 2*p2ps
+}
+
+// window is phase ph's time as a plan.Window: its SM-bound part sm
+// (smBound's) and its idle part, the host's waits and the
+// communication exposed in it.
+func window(ph phase, sm float64) plan.Window { return cost.Window(ph, sm) }
+
+// fwdWindow and bwdWindow are stage st's forward and backward per
+// micro-batch as windows (window).
+func (st *stageCost) fwdWindow() plan.Window { return window(st.fwd, st.fwdSM) }
+func (st *stageCost) bwdWindow() plan.Window { return window(st.bwd, st.bwdSM) }

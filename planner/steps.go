@@ -1,0 +1,262 @@
+package planner
+
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/mechanisms"
+	"github.com/placer/placer/planner/plan"
+)
+
+// The registered plug-ins at each step-level extension point
+// (planner/cost/step.go), set from the registry by hookUp: the
+// clock a power limit holds (mechanisms.PowerLimit), the optimizers
+// (mechanisms.Adam, mechanisms.LAMB) and the kernels beside the
+// optimizer's step once a step (mechanisms.FP8Casts,
+// mechanisms.TorchaoFloat8), the kernels beside a stage's layers on its
+// compute stream (mechanisms.FSDP2's copies) and a fully sharded data
+// parallelism's gathers and side copies other than Megatron-FSDP's
+// (mechanisms.FSDP2), the format its all-gather moves them in
+// (mechanisms.TorchaoFloat8's float8), a stack's own data-parallel
+// exchange (mechanisms.DistLAMB), what a collective beside the
+// compute takes from it (mechanisms.SMContention), and the host that
+// issues the kernels (mechanisms.HostIssue) and its waits once a step
+// (mechanisms.GraphStepSync).
+var (
+	stepClock    cost.StepClock
+	optimizers   []cost.Optimizer
+	stepKernels  []cost.StepKernels
+	stageKernels []cost.StageKernels
+	fsdps        []cost.FSDP
+	gatherWires  []cost.GatherWire
+	dataParallel []cost.DataParallel
+	contention   cost.Contention
+	host         cost.Host
+	stepHosts    []cost.StepHost
+)
+
+// hookUpSteps sets the step-level extension points' plug-ins (hookUp's
+// part).
+func hookUpSteps() {
+	stepClock = cost.First[cost.StepClock](mechanisms.Registered)
+	optimizers = cost.Each[cost.Optimizer](mechanisms.Registered)
+	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
+	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
+	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
+	gatherWires = cost.Each[cost.GatherWire](mechanisms.Registered)
+	dataParallel = cost.Each[cost.DataParallel](mechanisms.Registered)
+	contention = cost.First[cost.Contention](mechanisms.Registered)
+	host = cost.First[cost.Host](mechanisms.Registered)
+	stepHosts = cost.Each[cost.StepHost](mechanisms.Registered)
+}
+
+// stepWait is the host's waits once a step beyond the layers' on host h
+// (cost.StepHost: mechanisms.GraphStepSync), each registered plug-in's
+// that prices shard s, seconds.
+func stepWait(s *cost.Shard, h *kernels.Host) float64 {
+	var t float64
+	for _, w := range stepHosts {
+		if w.Prices(s) {
+			t += w.StepWait(s, h)
+		}
+	}
+	return t
+}
+
+// StageHost is one pipeline device's host against its GPU for one
+// micro-batch (cost.StageHost; Result's HostStages).
+type StageHost = cost.StageHost
+
+// expose is phase ph with its host's wait under host h, forward or
+// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
+// cost.Host's Expose); ph as it is without one.
+func expose(h *kernels.Host, ph phase, bwd bool) phase {
+	if host == nil {
+		return ph
+	}
+	return host.Expose(h, ph, bwd)
+}
+
+// drain is the tail of steps host h issues after a device-to-host
+// synchronization with ahead seconds queued before it (cost.Host's
+// Drain); none without a registered Host.
+func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
+	if host == nil {
+		return syncTail{}
+	}
+	return host.Drain(h, ahead, steps...)
+}
+
+// stageHosts is each stage's StageHost under host h (cost.Host's
+// StageHost); nil without a registered Host.
+func stageHosts(stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost {
+	if host == nil {
+		return nil
+	}
+	out := make([]StageHost, len(stages))
+	for s := range stages {
+		v := stages[s].view(s, pl)
+		out[s] = host.StageHost(h, &v)
+	}
+	return out
+}
+
+// contended is whether step shard s's plan runs a collective beside its
+// compute that the registered Contention charges (smBound is then
+// needed).
+func contended(s *cost.Shard) bool { return contention != nil && contention.Prices(s) }
+
+// view is stage st, stage i of plan pl, as the step-level extension
+// points see it (cost.Stage).
+func (st *stageCost) view(i int, pl *plan.Plan) cost.Stage {
+	return cost.Stage{Index: i, Fwd: st.fwd, Bwd: st.bwd, FwdSM: st.fwdSM, BwdSM: st.bwdSM,
+		Params: st.Params, Experts: st.Experts, Layers: st.Layers, Trained: st.trained(pl)}
+}
+
+// stageViews is stages as the step-level extension points see them
+// (cost.Stage).
+func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
+	vs := make([]cost.Stage, len(stages))
+	for i := range stages {
+		vs[i] = stages[i].view(i, pl)
+	}
+	return vs
+}
+
+// optimizerStep is the optimizer's step on the most loaded device of
+// stages, the step of shard s's plan (its Plan the plan as resolved):
+// the first registered optimizer that prices it (cost.Optimizer), then
+// each registered mechanism's kernels once a step beside it
+// (cost.StepKernels).
+func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+	var t float64
+	if o := cost.Pricing(optimizers, s); o != nil {
+		t = o.OptimizerStep(s, stages)
+	}
+	for _, k := range stepKernels {
+		t = k.StepKernels(s, stages, t)
+	}
+	return t
+}
+
+// balanced is eval's result at the clock the step's compute holds where
+// the pod's power limit binds its average power: eval at pod p's clock,
+// priced again by the registered StepClock (mechanisms.PowerLimit),
+// which asks eval at other clocks; its memory figures are eval's at p's
+// (the clock moves no byte).
+func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
+	r := eval(p)
+	if stepClock == nil {
+		return r
+	}
+	r.setBreakdown(stepClock.Clocked(p, r.breakdown(), func(q *plan.Pod) cost.Breakdown { return eval(q).breakdown() }))
+	return r
+}
+
+// breakdown is r's times (cost.Breakdown), setBreakdown sets them.
+func (r Result) breakdown() cost.Breakdown {
+	return cost.Breakdown{Step: r.Step, Compute: r.Compute, Bubble: r.Bubble, DPExposed: r.DPExposed, Embedding: r.Embedding, Optimizer: r.Optimizer,
+		TPExposed: r.TPExposed, CPExposed: r.CPExposed, EPExposed: r.EPExposed, HostExposed: r.HostExposed,
+		LayerForward: r.LayerForward, LayerBackward: r.LayerBackward, TFLOPs: r.TFLOPs, MFU: r.MFU}
+}
+
+func (r *Result) setBreakdown(b cost.Breakdown) {
+	r.Step, r.Compute, r.Bubble, r.DPExposed, r.Embedding, r.Optimizer = b.Step, b.Compute, b.Bubble, b.DPExposed, b.Embedding, b.Optimizer
+	r.TPExposed, r.CPExposed, r.EPExposed, r.HostExposed = b.TPExposed, b.CPExposed, b.EPExposed, b.HostExposed
+	r.LayerForward, r.LayerBackward, r.TFLOPs, r.MFU = b.LayerForward, b.LayerBackward, b.TFLOPs, b.MFU
+}
+
+// addStageKernels adds to stage st, stage i of shard s's plan, per
+// micro-batch what each registered plug-in that prices s runs on its
+// compute stream beside its layers (cost.StageKernels: FSDP2's copies).
+func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
+	for _, k := range stageKernels {
+		if !k.Prices(s) {
+			continue
+		}
+		v := st.view(i, &s.Plan)
+		fwd, bwd := k.StageKernels(s, &v)
+		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
+	}
+}
+
+// fsdpOf is the registered fully sharded data parallelism that prices
+// step shard s (cost.FSDP: mechanisms.FSDP2); nil: Megatron-FSDP's.
+// gatherWireOf is the format step shard s's FSDP all-gathers its
+// parameters in (the first registered cost.GatherWire that prices it:
+// mechanisms.TorchaoFloat8), nil where none does.
+func gatherWireOf(s *cost.Shard) cost.GatherWire {
+	return cost.Pricing(gatherWires, s)
+}
+
+// gatheredBytes is the bytes FSDP's all-gather moves for n parameters,
+// lin of them the blocks' linear weights, in wire w's format (nil: the
+// pod's weight format, every one).
+func gatheredBytes(w cost.GatherWire, pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
+	if w == nil {
+		return p.WeightBytes() * n
+	}
+	return w.Bytes(pl, p, n, lin)
+}
+
+// blockLinears is the linear weights a block gathers apart in wire w's
+// format (none without one).
+func blockLinears(w cost.GatherWire) float64 {
+	if w == nil {
+		return 0
+	}
+	return w.Linears()
+}
+
+func fsdpOf(s *cost.Shard) cost.FSDP {
+	return cost.Pricing(fsdps, s)
+}
+
+// fsdpGathers is the parameters of stage st (stage i of step shard s's
+// plan) gathered beside its forward and again beside its backward, and
+// how many times a step FSDP f gathers and reduces them (fsdpOf's;
+// nil: Megatron-FSDP's, all of them each way, every micro-batch).
+func fsdpGathers(f cost.FSDP, s *cost.Shard, st *stageCost, i int) (fwd, bwd, times float64) {
+	if f == nil {
+		return st.Params, st.Params, float64(s.Plan.NumMicro)
+	}
+	v := st.view(i, &s.Plan)
+	return f.Gathers(s, &v)
+}
+
+// fsdpSideCopies is what FSDP f (fsdpOf's) copies on its side streams
+// beside the gathers and the reductions (cost.FSDP's SideCopies); zero
+// Comms for Megatron-FSDP (nil).
+func fsdpSideCopies(f cost.FSDP, s *cost.Shard, shard, lin, linears float64) (gather, reduce plan.Comm) {
+	if f == nil {
+		return plan.Comm{}, plan.Comm{}
+	}
+	return f.SideCopies(s, shard, lin, linears)
+}
+
+// smBound sets each stage's SM-bound time per micro-batch, forward and
+// backward (stageCost.fwdSM, bwdSM), as the registered Contention
+// (mechanisms.SMContention) tells it: the stages costed again on its
+// Slower pod, their phases kept in cache under that pod's clock, and
+// each phase's SM-bound part from its two times (SMBound). What a
+// collective beside them takes from the SMs slows that part; its HBM
+// traffic slows the rest (plan.Pod.BesideIn).
+func smBound(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
+	q := contention.Slower(p)
+	var kitBuf [3]stageKit
+	kits := kitBuf[:0]
+	for _, T := range pl.TPs {
+		if kitIndex(kits, T) < 0 {
+			kits = append(kits, stageKit{c: newCoster(*m, *pl, &q, T, tokens)})
+			k := &kits[len(kits)-1]
+			k.kitPhases = k.c.phases(cache)
+		}
+	}
+	lp := float64(m.LayerParams())
+	for i := range stages {
+		var slow stageCost
+		slow.assemble(&kits[kitIndex(kits, pl.TPs[i])], m, pl, i, lp)
+		stages[i].fwdSM = contention.SMBound(stages[i].fwd, slow.fwd)
+		stages[i].bwdSM = contention.SMBound(stages[i].bwd, slow.bwd)
+	}
+}
