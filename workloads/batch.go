@@ -47,7 +47,7 @@ type opBatch struct {
 
 // fixedIf is all of rd, wr and flops fixed when unbatched, none of them
 // otherwise.
-func (n *net) fixedIf(unbatched bool, rd, wr int64, flops float64) *fixedParts {
+func (n *builder) fixedIf(unbatched bool, rd, wr int64, flops float64) *fixedParts {
 	if unbatched {
 		return &fixedParts{rd: rd, wr: wr, flops: flops}
 	}
@@ -55,7 +55,7 @@ func (n *net) fixedIf(unbatched bool, rd, wr int64, flops float64) *fixedParts {
 }
 
 // noteInputs records the batched inputs of the op just added.
-func (n *net) noteInputs(s opSpec, ins []tid) {
+func (n *builder) noteInputs(s opSpec, ins []tid) {
 	o := opBatch{fixed: s.fixed}
 	for _, t := range ins {
 		if n.ts[t].at.dim >= 0 {
@@ -67,13 +67,13 @@ func (n *net) noteInputs(s opSpec, ins []tid) {
 }
 
 // input adds a placeholder that holds the batch at at.
-func (n *net) input(base string, dt graph.DType, at batchAt, shape ...int64) tid {
+func (n *builder) input(base string, dt graph.DType, at batchAt, shape ...int64) tid {
 	op := n.addOp(opSpec{base: base, typ: "Placeholder", cls: graph.ClassDataMovement, dt: dt, shape: shape})
 	return n.out(op, shape, dt, at)
 }
 
 // outer is the factor of x's batch dimension before the batch.
-func (n *net) outer(x tid) int64 {
+func (n *builder) outer(x tid) int64 {
 	at := n.ts[x].at
 	return n.shape(x)[at.dim] / (n.batch * at.inner)
 }
@@ -82,7 +82,7 @@ func (n *net) outer(x tid) int64 {
 // dimension with outer factor outer and inner factor inner: outer kept
 // where the size allows (a slice of the inner part), else inner kept (a
 // slice of the outer part), else the batch first.
-func (n *net) atDim(shape []int64, d int, outer, inner int64) batchAt {
+func (n *builder) atDim(shape []int64, d int, outer, inner int64) batchAt {
 	if d < 0 || d >= len(shape) || shape[d] == 0 {
 		return noBatch
 	}
@@ -101,7 +101,7 @@ func (n *net) atDim(shape []int64, d int, outer, inner int64) batchAt {
 // like is the batch of an output shaped as its first batched input,
 // dimensions aligned from the right (elementwise ops and their
 // broadcasts, concatenation, slices, pads, convolutions, pools).
-func (n *net) like(shape []int64, ins ...tid) batchAt {
+func (n *builder) like(shape []int64, ins ...tid) batchAt {
 	for _, x := range ins {
 		at := n.ts[x].at
 		if at.dim < 0 {
@@ -115,7 +115,7 @@ func (n *net) like(shape []int64, ins ...tid) batchAt {
 
 // reshaped is the batch of x reshaped to shape: the dimension that holds
 // x's batch elements (row-major) whole.
-func (n *net) reshaped(x tid, shape []int64) batchAt {
+func (n *builder) reshaped(x tid, shape []int64) batchAt {
 	at := n.ts[x].at
 	if at.dim < 0 {
 		return noBatch
@@ -133,7 +133,7 @@ func (n *net) reshaped(x tid, shape []int64) batchAt {
 }
 
 // permuted is the batch of x transposed by perm.
-func (n *net) permuted(x tid, perm []int) batchAt {
+func (n *builder) permuted(x tid, perm []int) batchAt {
 	at := n.ts[x].at
 	for i, p := range perm {
 		if at.dim >= 0 && p == int(at.dim) {
@@ -144,7 +144,7 @@ func (n *net) permuted(x tid, perm []int) batchAt {
 }
 
 // packed is the batch of xs stacked along a new axis.
-func (n *net) packed(xs []tid, axis int) batchAt {
+func (n *builder) packed(xs []tid, axis int) batchAt {
 	for _, x := range xs {
 		if at := n.ts[x].at; at.dim >= 0 {
 			if axis <= int(at.dim) {
@@ -157,7 +157,7 @@ func (n *net) packed(xs []tid, axis int) batchAt {
 }
 
 // unstacked is the batch of the parts of x unstacked along axis.
-func (n *net) unstacked(x tid, axis int) batchAt {
+func (n *builder) unstacked(x tid, axis int) batchAt {
 	at := n.ts[x].at
 	switch {
 	case at.dim < 0 || axis == int(at.dim):
@@ -170,7 +170,7 @@ func (n *net) unstacked(x tid, axis int) batchAt {
 
 // reduced is the batch of x reduced over the axes red (all when full),
 // keeping them as 1s when keep.
-func (n *net) reduced(x tid, red []bool, full, keep bool) batchAt {
+func (n *builder) reduced(x tid, red []bool, full, keep bool) batchAt {
 	at := n.ts[x].at
 	if at.dim < 0 || full || red[at.dim] {
 		return noBatch
@@ -188,7 +188,7 @@ func (n *net) reduced(x tid, red []bool, full, keep bool) batchAt {
 // multiplied is the batch of a (batch) matmul's output: a's rows or b's
 // columns, or the matrices' batch; none when the batch is contracted (a
 // weight gradient).
-func (n *net) multiplied(a, b tid, ta, tb, batched bool) batchAt {
+func (n *builder) multiplied(a, b tid, ta, tb, batched bool) batchAt {
 	off := int8(0)
 	if batched {
 		off = 1
@@ -221,7 +221,7 @@ func (n *net) multiplied(a, b tid, ta, tb, batched bool) batchAt {
 }
 
 // prefixed is the batch of an output whose first k dimensions are x's.
-func (n *net) prefixed(x tid, k int) batchAt {
+func (n *builder) prefixed(x tid, k int) batchAt {
 	if at := n.ts[x].at; at.dim >= 0 && int(at.dim) < k {
 		return at
 	}
@@ -229,7 +229,7 @@ func (n *net) prefixed(x tid, k int) batchAt {
 }
 
 // build marks the batch in the graph and builds it.
-func (n *net) build() (*graph.Graph, error) {
+func (n *builder) build() (*graph.Graph, error) {
 	n.b.SetBatch(int(n.batch))
 	wr := make([]int64, len(n.obat)) // bytes of batched outputs
 	out := make([]bool, len(n.obat))

@@ -86,31 +86,54 @@ type attrs struct {
 	variable int // variable index for kVarRead
 }
 
+// A training-step graph is built in three layers, each a type of its own
+// over the one before it:
+//   - builder: the graph under construction, its tensors, scopes and op
+//     names, the tape of differentiable ops and what of each op scales
+//     with the batch (batch.go);
+//   - ops: TensorFlow's op vocabulary (elementwise, data movement,
+//     MatMul, reductions, convolutions, ...) emitted through the builder
+//     with each op's FLOPs and bytes;
+//   - net: what a model is written in: layers (layers.go), the backward
+//     pass generated from the tape (grad.go) and the optimizer's update
+//     ops (opt.go), in the ops.
+//
 // net builds one training-step graph: forward ops recorded on a tape,
 // gradients generated from the tape, and the optimizer's update ops.
 type net struct {
+	ops
+	vars []variable
+	// tf113 selects TensorFlow >= 1.13 gradient functions: no broadcast
+	// machinery when both inputs and the gradient have one shape, and
+	// Reshape+Tile for every reduction with static shapes.
+	tf113 bool
+	grads [][]tid
+}
+
+// ops is TensorFlow's op vocabulary over a builder.
+type ops struct {
+	builder
+}
+
+// builder is the graph under construction and the tape of its
+// differentiable ops.
+type builder struct {
 	b     *graph.Builder
 	dt    graph.DType
 	batch int64 // examples per step (batch.go)
 	ts    []tinfo
 	obat  []opBatch // per graph op: what of it scales with the batch
 	tape  []node
-	vars  []variable
 	scope string
 	used  map[string]int32
 	bwd   bool // emitting backward ops
-	// tf113 selects TensorFlow >= 1.13 gradient functions: no broadcast
-	// machinery when both inputs and the gradient have one shape, and
-	// Reshape+Tile for every reduction with static shapes.
-	tf113 bool
-	grads [][]tid
 
 	consts map[string]tid // shared optimizer constants
 	nb     []byte         // scratch for names
 }
 
 func newNet(name string, dt graph.DType, batch int64, sizeHint int) *net {
-	n := &net{b: graph.NewBuilder(name), dt: dt, batch: batch, used: make(map[string]int32, sizeHint)}
+	n := &net{ops: ops{builder{b: graph.NewBuilder(name), dt: dt, batch: batch, used: make(map[string]int32, sizeHint)}}}
 	n.ts = make([]tinfo, 0, sizeHint*2)
 	n.obat = make([]opBatch, 0, sizeHint)
 	n.tape = make([]node, 0, sizeHint/2)
@@ -119,7 +142,7 @@ func newNet(name string, dt graph.DType, batch int64, sizeHint int) *net {
 }
 
 // enter opens a sub-scope and returns the scope to restore with leave.
-func (n *net) enter(s string) string {
+func (n *builder) enter(s string) string {
 	old := n.scope
 	if old == "" {
 		n.scope = s
@@ -129,11 +152,11 @@ func (n *net) enter(s string) string {
 	return old
 }
 
-func (n *net) leave(old string) { n.scope = old }
+func (n *builder) leave(old string) { n.scope = old }
 
 // uname returns a unique op name for base in the current scope (TF style:
 // base, base_1, base_2, ...).
-func (n *net) uname(base string) string {
+func (n *builder) uname(base string) string {
 	nb := n.nb[:0]
 	if n.scope != "" {
 		nb = append(nb, n.scope...)
@@ -170,9 +193,9 @@ func numel(s []int64) int64 {
 	return e
 }
 
-func (n *net) bytes(t tid) int64   { return numel(n.ts[t].shape) * n.ts[t].dt.Size() }
-func (n *net) numel(t tid) int64   { return numel(n.ts[t].shape) }
-func (n *net) shape(t tid) []int64 { return n.ts[t].shape }
+func (n *builder) bytes(t tid) int64   { return numel(n.ts[t].shape) * n.ts[t].dt.Size() }
+func (n *builder) numel(t tid) int64   { return numel(n.ts[t].shape) }
+func (n *builder) shape(t tid) []int64 { return n.ts[t].shape }
 
 // opSpec describes one op to add.
 type opSpec struct {
@@ -191,7 +214,7 @@ type opSpec struct {
 }
 
 // addOp adds an op consuming ins (duplicates are consumed once).
-func (n *net) addOp(s opSpec, ins ...tid) int32 {
+func (n *builder) addOp(s opSpec, ins ...tid) int32 {
 	i := n.b.AddOp(graph.Op{
 		Name: n.uname(s.base), Type: s.typ, Class: s.cls, DType: s.dt, Shape: s.shape,
 		FLOPs: s.flops, BytesRead: s.rd, BytesWritten: s.wr, ParamBytes: s.param,
@@ -214,7 +237,7 @@ func (n *net) addOp(s opSpec, ins ...tid) int32 {
 }
 
 // out adds an output tensor of op whose batch is at.
-func (n *net) out(op int32, shape []int64, dt graph.DType, at batchAt) tid {
+func (n *builder) out(op int32, shape []int64, dt graph.DType, at batchAt) tid {
 	gt := n.b.AddTensor(int(op), numel(shape)*dt.Size())
 	n.ts = append(n.ts, tinfo{gt: int32(gt), op: op, shape: shape, dt: dt, node: -1, at: at})
 	return tid(len(n.ts) - 1)
@@ -222,7 +245,7 @@ func (n *net) out(op int32, shape []int64, dt graph.DType, at batchAt) tid {
 
 // anyDiff reports whether any tensor needs a gradient (never while
 // emitting the backward pass).
-func (n *net) anyDiff(ts ...tid) bool {
+func (n *builder) anyDiff(ts ...tid) bool {
 	if n.bwd {
 		return false
 	}
@@ -235,7 +258,7 @@ func (n *net) anyDiff(ts ...tid) bool {
 }
 
 // record puts a differentiable op on the tape and marks its outputs.
-func (n *net) record(k kind, op int32, in, out []tid, a attrs) {
+func (n *builder) record(k kind, op int32, in, out []tid, a attrs) {
 	n.tape = append(n.tape, node{k: k, op: op, in: in, out: out, attr: a})
 	id := int32(len(n.tape) - 1)
 	for _, t := range out {
@@ -246,12 +269,12 @@ func (n *net) record(k kind, op int32, in, out []tid, a attrs) {
 
 // simple adds a one-output op shaped like its batched inputs (elementwise,
 // broadcasting; net.like) and records it when differentiable.
-func (n *net) simple(k kind, s opSpec, a attrs, ins ...tid) tid {
+func (n *builder) simple(k kind, s opSpec, a attrs, ins ...tid) tid {
 	return n.simpleAt(k, s, a, n.like(s.shape, ins...), ins...)
 }
 
 // simpleAt is simple with the output's batch at.
-func (n *net) simpleAt(k kind, s opSpec, a attrs, at batchAt, ins ...tid) tid {
+func (n *builder) simpleAt(k kind, s opSpec, a attrs, at batchAt, ins ...tid) tid {
 	op := n.addOp(s, ins...)
 	t := n.out(op, s.shape, s.dt, at)
 	if n.anyDiff(ins...) {
@@ -263,15 +286,15 @@ func (n *net) simpleAt(k kind, s opSpec, a attrs, at batchAt, ins ...tid) tid {
 // ---- constants and metadata ops ----
 
 // constant adds a Const op of the given shape and dtype.
-func (n *net) constant(base string, dt graph.DType, shape ...int64) tid {
+func (n *builder) constant(base string, dt graph.DType, shape ...int64) tid {
 	op := n.addOp(opSpec{base: base, typ: "Const", cls: graph.ClassDataMovement, dt: dt, shape: shape})
 	return n.out(op, shape, dt, noBatch)
 }
 
-func (n *net) scalar(base string) tid { return n.constant(base, n.dt) }
+func (n *builder) scalar(base string) tid { return n.constant(base, n.dt) }
 
 // sharedConst returns a constant shared by every op that asks for key.
-func (n *net) sharedConst(key string, dt graph.DType) tid {
+func (n *builder) sharedConst(key string, dt graph.DType) tid {
 	if t, ok := n.consts[key]; ok {
 		return t
 	}
@@ -286,7 +309,7 @@ func (n *net) sharedConst(key string, dt graph.DType) tid {
 // meta adds a small int32 metadata op (Shape, Rank, BroadcastGradientArgs,
 // ...) with nout outputs of length l (l = 0: a scalar; shape vectors of
 // scalars are counted as scalars so that every tensor has a size).
-func (n *net) meta(typ string, l int64, nout int, ins ...tid) []tid {
+func (n *builder) meta(typ string, l int64, nout int, ins ...tid) []tid {
 	sh := []int64{l}
 	if l == 0 {
 		sh = []int64{}
@@ -299,7 +322,7 @@ func (n *net) meta(typ string, l int64, nout int, ins ...tid) []tid {
 	return outs
 }
 
-func (n *net) shapeOf(x tid) tid { return n.meta("Shape", int64(len(n.shape(x))), 1, x)[0] }
+func (n *builder) shapeOf(x tid) tid { return n.meta("Shape", int64(len(n.shape(x))), 1, x)[0] }
 
 // ---- elementwise ----
 
@@ -338,7 +361,7 @@ func sameShape(a, b []int64) bool {
 
 // binary adds a broadcasting elementwise op (1 flop per output element,
 // 2 for SquaredDifference).
-func (n *net) binary(k kind, x, y tid) tid {
+func (n *ops) binary(k kind, x, y tid) tid {
 	sh := n.shape(x)
 	if !sameShape(sh, n.shape(y)) {
 		sh = broadcast(sh, n.shape(y))
@@ -362,7 +385,7 @@ var unaryFlops = map[string]float64{
 var unaryKind = map[string]kind{"Sigmoid": kSigmoid, "Tanh": kTanh, "Relu": kRelu, "Rsqrt": kRsqrt, "Neg": kNeg, "Square": kSquare}
 
 // unary adds an elementwise op of one input.
-func (n *net) unary(typ string, x tid) tid {
+func (n *ops) unary(typ string, x tid) tid {
 	e := n.numel(x)
 	k, diff := unaryKind[typ]
 	s := opSpec{base: typ, typ: typ, cls: graph.ClassElementwise, dt: n.ts[x].dt, shape: n.shape(x),
@@ -375,7 +398,7 @@ func (n *net) unary(typ string, x tid) tid {
 }
 
 // cast converts x to dt (not differentiable).
-func (n *net) cast(x tid, dt graph.DType) tid {
+func (n *ops) cast(x tid, dt graph.DType) tid {
 	e := n.numel(x)
 	op := n.addOp(opSpec{base: "Cast", typ: "Cast", cls: graph.ClassElementwise, dt: dt, shape: n.shape(x),
 		flops: float64(e), rd: n.bytes(x), wr: e * dt.Size()}, x)
@@ -384,7 +407,7 @@ func (n *net) cast(x tid, dt graph.DType) tid {
 
 // elementwise adds a non-differentiable elementwise op over ins with the
 // shape of the first input (gradient kernels such as SigmoidGrad).
-func (n *net) elementwise(typ string, ins ...tid) tid {
+func (n *ops) elementwise(typ string, ins ...tid) tid {
 	x := ins[0]
 	var rd int64
 	for _, t := range ins {
@@ -398,25 +421,25 @@ func (n *net) elementwise(typ string, ins ...tid) tid {
 
 // alias adds an op that only relabels its input (Reshape, Identity, ...):
 // no memory traffic.
-func (n *net) alias(k kind, typ string, x tid, shape []int64, a attrs, extra ...tid) tid {
+func (n *ops) alias(k kind, typ string, x tid, shape []int64, a attrs, extra ...tid) tid {
 	ins := append([]tid{x}, extra...)
 	return n.simpleAt(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: shape, alias: true}, a, n.reshaped(x, shape), ins...)
 }
 
-func (n *net) identity(x tid) tid { return n.alias(kIdentity, "Identity", x, n.shape(x), attrs{}) }
+func (n *ops) identity(x tid) tid { return n.alias(kIdentity, "Identity", x, n.shape(x), attrs{}) }
 
 // stopGradient passes x but cuts the gradient.
-func (n *net) stopGradient(x tid) tid {
+func (n *ops) stopGradient(x tid) tid {
 	op := n.addOp(opSpec{base: "StopGradient", typ: "StopGradient", cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: n.shape(x)}, x)
 	return n.out(op, n.shape(x), n.ts[x].dt, n.ts[x].at)
 }
 
-func (n *net) reshape(x tid, shape ...int64) tid {
+func (n *ops) reshape(x tid, shape ...int64) tid {
 	c := n.constant("Reshape/shape", graph.I32, int64(len(shape)))
 	return n.alias(kReshape, "Reshape", x, shape, attrs{}, c)
 }
 
-func (n *net) expandDims(x tid, axis int) tid {
+func (n *ops) expandDims(x tid, axis int) tid {
 	s := n.shape(x)
 	if axis < 0 {
 		axis += len(s) + 1
@@ -429,7 +452,7 @@ func (n *net) expandDims(x tid, axis int) tid {
 	return n.alias(kExpandDims, "ExpandDims", x, out, attrs{}, c)
 }
 
-func (n *net) squeeze(x tid, axis int) tid {
+func (n *ops) squeeze(x tid, axis int) tid {
 	s := n.shape(x)
 	if axis < 0 {
 		axis += len(s)
@@ -444,17 +467,17 @@ func (n *net) squeeze(x tid, axis int) tid {
 
 // move adds a data-movement op that reads rd bytes and writes its output,
 // shaped like its batched inputs (net.like).
-func (n *net) move(k kind, typ string, shape []int64, rd int64, a attrs, ins ...tid) tid {
+func (n *ops) move(k kind, typ string, shape []int64, rd int64, a attrs, ins ...tid) tid {
 	return n.moveAt(k, typ, shape, rd, a, n.like(shape, ins...), ins...)
 }
 
 // moveAt is move with the output's batch at.
-func (n *net) moveAt(k kind, typ string, shape []int64, rd int64, a attrs, at batchAt, ins ...tid) tid {
+func (n *ops) moveAt(k kind, typ string, shape []int64, rd int64, a attrs, at batchAt, ins ...tid) tid {
 	dt := n.ts[ins[0]].dt
 	return n.simpleAt(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: dt, shape: shape, rd: rd, wr: numel(shape) * dt.Size()}, a, at, ins...)
 }
 
-func (n *net) transpose(x tid, perm ...int) tid {
+func (n *ops) transpose(x tid, perm ...int) tid {
 	s := n.shape(x)
 	out := make([]int64, len(s))
 	for i, p := range perm {
@@ -465,7 +488,7 @@ func (n *net) transpose(x tid, perm ...int) tid {
 }
 
 // concat adds a ConcatV2 along axis.
-func (n *net) concat(axis int, xs ...tid) tid {
+func (n *ops) concat(axis int, xs ...tid) tid {
 	s := append([]int64(nil), n.shape(xs[0])...)
 	if axis < 0 {
 		axis += len(s)
@@ -483,7 +506,7 @@ func (n *net) concat(axis int, xs ...tid) tid {
 }
 
 // split adds a Split of x into k equal parts along axis.
-func (n *net) split(axis, k int, x tid) []tid {
+func (n *ops) split(axis, k int, x tid) []tid {
 	s := append([]int64(nil), n.shape(x)...)
 	if axis < 0 {
 		axis += len(s)
@@ -503,7 +526,7 @@ func (n *net) split(axis, k int, x tid) []tid {
 }
 
 // unstack adds an Unstack of x along axis.
-func (n *net) unstack(axis int, x tid) []tid {
+func (n *ops) unstack(axis int, x tid) []tid {
 	s := n.shape(x)
 	if axis < 0 {
 		axis += len(s)
@@ -525,7 +548,7 @@ func (n *net) unstack(axis int, x tid) []tid {
 }
 
 // pack stacks xs along a new axis.
-func (n *net) pack(axis int, xs ...tid) tid {
+func (n *ops) pack(axis int, xs ...tid) tid {
 	s := n.shape(xs[0])
 	if axis < 0 {
 		axis += len(s) + 1
@@ -542,13 +565,13 @@ func (n *net) pack(axis int, xs ...tid) tid {
 }
 
 // stridedSlice takes a slice of x with the given output shape.
-func (n *net) stridedSlice(x tid, out []int64) tid {
+func (n *ops) stridedSlice(x tid, out []int64) tid {
 	b := n.constant("strided_slice/stack", graph.I32, int64(len(out)))
 	return n.move(kStridedSlice, "StridedSlice", out, numel(out)*n.ts[x].dt.Size(), attrs{}, x, b)
 }
 
 // pad zero-pads x to the shape out.
-func (n *net) pad(x tid, out []int64) tid {
+func (n *ops) pad(x tid, out []int64) tid {
 	c := n.constant("Pad/paddings", graph.I32, int64(len(out)), 2)
 	return n.move(kPad, "Pad", out, n.bytes(x), attrs{aux: []tid{c}}, x, c)
 }
@@ -556,7 +579,7 @@ func (n *net) pad(x tid, out []int64) tid {
 // ---- matmul, reductions, nn ----
 
 // matmul adds a MatMul of 2-D tensors with optional transposes.
-func (n *net) matmul(a, b tid, ta, tb bool) tid {
+func (n *ops) matmul(a, b tid, ta, tb bool) tid {
 	sa, sb := n.shape(a), n.shape(b)
 	m, k := sa[0], sa[1]
 	if ta {
@@ -573,7 +596,7 @@ func (n *net) matmul(a, b tid, ta, tb bool) tid {
 }
 
 // batchMatMul adds a BatchMatMul of 3-D tensors [b,m,k] x [b,k,n].
-func (n *net) batchMatMul(a, b tid, ta, tb bool) tid {
+func (n *ops) batchMatMul(a, b tid, ta, tb bool) tid {
 	sa, sb := n.shape(a), n.shape(b)
 	bt, m, k := sa[0], sa[1], sa[2]
 	if ta {
@@ -589,13 +612,13 @@ func (n *net) batchMatMul(a, b tid, ta, tb bool) tid {
 		flops: 2 * float64(bt) * float64(m) * float64(k) * float64(nn), rd: n.bytes(a) + n.bytes(b), wr: bt * m * nn * dt.Size()}, attrs{ta: ta, tb: tb}, n.multiplied(a, b, ta, tb, true), a, b)
 }
 
-func (n *net) biasAdd(x, b tid) tid {
+func (n *ops) biasAdd(x, b tid) tid {
 	return n.simple(kBiasAdd, opSpec{base: "BiasAdd", typ: "BiasAdd", cls: graph.ClassElementwise, dt: n.ts[x].dt, shape: n.shape(x),
 		flops: float64(n.numel(x)), rd: n.bytes(x) + n.bytes(b), wr: n.bytes(x)}, attrs{}, x, b)
 }
 
 // reduce adds a Sum or Mean of x over axes (nil = all axes).
-func (n *net) reduce(k kind, x tid, axes []int, keep bool) tid {
+func (n *ops) reduce(k kind, x tid, axes []int, keep bool) tid {
 	s := n.shape(x)
 	red := make([]bool, len(s))
 	full := axes == nil
@@ -636,14 +659,14 @@ func (n *net) reduce(k kind, x tid, axes []int, keep bool) tid {
 		flops: float64(n.numel(x)), rd: n.bytes(x), wr: numel(out) * dt.Size()}, attrs{full: full}, n.reduced(x, red, full, keep), x, c)
 }
 
-func (n *net) softmax(x tid) tid {
+func (n *ops) softmax(x tid) tid {
 	e := n.numel(x)
 	return n.simple(kSoftmax, opSpec{base: "Softmax", typ: "Softmax", cls: graph.ClassReduction, dt: n.ts[x].dt, shape: n.shape(x),
 		flops: 5 * float64(e), rd: n.bytes(x), wr: n.bytes(x)}, attrs{}, x)
 }
 
 // xent adds SparseSoftmaxCrossEntropyWithLogits; it returns the per-example loss.
-func (n *net) xent(logits, labels tid) tid {
+func (n *ops) xent(logits, labels tid) tid {
 	s := n.shape(logits)
 	e := numel(s)
 	dt := n.ts[logits].dt
@@ -660,7 +683,7 @@ func (n *net) xent(logits, labels tid) tid {
 }
 
 // gather adds an embedding lookup of ids in params.
-func (n *net) gather(params, ids tid) tid {
+func (n *ops) gather(params, ids tid) tid {
 	out := append(append([]int64(nil), n.shape(ids)...), n.shape(params)[1:]...)
 	dt := n.ts[params].dt
 	c := n.constant("GatherV2/axis", graph.I32)
@@ -671,7 +694,7 @@ func (n *net) gather(params, ids tid) tid {
 		rd: b + n.bytes(ids), wr: b, fixed: n.fixedIf(at.dim < 0, b+n.bytes(ids), b, 0)}, attrs{aux: []tid{ids}}, at, params, ids, c)
 }
 
-func (n *net) addN(xs ...tid) tid {
+func (n *ops) addN(xs ...tid) tid {
 	if len(xs) == 1 {
 		return xs[0]
 	}
@@ -684,7 +707,7 @@ func (n *net) addN(xs ...tid) tid {
 		flops: float64(e) * float64(len(xs)-1), rd: rd, wr: n.bytes(xs[0])}, attrs{}, xs...)
 }
 
-func (n *net) l2loss(x tid) tid {
+func (n *ops) l2loss(x tid) tid {
 	return n.simple(kL2Loss, opSpec{base: "L2Loss", typ: "L2Loss", cls: graph.ClassReduction, dt: n.ts[x].dt, shape: []int64{},
 		flops: 2 * float64(n.numel(x)), rd: n.bytes(x), wr: n.ts[x].dt.Size()}, attrs{}, x)
 }
@@ -699,7 +722,7 @@ func convOut(in, k, stride int64, same bool) int64 {
 }
 
 // conv2d adds a Conv2D of x [N,H,W,C] with filter w [kh,kw,C,O].
-func (n *net) conv2d(x, w tid, stride int64, same bool) tid {
+func (n *ops) conv2d(x, w tid, stride int64, same bool) tid {
 	sx, sw := n.shape(x), n.shape(w)
 	ho := convOut(sx[1], sw[0], stride, same)
 	wo := convOut(sx[2], sw[1], stride, same)
@@ -711,7 +734,7 @@ func (n *net) conv2d(x, w tid, stride int64, same bool) tid {
 }
 
 // depthwise adds a DepthwiseConv2dNative of x with filter w [kh,kw,C,1].
-func (n *net) depthwise(x, w tid, stride int64) tid {
+func (n *ops) depthwise(x, w tid, stride int64) tid {
 	sx, sw := n.shape(x), n.shape(w)
 	out := []int64{sx[0], convOut(sx[1], sw[0], stride, true), convOut(sx[2], sw[1], stride, true), sx[3] * sw[3]}
 	dt := n.ts[x].dt
@@ -721,7 +744,7 @@ func (n *net) depthwise(x, w tid, stride int64) tid {
 }
 
 // pool adds a MaxPool or AvgPool with a square window.
-func (n *net) pool(k kind, x tid, window, stride int64, same bool) tid {
+func (n *ops) pool(k kind, x tid, window, stride int64, same bool) tid {
 	sx := n.shape(x)
 	out := []int64{sx[0], convOut(sx[1], window, stride, same), convOut(sx[2], window, stride, same), sx[3]}
 	typ := "MaxPool"
@@ -735,7 +758,7 @@ func (n *net) pool(k kind, x tid, window, stride int64, same bool) tid {
 
 // fusedBN adds a FusedBatchNorm (training mode) of x [...,C] with scale
 // and offset; it returns y, batch mean and batch variance.
-func (n *net) fusedBN(x, scale, offset tid) (y, mean, variance tid) {
+func (n *ops) fusedBN(x, scale, offset tid) (y, mean, variance tid) {
 	s := n.shape(x)
 	c := s[len(s)-1]
 	dt := n.ts[x].dt

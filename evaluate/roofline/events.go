@@ -19,7 +19,7 @@ type event struct {
 // resources, tried, costs more: six levels for the 36 resources of 8
 // cube-mesh GPUs, or two trees' paths of 3 and 5 levels, twice per
 // event. So does an unordered array scanned for the earliest event.)
-func (s *Simulator) evPush(res int32, t float64) {
+func (s *simState) evPush(res int32, t float64) {
 	h := rawOf(s.ev)
 	mask := len(s.ev) - 1
 	i := (s.evHead + s.evN) & mask
@@ -37,10 +37,10 @@ func (s *Simulator) evPush(res int32, t float64) {
 }
 
 // evNext is the time of the next event; there must be one.
-func (s *Simulator) evNext() float64 { return s.ev[s.evHead].t }
+func (s *simState) evNext() float64 { return s.ev[s.evHead].t }
 
 // evPop removes and returns the resource of the next event.
-func (s *Simulator) evPop() int32 {
+func (s *simState) evPop() int32 {
 	r := s.ev[s.evHead].r
 	s.evHead = (s.evHead + 1) & (len(s.ev) - 1)
 	s.evN--

@@ -24,7 +24,7 @@ import "math"
 // placeAndFuse places every op on its device, as a kernel of its own, and
 // forms the fused kernels. It reports whether every op's device exists
 // (Run then asks the decision for the error).
-func (s *Simulator) placeAndFuse(device []int) bool {
+func (s *fusing) placeAndFuse(device []int) bool {
 	m := s.m
 	s.kernels = m.n
 	if s.fusion == nil {
@@ -61,7 +61,7 @@ func (s *Simulator) placeAndFuse(device []int) bool {
 // place puts ops lo..hi-1 on their devices, each a kernel of its own, and
 // loads the devices with their parameters. It reports whether every one
 // of their devices exists (one that does not is counted as device 0).
-func (s *Simulator) place(device []int, lo, hi int32) bool {
+func (s *fusing) place(device []int, lo, hi int32) bool {
 	m := s.m
 	d := m.d
 	ops := s.ops[lo:hi]
@@ -103,7 +103,7 @@ func (s *Simulator) place(device []int, lo, hi int32) bool {
 // It reports whether every op's device exists and whether the priorities
 // were topological; when they are not, it stops at the first that
 // increases, and the caller starts again.
-func (s *Simulator) fuseTopological(device []int) (ok, sorted bool) {
+func (s *fusing) fuseTopological(device []int) (ok, sorted bool) {
 	m := s.m
 	n := int32(m.n)
 	ok = true
@@ -142,7 +142,7 @@ const fuseAhead = 256 // ops placed ahead of the fusion pass, a block at a time
 // fusion pass reads of them that placing did not write (see warm). It
 // returns the new end of the placed ops and whether all their devices
 // exist so far.
-func (s *Simulator) placeAhead(device []int, placed, c int32, ok bool) (int32, bool) {
+func (s *fusing) placeAhead(device []int, placed, c int32, ok bool) (int32, bool) {
 	m := s.m
 	n := int32(m.n)
 	hi := min(n, max(placed, c+1)+fuseAhead)
@@ -174,7 +174,7 @@ func (s *Simulator) placeAhead(device []int, placed, c int32, ok bool) (int32, b
 // pair inside this loop, with its call, it made the loop save and reload
 // its values at every turn (Go's calling convention saves no register),
 // 1.6 M instructions per run of the 80,000-op benchmark.
-func (s *Simulator) fuseBlock(k0, k1, last int) (unions, lastOut int, sorted bool) {
+func (s *fusing) fuseBlock(k0, k1, last int) (unions, lastOut int, sorted bool) {
 	ops, pairs := s.r.ops, s.m.r.fpairs
 	fusion := rawOf(s.fusion)
 	for k := k0; k < k1; k++ {
@@ -199,7 +199,7 @@ func (s *Simulator) fuseBlock(k0, k1, last int) (unions, lastOut int, sorted boo
 // union merges group a (holding producer p) and group b (holding its
 // consumer c), both on one device, if the size cap and legality allow,
 // and returns 1 if it did, 0 if not.
-func (s *Simulator) union(a, b, c int) int {
+func (s *fusing) union(a, b, c int) int {
 	m := s.m
 	ops, fs := s.r.ops, s.r.fs
 	fa, fb := *fs.at(a), *fs.at(b)
@@ -241,7 +241,7 @@ func (s *Simulator) union(a, b, c int) int {
 
 // edgesBetween counts the distinct op pairs (u in a, v in b) with an edge
 // u -> v, walking the smaller group.
-func (s *Simulator) edgesBetween(a, b int32) int32 {
+func (s *fusing) edgesBetween(a, b int32) int32 {
 	m := s.m
 	if s.fs[a].size <= s.fs[b].size {
 		return s.neighboursIn(a, b, m.succStart, m.succs)
@@ -251,7 +251,7 @@ func (s *Simulator) edgesBetween(a, b int32) int32 {
 
 // neighboursIn counts, over the members of group g, their neighbours in
 // the CSR lists (start, list) that belong to group other.
-func (s *Simulator) neighboursIn(g, other int32, start, list []int32) int32 {
+func (s *fusing) neighboursIn(g, other int32, start, list []int32) int32 {
 	ops := s.ops
 	cnt := int32(0)
 	for u := g; ; {
@@ -270,7 +270,7 @@ func (s *Simulator) neighboursIn(g, other int32, start, list []int32) int32 {
 // order: decreasing priority, ties in topological order, in s.order. It
 // sorts by counting when the priorities span a small range (the usual
 // case), by comparison otherwise.
-func (s *Simulator) fusionOrder() []int32 {
+func (s *fusing) fusionOrder() []int32 {
 	m := s.m
 	fusion := s.fusion
 	lo, hi := math.MaxInt, math.MinInt

@@ -46,7 +46,7 @@ func (a *entry) before(b *entry) bool {
 }
 
 // push queues e on resource res.
-func (s *Simulator) push(res int32, e entry) {
+func (s *simState) push(res int32, e entry) {
 	r := &s.rs[res]
 	if int(r.n) == len(r.q) {
 		r.grow()
@@ -109,7 +109,7 @@ func (r *resource) grow() {
 }
 
 // pop removes and returns the first task of resource res's queue.
-func (s *Simulator) pop(res int32) int32 { return s.rs[res].pop() }
+func (s *simState) pop(res int32) int32 { return s.rs[res].pop() }
 
 // pop removes and returns the first task of the queue.
 func (r *resource) pop() int32 {
@@ -155,10 +155,10 @@ func (r *resource) popHeap() int32 {
 }
 
 // markDirty notes that resource res may have to start something.
-func (s *Simulator) markDirty(res int32) { s.listDirty(&s.rs[res], res) }
+func (s *simState) markDirty(res int32) { s.listDirty(&s.rs[res], res) }
 
 // listDirty is markDirty for r, resource res.
-func (s *Simulator) listDirty(r *resource, res int32) {
+func (s *simState) listDirty(r *resource, res int32) {
 	if !r.dirty {
 		r.dirty = true
 		// A resource is listed at most once, and s.dirty has room for

@@ -27,7 +27,7 @@ const (
 
 // warm warms the data of the ops up to warmLead past op u, the highest
 // kernel signalled yet.
-func (s *Simulator) warm(u int32) {
+func (s *simState) warm(u int32) {
 	m := s.m
 	a := s.pfEnd
 	b := min(int32(m.n), min(u, a+warmLead)+warmLead)

@@ -35,7 +35,27 @@ type Recorder interface {
 // computed when the kernel is first signalled, close to when it runs, so
 // that what a kernel touches is still in cache when it starts and ends. An
 // op that runs alone needs no such state: the Model's is its own.
+//
+// Its methods stand in three layers, each a type over the one before:
+//   - simState: the buffers of a run, the event ring (events.go), the
+//     resources' queues (queue.go), memory accounting (memory.go) and the
+//     read-ahead that warms them (readahead.go);
+//   - fusing: a decision's placement and fused groups (fuse.go);
+//   - Simulator: the run (Run, sim.go), its event loop (loop.go), the
+//     kernels' costs and launches (kernel.go), transfers (transfer.go)
+//     and the result (result.go).
 type Simulator struct {
+	fusing
+}
+
+// fusing places a decision's ops and forms its fused groups over a
+// run's state.
+type fusing struct {
+	simState
+}
+
+// simState is a run's buffers, events, queues and memory.
+type simState struct {
 	m   *Model
 	rec Recorder
 
@@ -138,7 +158,7 @@ const (
 func NewSimulator(m *Model, rec Recorder) *Simulator {
 	n, nt, d := m.n, m.nt, m.d
 	r := d + m.Cluster.Channels
-	s := &Simulator{
+	s := &Simulator{fusing{simState{
 		m: m, rec: rec,
 		ops: make([]opState, n), units: make([]unitState, 0, n/2), uslot: make([]int32, n), fs: make([]fuseState, n),
 		tref: make([]int32, nt), xbase: make([]int32, nt),
@@ -149,7 +169,7 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 		planIn: make([]int32, n+len(m.in)+1), planOut: make([]int32, n+5*nt+len(m.cons)+2*n+1),
 		rs: make([]resource, r), hold: make([]int32, d), dirty: make([]int32, 0, r), ev: make([]event, ringSize(r+1)),
 		mem: make([]int64, d), peak: make([]int64, d), busy: make([]float64, d), lastRec: make([]int64, d),
-	}
+	}}}
 	if m.disp != nil {
 		s.hostT = make([]float64, d)
 	}

@@ -15,11 +15,10 @@ import (
 )
 
 // The sizes a package may reach before it is split where a part has a
-// name: every Go package under evaluate/ and planner/ at most maxPackageLines lines
-// of its own Go files (tests aside), jobs' top folder at most
-// maxJobsLines, and no type of planner or a package under it with
-// more than maxMethods methods (the cost model grows by plug-ins, not by
-// one type's methods).
+// name: every Go package at most maxPackageLines lines of its own Go
+// files (tests aside), jobs' top folder at most maxJobsLines, and no type
+// with more than maxMethods methods (the cost model grows by plug-ins,
+// not by one type's methods; a builder by layers, not by one more op).
 const (
 	maxPackageLines = 4500
 	maxJobsLines    = 4000
@@ -170,44 +169,44 @@ func rel(root, dir string) string {
 	return dir
 }
 
-// TestPackageSizes holds every Go package under evaluate/ and planner/ to
-// maxPackageLines, jobs' top folder to maxJobsLines and every type of
-// planner and the packages under it to maxMethods methods.
+// oversized are the packages and types over the limits today, each at
+// most the size it had when it was listed (2026-11-29): a debt
+// to pay, never to grow. A package or type leaves the list when it is
+// split; TestPackageSizes fails on an entry that is no longer over, so
+// that the list says only what is true.
+var oversized = map[string]int{
+	"report":                 6164, // lines: the op level's tables and the cluster planner's in one package
+	"workloads/export":       5428, // lines: the op level's exports and the cluster planner's frameworks
+	"cmd/placer":             5090, // lines: every command's flags
+	"graph/transformer.Spec": 59,   // methods: parameters, FLOPs, hybrid and mixer layers of one value type
+	"graph.Graph":            41,   // methods: the IR's accessors, indexes and checks
+}
+
+// TestPackageSizes holds every Go package of the module (tools/ and
+// testdata aside) to maxPackageLines, jobs' top folder to maxJobsLines
+// and every type to maxMethods methods, but for the entries of
+// oversized, each held to its own size.
 func TestPackageSizes(t *testing.T) {
 	root := filepath.Join("..", "..")
-	var dirs []string
-	for _, top := range []string{"evaluate", "planner"} {
-		d, err := packageDirs(filepath.Join(root, top))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(d) < 5 {
-			t.Fatalf("found %d packages under %s/; the walk missed it", len(d), top)
-		}
-		dirs = append(dirs, d...)
+	dirs, err := packageDirs(root)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(dirs) < 60 {
+		t.Fatalf("found %d packages under %s; the walk missed it", len(dirs), root)
+	}
+	seen := map[string]bool{}
+	methods := 0
 	for _, dir := range dirs {
+		pkg := rel(root, dir)
+		if pkg == "tools" || strings.HasPrefix(pkg, "tools/") {
+			continue // developers' tools, their own commands
+		}
 		n, err := packageLines(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > maxPackageLines {
-			t.Errorf("%s: %d lines of Go (tests aside), more than %d: move a part that has a name into a package of its own", rel(root, dir), n, maxPackageLines)
-		}
-	}
-	jobs := filepath.Join(root, "jobs")
-	if n, err := packageLines(jobs); err != nil {
-		t.Fatal(err)
-	} else if n > maxJobsLines {
-		t.Errorf("jobs: %d lines of Go in its top folder (tests aside), more than %d", n, maxJobsLines)
-	}
-	scale := filepath.Join(root, "planner")
-	dirs, err := packageDirs(scale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	methods := 0
-	for _, dir := range dirs {
+		checkSize(t, seen, pkg, "lines of Go (tests aside)", n, maxPackageLines)
 		counts, err := methodCounts(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -219,12 +218,38 @@ func TestPackageSizes(t *testing.T) {
 		}
 		sort.Strings(types)
 		for _, typ := range types {
-			if counts[typ] > maxMethods {
-				t.Errorf("%s: %s has %d methods, more than %d: a mechanism is a plug-in of its own, not one more method", rel(root, dir), typ, counts[typ], maxMethods)
-			}
+			checkSize(t, seen, pkg+"."+typ, "methods", counts[typ], maxMethods)
 		}
 	}
-	if methods < 100 {
-		t.Errorf("counted %d methods under %s; the walk missed it", methods, scale)
+	jobs := filepath.Join(root, "jobs")
+	if n, err := packageLines(jobs); err != nil {
+		t.Fatal(err)
+	} else if n > maxJobsLines {
+		t.Errorf("jobs: %d lines of Go in its top folder (tests aside), more than %d", n, maxJobsLines)
 	}
+	if methods < 500 {
+		t.Errorf("counted %d methods under %s; the walk missed it", methods, root)
+	}
+	for name := range oversized {
+		if !seen[name] {
+			t.Errorf("oversized lists %s, which is no longer over its limit (or no longer exists): take it off the list", name)
+		}
+	}
+}
+
+// checkSize holds what name measures (n of what) to limit, or to its
+// entry in oversized; seen records the entries that are still over.
+func checkSize(t *testing.T, seen map[string]bool, name, what string, n, limit int) {
+	t.Helper()
+	if n <= limit {
+		return
+	}
+	if most, ok := oversized[name]; ok {
+		seen[name] = true
+		if n > most {
+			t.Errorf("%s: %d %s, more than the %d it is held to (oversized): split it where a part has a name, do not grow it", name, n, what, most)
+		}
+		return
+	}
+	t.Errorf("%s: %d %s, more than %d: split it where a part has a name (a mechanism is a plug-in of its own, not one more method)", name, n, what, limit)
 }
