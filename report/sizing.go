@@ -324,8 +324,8 @@ func WriteSizingPlot(path string, s Sizing) error {
 		return err
 	}
 	pl := plot.New()
-	pl.Title.Text = "time to train against cost: " + s.Model
-	pl.X.Label.Text = "cost (USD)"
+	pl.Title.Text = fmt.Sprintf("time to train %s tokens against cost", Count(s.Tokens))
+	pl.X.Label.Text = "cost (million USD)"
 	pl.Y.Label.Text = "time to train (days)"
 	pl.X.Tick.Marker = readableTicks{}
 	pl.Y.Tick.Marker = readableTicks{}
@@ -334,11 +334,14 @@ func WriteSizingPlot(path string, s Sizing) error {
 	var meet, miss, front plotter.XYs
 	var errs []plotter.XY
 	var lows, highs []float64
+	var names plotter.XYLabels
 	for _, c := range s.Candidates {
 		if !c.Fits() || c.Cost == nil {
 			continue
 		}
-		pt := plotter.XY{X: c.Cost.Value, Y: c.Time.Value / 86400}
+		pt := plotter.XY{X: c.Cost.Value / 1e6, Y: c.Time.Value / 86400}
+		names.XYs = append(names.XYs, pt)
+		names.Labels = append(names.Labels, " "+c.Cluster)
 		if c.Meets() {
 			meet = append(meet, pt)
 		} else {
@@ -390,7 +393,32 @@ func WriteSizingPlot(path string, s Sizing) error {
 		pl.Add(sc)
 		pl.Legend.Add(set.name, sc)
 	}
+	if len(names.XYs) > 0 {
+		l, err := plotter.NewLabels(names)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].Font.Size = vg.Points(7)
+		}
+		pl.Add(l)
+	}
 	pl.Legend.Top = true
+	// Room around the points: 8% of each range on every side, more on
+	// the right for the labels.
+	dx, dy := pl.X.Max-pl.X.Min, pl.Y.Max-pl.Y.Min
+	pl.X.Min, pl.X.Max = pl.X.Min-0.08*dx, pl.X.Max+0.25*dx
+	pl.Y.Min, pl.Y.Max = max(0, pl.Y.Min-0.08*dy), pl.Y.Max+0.3*dy
+	if d := s.Deadline / 86400; d > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: pl.X.Min, Y: d}, {X: pl.X.Max, Y: d}})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		l.Color, l.Dashes = grey, []vg.Length{vg.Points(5), vg.Points(3)}
+		pl.Add(l)
+		pl.Legend.Add("deadline", l)
+		pl.Y.Max = max(pl.Y.Max, 1.1*d)
+	}
 	return save(path, pl)
 }
 

@@ -130,6 +130,12 @@ func (o Options) candidate(ctx context.Context, c string, phases []report.SizePh
 				return cand, err // a framework no plan can name: the command line's
 			}
 			cand.NoPlan = noPlanText(err, p.Name)
+			if strings.Contains(cand.NoPlan, "(0 plans tried") {
+				// The search tried nothing: no layout of the pod's GPUs
+				// divides the batch, whatever the memory.
+				m, _ := transformer.Parse(phaseWorkload(o.Workload, ph))
+				cand.NoPlan = fmt.Sprintf("no layout of %d GPUs divides the global batch of %d sequences (%s)", cand.GPUs, m.Batch, cand.NoPlan)
+			}
 			cand.Runs = nil
 			return cand, nil
 		}
