@@ -278,8 +278,12 @@ func WriteSizing(w io.Writer, s Sizing) error {
 	for _, p := range s.Phases {
 		phases = append(phases, fmt.Sprintf("%s tokens at seq %d, batch %d", Count(p.Tokens), p.Seq, p.Batch))
 	}
+	run := strings.Join(phases, "; ")
+	if len(phases) > 1 {
+		run = fmt.Sprintf("%s tokens in %d phases: %s", Count(s.Tokens), len(phases), run)
+	}
 	lines := []string{
-		fmt.Sprintf("model %s: %s (%s)", s.Model, Count(s.Tokens)+" tokens", strings.Join(phases, "; ")),
+		fmt.Sprintf("model %s: %s", s.Model, run),
 		fmt.Sprintf("plans: placer search's for %s; ranges: the step's stated error (the 90th percentile of |error| in its regime) carried to every figure", s.For),
 		fmt.Sprintf("time = steps x step / goodput %.2f (%s)", s.Goodput.Value, s.Goodput.Source),
 		"energy: the GPUs at their power limit for the whole time (no hosts, network or cooling)",
@@ -299,7 +303,8 @@ func WriteSizing(w io.Writer, s Sizing) error {
 		c := s.Candidates[s.Chosen]
 		lines = append(lines, fmt.Sprintf("chosen: %s (%s)", c.Cluster, s.ChosenWhy))
 		if c.Price != nil {
-			lines = append(lines, fmt.Sprintf("  priced at %s's %s, $%.2f per GPU-hour (%s, read %s)", c.Price.Provider, c.Price.Offer, c.Price.PerHour, c.Price.Source, c.Price.Date))
+			lines = append(lines, fmt.Sprintf("  priced at $%.2f per GPU-hour: %s, %s, read %s", c.Price.PerHour, c.Price.Provider, c.Price.Offer, c.Price.Date),
+				"  source: "+c.Price.Source)
 		}
 	} else {
 		lines = append(lines, "chosen: none ("+s.ChosenWhy+")")

@@ -74,6 +74,12 @@ func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
 	if o.Goodput < 0 || o.Goodput > 1 {
 		return s, nil, nil, fail.Usagef("--goodput %g: want a share of the wall time, above 0 and at most 1", o.Goodput)
 	}
+	if o.For != "" && !slices.Contains(jobs.SearchTargets, o.For) {
+		return s, nil, nil, fail.Usagef("--for %q: want one of %s", o.For, strings.Join(jobs.SearchTargets, ", "))
+	}
+	if _, err := plan.ParseWritten(o.Strat); err != nil {
+		return s, nil, nil, fail.Usagef("--strategy: %v", err)
+	}
 	if o.Deadline < 0 || o.MaxCost < 0 {
 		return s, nil, nil, fail.Usagef("--deadline and --max-cost: want 0 (none) or above")
 	}
@@ -103,6 +109,15 @@ func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
 	prices, name, err := o.loadPrices()
 	if err != nil {
 		return s, nil, nil, err
+	}
+	if o.Provider != "" && !slices.ContainsFunc(prices, func(p report.Price) bool { return strings.EqualFold(p.Provider, o.Provider) }) {
+		var names []string
+		for _, p := range prices {
+			if !slices.Contains(names, p.Provider) {
+				names = append(names, p.Provider)
+			}
+		}
+		return s, nil, nil, fail.Usagef("--provider %q: no row of %s names it (providers: %s)", o.Provider, name, strings.Join(names, ", "))
 	}
 	s.Prices = report.PriceSource{File: name, Rows: len(prices)}
 	return s, clusters, prices, nil
