@@ -32,9 +32,9 @@ over a goodput (--goodput, the share of wall time that trains: restarts,
 checkpointing, evaluation; default 0.90, Llama 3 405B's ">90% effective
 training time", arXiv 2407.21783). Energy is the GPUs at their power
 limit (the presets'); cost is GPU-hours at a price table's rate per
-GPU-hour (--prices FILE, default jobs/sizing/prices.csv: public
-on-demand list prices, each row with its source and date; the answer
-names the row it used).
+GPU-hour (--prices FILE, default jobs/sizing/prices.csv: public prices
+per GPU-hour, each row with its source and date; the answer names the
+row it used; a preset without a row has no cost).
 
 --clusters lists the candidates, separated by spaces: PRESET:NODES
 (dgx-h100:64), PRESET:A..B (every doubling of A up to B, and B),
