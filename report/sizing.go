@@ -193,11 +193,19 @@ func Count(x float64) string {
 // band.
 func bandText(b Band, prefix string, unit func(float64) (float64, string)) string {
 	div, suffix := unit(b.Value)
-	v := prefix + fmt.Sprintf("%.3g", b.Value/div) + suffix
+	v := prefix + num(b.Value/div) + suffix
 	if b.Low == 0 && b.High == 0 {
 		return v
 	}
-	return fmt.Sprintf("%s (%.3g-%.3g)", v, b.Low/div, b.High/div)
+	return fmt.Sprintf("%s (%s-%s)", v, num(b.Low/div), num(b.High/div))
+}
+
+// num is x to three significant figures, without an exponent.
+func num(x float64) string {
+	if math.Abs(x) >= 1000 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
 }
 
 // countUnit scales a count by K, M, B or T.
