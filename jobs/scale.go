@@ -63,6 +63,11 @@ type ScaleOptions struct {
 	// --tie: report.TieFastest, the default, or report.TieCheapest, the
 	// cheapest to run: report.RunCost).
 	Tie string
+	// BestOnly leaves the runners up out of the search's report (their
+	// plans neither evaluated alone nor checked, no tie): the same
+	// search and the same answer at --tie fastest, for callers that
+	// read only the answer (placer size, over many clusters).
+	BestOnly bool
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
@@ -272,6 +277,9 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		Tight: got.Tight, AllowTight: o.AllowTight, Refused: got.Refused, RefusedWhy: got.RefusedWhy,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
+	if o.BestOnly {
+		return rep, nil
+	}
 	steps := []float64{got.Best.Step}
 	for _, r := range got.Top[1:] {
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))

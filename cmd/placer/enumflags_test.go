@@ -45,7 +45,10 @@ var freeText = map[string]string{
 	"placer profile --model": "a zoo name, a factory, a hub id (run in Python)", "placer profile --python": "a program",
 	"placer cluster k8s --placer": "a program", "placer cluster slurm --placer": "a program",
 	"placer profile --workload": "a transformer's keys (exitrule rows)",
-	"placer finetune --model":   "a file", "placer infer --model": "a file", "placer report equal-time --model": "a file",
+	"placer size --clusters":    "presets and node counts (exitrule rows)", "placer size --deadline": "a duration (exitrule row)",
+	"placer size --phases": "keys (exitrule row)", "placer size --strategy": "keys (exitrule rows)",
+	"placer size --tokens":    "a number (exitrule row)",
+	"placer finetune --model": "a file", "placer infer --model": "a file", "placer report equal-time --model": "a file",
 }
 
 // TestEveryEnumFlagExit2 holds the exit rule over every flag whose value
@@ -66,6 +69,7 @@ func TestEveryEnumFlagExit2(t *testing.T) {
 	dir := t.TempDir()
 	graphArgs := []string{"--graph", example}
 	gpt := []string{"--workload", "gpt:layers=2,hidden=64,heads=4,seq=128,vocab=100,batch=8", "--cluster", "dgx-h100:1"}
+	size := []string{"--workload", gpt[1], "--tokens", "1e9", "--clusters", "dgx-h100:1"}
 	noRun := []string{"--no-run", "--dir", filepath.Join(dir, "cells")}
 	out := []string{"--out", filepath.Join(dir, "out.json")}
 	train := append([]string{"--workloads", "gnmt2", "--gpus", "2"}, out...)
@@ -84,6 +88,8 @@ func TestEveryEnumFlagExit2(t *testing.T) {
 		"placer search --methods": graphArgs, "placer search --policy": graphArgs, "placer search --format": graphArgs,
 		"placer search --objective": graphArgs, "placer search --topology": graphArgs, "placer search --tasks": graphArgs,
 		"placer search --hardware": graphArgs, "placer search --workload": nil,
+		"placer size --choose": size, "placer size --for": size, "placer size --provider": size,
+		"placer size --workload":  size[2:],
 		"placer finetune --tasks": graphArgs, "placer finetune --topology": graphArgs, "placer finetune --format": graphArgs,
 		"placer finetune --hardware": graphArgs, "placer finetune --workload": nil,
 		"placer infer --tasks": graphArgs, "placer infer --topology": graphArgs, "placer infer --format": graphArgs,

@@ -47,14 +47,14 @@ var pathFlags = map[string]pathKind{
 	"out": output, "output": output, "trace": output, "plot": output, "plot-dir": output, "rows": output,
 	// Read.
 	"graph": input, "plan": input, "profile": input, "cost-table": input, "expert": input, "meta": input,
-	"from-profile": input, "kernelbench": input, "measured": input, "head": input, "init": input,
+	"from-profile": input, "kernelbench": input, "prices": input, "measured": input, "head": input, "init": input,
 	"hardware": nameOrInput, "placement": nameOrInput, "schedule": nameOrInput, "fusion": nameOrInput,
 	"policy": nameOrInput, "model": nameOrInput, "placer": nameOrInput, "python": nameOrInput,
 	"graphs": listInput, "workload": workloadInput, "test": mapInput,
 	// Read and written on purpose.
 	"resume": readWrite, "teacher-file": readWrite, "rounds": readWrite, "dir": readWrite,
 	// Names, numbers as text, lists of names.
-	"base": notPath, "budgets": notPath, "cell": notPath, "claim": notPath, "cluster": notPath,
+	"base": notPath, "budgets": notPath, "choose": notPath, "clusters": notPath, "deadline": notPath, "phases": notPath, "provider": notPath, "tokens": notPath, "cell": notPath, "claim": notPath, "cluster": notPath,
 	"cost-device": notPath, "curve-methods": notPath, "device": notPath, "families": notPath, "family": notPath,
 	"for": notPath, "format": notPath, "fp8": notPath, "framework": notPath, "genes": notPath, "gpus-list": notPath,
 	"hold-out": notPath, "image": notPath, "input-shape": notPath, "lead": notPath, "loss": notPath,

@@ -46,6 +46,7 @@ var commandPaths = []struct {
 	{"placer report regal", "graphs hardware", "plot"},
 	{"placer report sweeps", "", ""},
 	{"placer search", "cost-table expert graph hardware policy profile workload", "out plot rows trace"},
+	{"placer size", "prices workload", "out plot"},
 	{"placer tune-brkga", "hardware", "out output"},
 	{"placer version", "", ""},
 	{"placer workloads export", "", "out output"},

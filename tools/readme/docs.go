@@ -95,7 +95,7 @@ var (
 // a flag) runs it; placer followed by another word is prose.
 var placerCommands = map[string]bool{"baselines": true, "calibrate": true, "cluster": true, "completion": true, "eval": true,
 	"export": true, "finetune": true, "help": true, "hw": true, "infer": true, "pretrain": true, "profile": true, "regal": true,
-	"report": true, "search": true, "tune-brkga": true, "version": true, "workloads": true}
+	"report": true, "search": true, "size": true, "tune-brkga": true, "version": true, "workloads": true}
 
 // nonShell are fence languages whose blocks are never commands.
 var nonShell = map[string]bool{"python": true, "py": true, "json": true, "toml": true, "yaml": true, "yml": true,
