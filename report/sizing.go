@@ -322,7 +322,10 @@ func WriteSizing(w io.Writer, s Sizing) error {
 	}
 	lines = append(lines, fmt.Sprintf("%d candidates in %.1f CPU s", len(s.Candidates), s.CPU))
 	for _, l := range lines {
-		if _, err := fmt.Fprintln(w, l); err != nil {
+		body := strings.TrimLeft(l, " ")
+		indent := l[:len(l)-len(body)]
+		wrapped := strings.ReplaceAll(wrapLine(body, MaxWidth-len(indent)), "\n", "\n"+indent)
+		if _, err := fmt.Fprintln(w, indent+wrapped); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
 

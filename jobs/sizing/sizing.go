@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
 
