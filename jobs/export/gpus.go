@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/inputs"
 )
 
@@ -63,7 +64,7 @@ func StrategyOf(spec, placement string) (decision.Strategy, error) {
 	if spec == "" {
 		return inputs.PlacementStrategy(placement), nil
 	}
-	s, err := decision.ParseStrategy(spec)
+	s, err := decision.ParseStrategy(spec, plan.IsKey)
 	if err != nil {
 		return s, fmt.Errorf("--strategy: %w", err)
 	}

@@ -840,7 +840,7 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, plan.StrategyKeys)
+	pairs, err := plan.SplitStrategy(text)
 	if err != nil {
 		return Space{}, err
 	}
