@@ -2,7 +2,6 @@ package decision
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -196,49 +195,30 @@ func (s Strategy) String() string {
 	return strings.Join(parts, ",")
 }
 
-// KeyValue is one key=value pair of a strategy string.
-type KeyValue struct{ Key, Value string }
-
-// SplitStrategy splits a strategy string ("dp=2,mb=4") into its key=value
-// pairs, in order, for either world's parser (ParseStrategy here,
-// planner's for a transformer's plan); the error, one line, names a
-// pair that is not key=value (with keys, the keys the caller reads) or a
-// key given twice. "" has no pairs.
-func SplitStrategy(text, keys string) ([]KeyValue, error) {
+// ParseStrategy reads a strategy written as comma-separated key=value
+// pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
+// (fsdp, zero2, none), bucket (DDP bucket bytes, or mebibytes with the
+// suffix MiB: 25MiB). "" is the zero strategy. planKey, where not nil,
+// says whether a key is one of a transformer's plan at cluster scale
+// (tp, pp, vp, mbs, sp, ...: the caller's, planner/plan.IsKey):
+// such a key, and shard=zero1, are refused each in one line that says
+// whose they are, not as unknown. The text's form errors (a pair that is
+// not key=value, a key given twice) are each one line.
+func ParseStrategy(text string, planKey func(key string) bool) (Strategy, error) {
+	var s Strategy
 	if strings.TrimSpace(text) == "" {
-		return nil, nil
+		return s, nil
 	}
-	var out []KeyValue
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(text, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || v == "" {
-			return nil, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, keys)
+			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
 		}
 		if seen[k] {
-			return nil, fmt.Errorf("strategy %q: %q given twice", text, k)
+			return s, fmt.Errorf("strategy %q: %q given twice", text, k)
 		}
 		seen[k] = true
-		out = append(out, KeyValue{k, v})
-	}
-	return out, nil
-}
-
-// ParseStrategy reads a strategy written as comma-separated key=value
-// pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
-// (fsdp, zero2, none), bucket (DDP bucket bytes, or mebibytes with the
-// suffix MiB: 25MiB). "" is the zero strategy. The keys of a
-// transformer's plan at cluster scale (tp, pp, vp, mbs, sp, ...:
-// planner/plan.ParseStrategy's) and shard=zero1 are refused, each in
-// one line that says whose they are.
-func ParseStrategy(text string) (Strategy, error) {
-	var s Strategy
-	pairs, err := SplitStrategy(text, strategyKeys)
-	if err != nil {
-		return s, err
-	}
-	for _, kv := range pairs {
-		k, v := kv.Key, kv.Value
 		var err error
 		switch k {
 		case "dp", "replicas":
@@ -265,7 +245,7 @@ func ParseStrategy(text string) (Strategy, error) {
 				s.BucketBytes <<= 20
 			}
 		default:
-			if slices.Contains(scaleKeys, k) {
+			if planKey != nil && planKey(k) {
 				return s, fmt.Errorf("strategy %q: %s is a key of a transformer's plan at cluster scale, not of an op graph's strategy", text, k)
 			}
 			return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
@@ -288,27 +268,6 @@ func ParseStrategy(text string) (Strategy, error) {
 
 // strategyKeys lists ParseStrategy's keys for its errors.
 const strategyKeys = "dp, mb, schedule, shard, bucket"
-
-// scaleKeys are the keys, with their long spellings, that only a
-// transformer's plan at cluster scale has (planner/plan.ParseStrategy
-// reads them; its tests check that this refuses each): ParseStrategy
-// refuses them as another world's, not as unknown.
-var scaleKeys = []string{
-	"tp", "tensor", "cp", "context", "context-parallel", "pp", "pipeline", "vp", "virtual",
-	"mbs", "micro-batch-size", "micro_batch_size", "sp", "sequence-parallel", "recompute",
-	"tpoverlap", "tp-comm-overlap", "grad-overlap", "overlap-grad-reduce", "connections", "cuda-device-max-connections", "queue-ahead", "amax-sync", "recompute-layers", "recompute_layers",
-	"first", "first-stage-layers", "last", "last-stage-layers", "stage-tp", "tensor-stages",
-	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "fp8gather", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
-	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",
-	"loss-layer", "account-for-loss-in-pipeline-split",
-	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
-	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "graph-sync", "max-iterations-per-graph", "routing",
-	"expandable-segments", "expandable_segments", "loss-fusion", "cross-entropy-loss-fusion",
-	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
-	"compile", "cp-rotate", "context-parallel-rotate-method", "cp-comm-type", "cp_comm_type",
-	"lora-dropout", "lora-a2a", "fp8-params", "fp8-param-gather", "fp8-activation", "fp8-dpa", "offload-layers",
-	"gc-threshold", "garbage_collection_threshold", "memory-fraction", "graph-pool", "fp8-transpose-cache", "hidden-dropout",
-}
 
 func positive(v string) (int, error) {
 	n, err := strconv.Atoi(v)

@@ -119,7 +119,7 @@ func TestSearchJoint(t *testing.T) {
 			if r.Error != "" || r.Evaluations < 2 {
 				t.Errorf("joint row %s: %+v", r.Method, r)
 			}
-			st, err := decision.ParseStrategy(s)
+			st, err := decision.ParseStrategy(s, nil)
 			if err != nil || st.IsZero() {
 				t.Errorf("joint row %s: strategy %v, %v", r.Method, st, err)
 			}

@@ -80,7 +80,7 @@ func CheckStrategy(w inputs.World, s string) error {
 		_, err := plan.ParseStrategy(s)
 		return err
 	}
-	_, err := decision.ParseStrategy(s)
+	_, err := decision.ParseStrategy(s, plan.IsKey)
 	return err
 }
 

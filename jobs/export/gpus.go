@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/planner/plan"
 )
 
 // GPUsRule is how eval, search and export read --gpus with a strategy
@@ -63,7 +64,7 @@ func StrategyOf(spec, placement string) (decision.Strategy, error) {
 	if spec == "" {
 		return inputs.PlacementStrategy(placement), nil
 	}
-	s, err := decision.ParseStrategy(spec)
+	s, err := decision.ParseStrategy(spec, plan.IsKey)
 	if err != nil {
 		return s, fmt.Errorf("--strategy: %w", err)
 	}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/placer/placer/graph/transformer"
@@ -216,76 +215,6 @@ func (f FineTune) packedKeys(m transformer.Spec, tile int) float64 {
 		tokens += float64(s.Seq)
 	}
 	return keys / tokens
-}
-
-// keys writes the fine-tuning keys as ParseStrategy reads them.
-func (f FineTune) keys() []string {
-	var parts []string
-	if f.LoRA() {
-		parts = append(parts, "peft=lora", "lora-rank="+strconv.Itoa(f.LoRARank))
-		if f.LoRAAlpha > 0 {
-			parts = append(parts, "lora-alpha="+strconv.Itoa(f.LoRAAlpha))
-		}
-		if f.LoRATargets != 0 && f.LoRATargets != LoRAAll {
-			parts = append(parts, "lora-targets="+f.LoRATargets.String())
-		}
-		if f.LoRADropout > 0 {
-			parts = append(parts, "lora-dropout="+strconv.FormatFloat(f.LoRADropout, 'g', -1, 64))
-		}
-		if f.LoRAA2A {
-			parts = append(parts, "lora-a2a=on")
-		}
-	}
-	if f.Packed() {
-		parts = append(parts, "pack=on", "pack-len="+stageTP(f.PackLens))
-	}
-	return parts
-}
-
-// parse sets key k to v where k is a fine-tuning key (peft, lora-rank,
-// lora-alpha, lora-targets, lora-dropout, lora-a2a, pack, pack-len); it reports whether k is
-// one. peft=lora without lora-rank takes DefaultLoRARank; pack=on needs
-// pack-len (finish checks both once every key is read).
-func (f *FineTune) parse(k, v string) (bool, error) {
-	var err error
-	switch k {
-	case "peft":
-		switch strings.ToLower(v) {
-		case "lora":
-			if f.LoRARank == 0 {
-				f.LoRARank = -1 // set: finish gives it the default rank
-			}
-		case "none", "off":
-			f.LoRARank = 0
-		default:
-			err = fmt.Errorf("%q: want lora or none (DoRA and other adapters are not modelled)", v)
-		}
-	case "lora-rank":
-		f.LoRARank, err = positive(v)
-	case "lora-alpha":
-		f.LoRAAlpha, err = positive(v)
-	case "lora-targets":
-		f.LoRATargets, err = parseLoRATargets(v)
-	case "lora-dropout":
-		f.LoRADropout, err = strconv.ParseFloat(v, 64)
-		if err != nil || !(f.LoRADropout >= 0 && f.LoRADropout < 1) {
-			err = fmt.Errorf("%q is not a dropout probability from 0, below 1", v)
-		}
-	case "lora-a2a":
-		f.LoRAA2A, err = onOff(v)
-	case "pack":
-		var on bool
-		if on, err = onOff(v); err == nil && on && f.PackLens == nil {
-			f.PackLens = []int{} // on: finish wants pack-len
-		} else if !on {
-			f.PackLens = nil
-		}
-	case "pack-len":
-		f.PackLens, err = degrees(v)
-	default:
-		return false, nil
-	}
-	return true, err
 }
 
 // finish completes the keys read (seen): peft=lora's default rank, and

@@ -342,7 +342,8 @@ func (pl Plan) ShareNode(p Pod, i, j int) bool {
 // String writes the plan as ParseStrategy reads it, degrees
 // first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on", with context
 // parallelism "tp=8,cp=16,pp=16,dp=8,..." (the
-// micro-batches and the 1F1B schedule follow from it).
+// micro-batches and the 1F1B schedule follow from it), then the other
+// keys of Keys in planGroups' order.
 func (pl Plan) String() string {
 	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.TP, pl.PP, pl.DP)
 	if !pl.Uniform() {
@@ -355,83 +356,17 @@ func (pl Plan) String() string {
 		s += fmt.Sprintf(",vp=%d", pl.VP)
 	}
 	s += fmt.Sprintf(",mbs=%d", pl.MBS)
-	if pl.SequenceParallel {
-		s += ",sp=on"
+	var parts []string
+	for _, g := range planGroups {
+		parts = writeKeys(parts, g, func(k *Key) string {
+			if k.planWrite != nil {
+				return k.planWrite(pl)
+			}
+			return k.write(pl.Strategy)
+		})
 	}
-	if pl.TPOverlap {
-		s += ",tpoverlap=on"
-	}
-	if pl.DistOpt {
-		s += ",distopt=on"
-	}
-	if pl.NoGradOverlap {
-		s += ",grad-overlap=off"
-	}
-	if pl.OneQueue {
-		s += ",connections=1"
-	}
-	if pl.QueueAhead {
-		s += ",queue-ahead=on"
-	}
-	if pl.AmaxSync != "" {
-		s += ",amax-sync=" + pl.AmaxSync
-	}
-	if pl.Recompute != NoRecompute {
-		s += ",recompute=" + string(pl.Recompute)
-	}
-	if pl.RecomputeModules != 0 {
-		s += ",recompute-modules=" + pl.RecomputeModules.String()
-	}
-	if pl.RecomputeLayers > 0 {
-		s += fmt.Sprintf(",recompute-layers=%d", pl.RecomputeLayers)
-	}
-	if pl.FirstLayers > 0 {
-		s += fmt.Sprintf(",first=%d", pl.FirstLayers)
-	}
-	if pl.LastLayers > 0 {
-		s += fmt.Sprintf(",last=%d", pl.LastLayers)
-	}
-	if pl.EmbeddingLayer {
-		s += ",embedding-layer=on"
-	}
-	if pl.LossLayer {
-		s += ",loss-layer=on"
-	}
-	if pl.EP > 1 {
-		s += fmt.Sprintf(",ep=%d", pl.EP)
-	}
-	if pl.ETP != pl.TP {
-		s += fmt.Sprintf(",etp=%d", pl.ETP)
-	}
-	if pl.Imbalance > 1 {
-		s += ",imbalance=" + strconv.FormatFloat(pl.Imbalance, 'g', -1, 64)
-	}
-	if pl.FP8 != "" {
-		s += "," + precisionKey(pl.FP8)
-	}
-	if pl.FSDP {
-		s += ",fsdp=on"
-	}
-	if pl.FP8Gather {
-		s += ",fp8gather=on"
-	}
-	if pl.GradBF16 {
-		s += ",grads=bf16"
-	}
-	if pl.EPOverlap {
-		s += ",epoverlap=on"
-	}
-	for _, kv := range pl.FineTune.keys() {
+	for _, kv := range parts {
 		s += "," + kv
-	}
-	for _, kv := range pl.MemoryRecipe.keys() { // recipe.go
-		s += "," + kv
-	}
-	for _, kv := range pl.Software.keys() {
-		s += "," + kv
-	}
-	if pl.PP > 1 && pl.Sched() == decision.GPipe {
-		s += ",schedule=gpipe"
 	}
 	return s
 }

@@ -98,48 +98,6 @@ type MemoryRecipe struct {
 // GraphPoolLayers is graph-pool=layers.
 const GraphPoolLayers = "layers"
 
-// parse sets key k to v where k is a memory-recipe key; it reports
-// whether k is one.
-func (r *MemoryRecipe) parse(k, v string) (bool, error) {
-	var err error
-	switch k {
-	case "fp8-params", "fp8-param-gather":
-		r.FP8Params, err = onOff(v)
-	case "fp8-transpose-cache":
-		var on bool
-		on, err = onOff(v)
-		r.NoTransposeCache = !on
-	case "hidden-dropout":
-		var p float64
-		p, err = strconv.ParseFloat(v, 64)
-		if err != nil || !(p >= 0 && p < 1) {
-			err = fmt.Errorf("%q is not a dropout probability from 0, below 1", v)
-		}
-		r.NoHiddenDropout = p == 0 && err == nil
-	case "fp8-activation":
-		r.FP8Activation, err = onOff(v)
-	case "fp8-dpa":
-		r.FP8DPA, err = onOff(v)
-	case "offload-layers":
-		r.OffloadLayers, err = positive(v)
-	case "graph-pool":
-		switch r.GraphPool = strings.ToLower(v); r.GraphPool {
-		case GraphPoolLayers:
-		case "none", "off":
-			r.GraphPool = ""
-		default:
-			err = fmt.Errorf("%q: want layers (Transformer Engine's make_graphed_callables, a graph a layer and micro-batch) or none", v)
-		}
-	case "gc-threshold", "garbage_collection_threshold":
-		r.GCThreshold, err = fraction(v, false)
-	case "memory-fraction":
-		r.MemoryFraction, err = fraction(v, true)
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
 // fraction reads a share above 0 and below 1 (at most 1 where whole).
 func fraction(v string, whole bool) (float64, error) {
 	f, err := strconv.ParseFloat(v, 64)
@@ -150,38 +108,6 @@ func fraction(v string, whole bool) (float64, error) {
 		return 0, fmt.Errorf("%q is not a share above 0, below 1 (PyTorch refuses 1 and above)", v)
 	}
 	return f, nil
-}
-
-// keys writes r as ParseStrategy reads it.
-func (r MemoryRecipe) keys() []string {
-	var parts []string
-	for _, kv := range []struct {
-		k  string
-		on bool
-	}{{"fp8-params", r.FP8Params}, {"fp8-activation", r.FP8Activation}, {"fp8-dpa", r.FP8DPA}} {
-		if kv.on {
-			parts = append(parts, kv.k+"=on")
-		}
-	}
-	if r.NoTransposeCache {
-		parts = append(parts, "fp8-transpose-cache=off")
-	}
-	if r.NoHiddenDropout {
-		parts = append(parts, "hidden-dropout=0")
-	}
-	if r.OffloadLayers > 0 {
-		parts = append(parts, "offload-layers="+strconv.Itoa(r.OffloadLayers))
-	}
-	if r.GraphPool != "" {
-		parts = append(parts, "graph-pool="+r.GraphPool)
-	}
-	if r.GCThreshold > 0 {
-		parts = append(parts, "gc-threshold="+strconv.FormatFloat(r.GCThreshold, 'g', -1, 64))
-	}
-	if r.MemoryFraction > 0 {
-		parts = append(parts, "memory-fraction="+strconv.FormatFloat(r.MemoryFraction, 'g', -1, 64))
-	}
-	return parts
 }
 
 // check refuses a memory-recipe key that plan s cannot take, in one

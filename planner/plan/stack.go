@@ -426,125 +426,6 @@ func (sw Software) check() error {
 	return nil
 }
 
-// parseSoftware reads software key k's value v into sw; ok false: k is
-// not a software key.
-func (sw *Software) parse(k, v string) (ok bool, err error) {
-	toggle := func(t *Toggle) error {
-		on, err := onOff(v)
-		if err != nil {
-			return err
-		}
-		*t = Off
-		if on {
-			*t = On
-		}
-		return nil
-	}
-	switch k {
-	case "stack":
-		sw.Stack = strings.ToLower(v)
-		if _, err := LookupStack(v); err != nil {
-			return true, fmt.Errorf("%q is not a named stack (%s)", v, stackNames())
-		}
-	case "dispatcher", "moe-token-dispatcher-type":
-		sw.Dispatcher = strings.ToLower(v)
-		if sw.Dispatcher == "deepep" {
-			sw.Dispatcher = DispatcherFlex
-		}
-	case "permute-fusion", "moe-permute-fusion":
-		err = toggle(&sw.PermuteFusion)
-	case "router-fusion", "moe-router-fusion":
-		err = toggle(&sw.RouterFusion)
-	case "grouped-gemm", "moe-grouped-gemm":
-		err = toggle(&sw.GroupedGEMM)
-	case "compile":
-		err = toggle(&sw.Compile)
-	case "cp-rotate", "context-parallel-rotate-method":
-		sw.CPRotate = strings.ToLower(v)
-		if sw.CPRotate != CPRingAllGather && sw.CPRotate != CPRingAllToAll {
-			return true, fmt.Errorf("%q: want allgather or alltoall", v)
-		}
-	case "cp-comm-type", "cp_comm_type":
-		sw.CPComm = strings.ToLower(v)
-		if sw.CPComm != CPCommP2P && sw.CPComm != CPCommAllGather {
-			return true, fmt.Errorf("%q: want p2p or all_gather", v)
-		}
-	case "expandable-segments", "expandable_segments":
-		err = toggle(&sw.Expandable)
-	case "loss-fusion", "cross-entropy-loss-fusion":
-		err = toggle(&sw.LossFusion)
-	case "cuda-graphs", "graphs":
-		sw.Graphs = strings.ToLower(v)
-		if sw.Graphs == "none" {
-			sw.Graphs = GraphsOff
-		}
-	case "graph-sync", "max-iterations-per-graph":
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 1 || n > 1<<20 {
-			return true, fmt.Errorf("%q: want the steps of one graph replay, a whole number from 1", v)
-		}
-		sw.GraphSync = n
-	case "routing":
-		lv := strings.ToLower(v)
-		switch {
-		case lv == RoutingDropless:
-			sw.Routing, sw.Capacity = RoutingDropless, 0
-		case strings.HasPrefix(lv, RoutingCapacity+":"):
-			f, perr := strconv.ParseFloat(strings.TrimPrefix(lv, RoutingCapacity+":"), 64)
-			if perr != nil || !(f > 0 && f <= 64) {
-				return true, fmt.Errorf("%q: want capacity:F, F a capacity factor above 0, at most 64", v)
-			}
-			sw.Routing, sw.Capacity = RoutingCapacity, f
-		default:
-			return true, fmt.Errorf("%q: want dropless or capacity:F", v)
-		}
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
-// keys is sw as ParseStrategy reads it: the stack first, then each
-// setting written.
-func (sw Software) keys() []string {
-	var parts []string
-	if sw.Stack != "" {
-		parts = append(parts, "stack="+sw.Stack)
-	}
-	if sw.Dispatcher != "" {
-		parts = append(parts, "dispatcher="+sw.Dispatcher)
-	}
-	word := map[Toggle]string{On: "on", Off: "off"}
-	for _, kv := range []struct {
-		k string
-		t Toggle
-	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}, {"expandable-segments", sw.Expandable},
-		{"loss-fusion", sw.LossFusion}} {
-		if kv.t != Unset {
-			parts = append(parts, kv.k+"="+word[kv.t])
-		}
-	}
-	if sw.Graphs != "" {
-		parts = append(parts, "cuda-graphs="+sw.Graphs)
-	}
-	if sw.GraphSync > 0 {
-		parts = append(parts, "graph-sync="+strconv.Itoa(sw.GraphSync))
-	}
-	if sw.CPRotate != "" {
-		parts = append(parts, "cp-rotate="+sw.CPRotate)
-	}
-	if sw.CPComm != "" {
-		parts = append(parts, "cp-comm-type="+sw.CPComm)
-	}
-	switch sw.Routing {
-	case RoutingDropless:
-		parts = append(parts, "routing=dropless")
-	case RoutingCapacity:
-		parts = append(parts, "routing=capacity:"+strconv.FormatFloat(sw.Capacity, 'g', -1, 64))
-	}
-	return parts
-}
-
 // Short is st in a plan's short form where it differs from
 // DefaultSettings (report's tables): "ag", "flex" or "hybridep" for the dispatcher,
 // "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
@@ -706,7 +587,7 @@ func (pl Plan) Stack() StackInfo {
 	if name == "" {
 		name = "default"
 	}
-	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: strings.Join(pl.Software.keys(), ",")}
+	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: Strategy{Software: pl.Software}.String()}
 }
 
 // String is the stack as the "stack" line says it: its name, whose run

@@ -38,7 +38,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, grad-overlap, connections, queue-ahead, amax-sync, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, graph-sync, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, compile, cp-rotate, cp-comm-type, fp8-params, fp8-transpose-cache, hidden-dropout, fp8-activation, fp8-dpa, offload-layers, graph-pool, gc-threshold, memory-fraction)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys dp, mb, schedule, shard, tp, cp, pp, vp, mbs, sp, recompute, recompute-modules, recompute-layers, tpoverlap, distopt, grad-overlap, connections, queue-ahead, amax-sync, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fp4, fsdp, fp8gather, grads, epoverlap, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, lora-a2a, pack, pack-len, fp8-params, fp8-activation, fp8-dpa, fp8-transpose-cache, hidden-dropout, offload-layers, graph-pool, gc-threshold, memory-fraction, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, compile, expandable-segments, loss-fusion, cuda-graphs, graph-sync, cp-rotate, cp-comm-type, routing)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -161,6 +161,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"cp-comm-type": "all_gather", "cp_comm_type": "p2p",
 		"lora-dropout": "0.1", "fp8-params": "on", "fp8-param-gather": "on", "fp8-activation": "on", "fp8-dpa": "on",
 		"offload-layers": "4", "graph-pool": "layers", "fp8-transpose-cache": "off", "hidden-dropout": "0", "gc-threshold": "0.8", "garbage_collection_threshold": "0.8", "memory-fraction": "0.9",
+		"fp4": "nvfp4", "lora-a2a": "on",
 	}
 	for k, v := range planOnly {
 		text := k + "=" + v
@@ -169,19 +170,22 @@ func TestKeysOfOneWorld(t *testing.T) {
 			t.Errorf("%s: %v", text, err)
 		}
 		want := `strategy "` + text + `": ` + k + ` is a key of a transformer's plan at cluster scale, not of an op graph's strategy`
-		if _, err := decision.ParseStrategy(text); err == nil || err.Error() != want {
+		if _, err := decision.ParseStrategy(text, IsKey); err == nil || err.Error() != want {
 			t.Errorf("decision.ParseStrategy(%q): %v, want %s", text, err, want)
 		}
 	}
 	// Every key of this world's: the keys in ParseStrategy's list are
 	// either both worlds' or in planOnly.
-	for _, k := range strings.Split(StrategyKeys, ", ") {
-		if _, ok := planOnly[k]; !ok && !slices.Contains([]string{"dp", "mb", "schedule", "shard"}, k) {
-			t.Errorf("key %s: neither both worlds' nor in planOnly", k)
+	both := []string{"dp", "replicas", "mb", "micro-batches", "micro_batches", "schedule", "shard"}
+	for _, key := range Keys {
+		for _, k := range append([]string{key.Name}, key.Aliases...) {
+			if _, ok := planOnly[k]; !ok && !slices.Contains(both, k) {
+				t.Errorf("key %s: neither both worlds' nor in planOnly", k)
+			}
 		}
 	}
 	for _, text := range []string{"dp=4", "mb=8", "dp=2,mb=4,schedule=1f1b", "dp=2,shard=none"} {
-		op, err1 := decision.ParseStrategy(text)
+		op, err1 := decision.ParseStrategy(text, IsKey)
 		plan, err2 := ParseStrategy(text)
 		if err1 != nil || err2 != nil || op.String() != plan.String() || op.R() != plan.ReplicaCount() || op.M() != plan.MicroBatchCount() || op.Sched() != plan.Sched() {
 			t.Errorf("%s: op graph %q, %v; plan %q, %v", text, op, err1, plan, err2)

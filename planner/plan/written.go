@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -26,42 +25,20 @@ func ParseWritten(text string) (Written, error) {
 	if err != nil {
 		return Written{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, StrategyKeys)
+	pairs, err := SplitStrategy(text)
 	if err != nil {
 		return Written{}, err
 	}
 	w := Written{Strategy: s, keys: map[string]bool{}}
 	for _, kv := range pairs {
-		w.keys[keyName(kv.Key)] = true
+		w.keys[KeyName(kv.Key)] = true
 	}
 	return w, nil
 }
 
-// Names reports whether the text named key (by its first name: tp, not
-// tensor; distopt for shard too).
+// Names reports whether the text named key (by its name, KeyName: tp,
+// not tensor).
 func (w Written) Names(key string) bool { return w.keys[key] }
-
-// keyAliases are ParseStrategy's other names of a key, each to its first.
-var keyAliases = map[string]string{
-	"replicas": "dp", "micro-batches": "mb", "micro_batches": "mb", "tensor": "tp",
-	"context": "cp", "context-parallel": "cp", "pipeline": "pp", "virtual": "vp",
-	"micro-batch-size": "mbs", "micro_batch_size": "mbs", "sequence-parallel": "sp",
-	"tp-comm-overlap": "tpoverlap", "recompute_layers": "recompute-layers",
-	"first-stage-layers": "first", "last-stage-layers": "last", "tensor-stages": "stage-tp",
-	"expert-parallel": "ep", "expert-tensor-parallel": "etp", "ep-comm-overlap": "epoverlap",
-	"account-for-embedding-in-pipeline-split": "embedding-layer",
-	"account-for-loss-in-pipeline-split":      "loss-layer",
-	"recompute_modules":                       "recompute-modules", "grad-dtype": "grads",
-	"distributed-optimizer": "distopt", "shard": "distopt",
-}
-
-// keyName is key's first name.
-func keyName(key string) string {
-	if k, ok := keyAliases[key]; ok {
-		return k
-	}
-	return key
-}
 
 // Check refuses, in one line, a key of w that no plan of model m on pod
 // p has, whatever the keys w leaves out are (Search's plans, every

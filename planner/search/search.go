@@ -840,7 +840,7 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, plan.StrategyKeys)
+	pairs, err := plan.SplitStrategy(text)
 	if err != nil {
 		return Space{}, err
 	}
@@ -848,69 +848,69 @@ func SpaceOf(text string) (Space, error) {
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer, MemoryRecipe: s.MemoryRecipe}
 	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {
-		switch kv.Key {
-		case "tp", "tensor":
+		switch plan.KeyName(kv.Key) {
+		case "tp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.Uniform() && pl.TP == s.TensorDegree() })
-		case "stage-tp", "tensor-stages":
+		case "stage-tp":
 			keep = append(keep, func(pl plan.Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
-		case "cp", "context", "context-parallel":
+		case "cp":
 			sp.Context = s.ContextDegree()
 			keep = append(keep, func(pl plan.Plan) bool { return pl.CP == s.ContextDegree() })
-		case "pp", "pipeline":
+		case "pp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.PP == s.PipelineDegree() })
-		case "dp", "replicas":
+		case "dp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.DP == s.ReplicaCount() })
-		case "vp", "virtual":
+		case "vp":
 			sp.MaxVirtual = max(8, s.VirtualStages())
 			keep = append(keep, func(pl plan.Plan) bool { return pl.VP == s.VirtualStages() })
-		case "mbs", "micro-batch-size", "micro_batch_size":
+		case "mbs":
 			sp.MaxMBS, sp.MBS = max(8, s.MicroBatchSize), s.MicroBatchSize
 			keep = append(keep, func(pl plan.Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
-		case "mb", "micro-batches", "micro_batches":
+		case "mb":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.NumMicro == max(s.MicroBatches, 1) })
 		case "schedule":
 			if s.Schedule != decision.OneFOneB {
 				return Space{}, fmt.Errorf("strategy %q: schedule=%s: the search runs 1F1B, Megatron-Core's schedule (placer eval scores a GPipe plan)", text, s.Schedule)
 			}
-		case "sp", "sequence-parallel":
+		case "sp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.SequenceParallel == s.SequenceParallel })
-		case "tpoverlap", "tp-comm-overlap":
+		case "tpoverlap":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.TPOverlap == s.TPOverlap })
-		case "distopt", "distributed-optimizer", "shard":
+		case "distopt", "shard":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.DistOpt == s.DistOpt })
 		case "fsdp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.FSDP == s.FSDP })
 		case "recompute":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.Recompute == s.Recompute })
-		case "recompute-layers", "recompute_layers":
+		case "recompute-layers":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.RecomputeLayers == s.RecomputeLayers })
-		case "first", "first-stage-layers":
+		case "first":
 			keep = append(keep, func(pl plan.Plan) bool {
 				if pl.EmbeddingLayer || pl.LossLayer {
 					return pl.Stages[0] == s.FirstLayers // the split the units give, not written back
 				}
 				return pl.FirstLayers == s.FirstLayers
 			})
-		case "last", "last-stage-layers":
+		case "last":
 			keep = append(keep, func(pl plan.Plan) bool {
 				if pl.EmbeddingLayer || pl.LossLayer {
 					return pl.Stages[pl.PP-1] == s.LastLayers
 				}
 				return pl.LastLayers == s.LastLayers
 			})
-		case "recompute-modules", "recompute_modules":
+		case "recompute-modules":
 			keep = append(keep, func(pl plan.Plan) bool {
 				return pl.Recompute == s.Recompute && pl.RecomputeModules == s.RecomputeModules
 			})
-		case "embedding-layer", "account-for-embedding-in-pipeline-split":
+		case "embedding-layer":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.EmbeddingLayer == s.EmbeddingLayer })
-		case "loss-layer", "account-for-loss-in-pipeline-split":
+		case "loss-layer":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.LossLayer == s.LossLayer })
-		case "ep", "expert-parallel":
+		case "ep":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.EP == s.ExpertDegree() })
-		case "etp", "expert-tensor-parallel":
+		case "etp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.ETP == s.ExpertTensor })
-		case "epoverlap", "ep-comm-overlap":
+		case "epoverlap":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.EPOverlap == s.EPOverlap })
 		}
 	}

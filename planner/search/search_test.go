@@ -615,3 +615,41 @@ func TestBlackwellEndToEnd(t *testing.T) {
 		t.Errorf("search of llama3-8b on dgx-b200:4: %v (found %v, %v)", res.Best, res.Found, err)
 	}
 }
+
+// TestSpaceOfAliases: a plan written with the keys' aliases keeps what
+// the same plan written with their names keeps (SpaceOf reads each key
+// by plan.KeyName).
+func TestSpaceOfAliases(t *testing.T) {
+	m := specOf(t, strings.Replace(smallMoESpec, "batch=8", "batch=256", 1))
+	p, err := plan.PodOf("dgx-h100", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const aliased = "tensor=2,pipeline=2,virtual=1,micro-batch-size=16,sequence-parallel=on,tp-comm-overlap=off,distributed-optimizer=on,recompute=selective,expert-parallel=4,expert-tensor-parallel=1,ep-comm-overlap=off"
+	sp, err := SpaceOf(aliased)
+	if err != nil || sp.MaxMBS != 16 || sp.MaxVirtual != 8 || sp.MBS != 16 {
+		t.Fatalf("SpaceOf(%s): %+v, %v", aliased, sp, err)
+	}
+	s, err := plan.ParseStrategy(aliased)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sp.Keep(pl) {
+		t.Errorf("%s: its own plan is not kept", aliased)
+	}
+	for i, change := range []func(*plan.Plan){
+		func(q *plan.Plan) { q.TP = 4 }, func(q *plan.Plan) { q.PP = 4 }, func(q *plan.Plan) { q.MBS = 8 },
+		func(q *plan.Plan) { q.SequenceParallel = false }, func(q *plan.Plan) { q.DistOpt = false }, func(q *plan.Plan) { q.EP = 8 },
+		func(q *plan.Plan) { q.ETP = 2 }, func(q *plan.Plan) { q.EPOverlap = true },
+	} {
+		q := pl
+		change(&q)
+		if sp.Keep(q) {
+			t.Errorf("change %d: kept, want refused (a key written by its alias)", i)
+		}
+	}
+}

@@ -32,11 +32,6 @@ var bridgeMixedPrecision = map[string]string{
 	plan.FP4NV:        "bf16_with_nvfp4_mixed",
 }
 
-// bridgeKeys are the plan keys the Bridge overrides write: Megatron-LM's
-// and LoRA's.
-var bridgeKeys = append([]string{"peft", "lora-rank", "lora-alpha", "lora-targets", "lora-dropout",
-	"fp8-activation", "fp8-transpose-cache"}, megatronKeys...)
-
 // BridgeOverrides are Megatron-Bridge 0.5.0's ConfigContainer overrides of
 // plan s of model m on gpus GPUs, as its override machinery reads them
 // (src/megatron/bridge/training/utils/omegaconf_utils.py,

@@ -9,26 +9,22 @@ import (
 )
 
 // The keys of a plan at cluster scale (plan.Strategy.String's) each
-// target writes a setting for; each writer refuses the others in one
+// target writes a setting for: those whose declaration (plan.Keys) names
+// the target among its Exports. Each writer refuses the others in one
 // line naming the key and the target (unwritten), after its own, more
 // precise refusals. imbalance, the load of the busiest expert-parallel
 // rank placer costed, is how the tokens route, which no framework sets:
-// every target refuses it.
+// every target refuses it. torchtitan's own stack (stack=torchtitan-0.2)
+// is what it runs: written by writing for torchtitan (titanStack), any
+// other stack refused. hidden-dropout=0 is what its decoders run:
+// torchtitan 0.2.2's and 0.3.0's models (models/llama3, qwen3,
+// deepseek_v3) have no dropout module, so there is nothing to write.
 var (
-	megatronKeys = []string{"dp", "mb", "schedule", "shard", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "recompute-modules",
-		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fp4", "fsdp", "grads",
-		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing",
-		"pack", "pack-len", "loss-fusion", "cp-comm-type", "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold"}
-	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
-	// written by writing for torchtitan (titanStack). hidden-dropout=0
-	// is what its decoders run: torchtitan 0.2.2's and 0.3.0's models
-	// (models/llama3, qwen3, deepseek_v3) have no dropout module, so
-	// there is nothing to write.
-	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",
-		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "fp8gather", "stack", "compile", "hidden-dropout"}
-	deepspeedKeys = []string{"dp", "mb", "schedule", "shard", "mbs", "ep", "etp", "fsdp"}
-	torchPlanKeys = []string{"dp", "mb", "schedule", "shard", "tp", "pp", "mbs", "sp", "recompute", "recompute-modules",
-		"recompute-layers", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fsdp"}
+	megatronKeys   = plan.KeysExportedTo(plan.ExportMegatron)
+	bridgeKeys     = plan.KeysExportedTo(plan.ExportBridge)
+	torchtitanKeys = plan.KeysExportedTo(plan.ExportTorchtitan)
+	deepspeedKeys  = plan.KeysExportedTo(plan.ExportDeepSpeed)
+	torchPlanKeys  = plan.KeysExportedTo(plan.ExportTorchPlan)
 )
 
 // titanStack is the named stack torchtitan runs as it is.
