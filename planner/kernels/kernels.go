@@ -72,6 +72,20 @@ type Node struct {
 	// nodes reaches. 0: 1.
 	NICEff float64
 
+	// MeshLink, where set, is the bus bandwidth of one GPU-to-GPU link
+	// of a node whose GPUs are wired each to each with no switch (AMD's
+	// Infinity Fabric: 7 links a GPU on the 8-GPU platform): a
+	// collective among n of a node's GPUs runs on the n-1 links between
+	// each and the others, (n-1) x MeshLink (at most IntraBus), a send
+	// between two on one. 0: a switch (NVSwitch), IntraBus whatever the
+	// group.
+	MeshLink float64
+
+	// ROCm says the node runs AMD's software (ROCm: hipBLASLt, RCCL,
+	// ROCm's Transformer Engine) in place of NVIDIA's: NVIDIA's own
+	// recipes (fp4=nvfp4, fp8=blockwise) are refused on it.
+	ROCm bool
+
 	// UnfusedAttention says the core attention runs as Megatron-LM did
 	// before fused attention (Korthikanti et al., 2022): Q K^T as a
 	// batched GEMM writing every score of the S x S matrix (the causal

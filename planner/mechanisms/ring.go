@@ -370,7 +370,7 @@ func (c ring) cpSend(bytes float64) float64 {
 		bw, lat := c.Pod.Inter()
 		return bytes/bw + lat
 	}
-	bw, lat := c.Pod.Intra()
+	bw, lat := c.Pod.IntraFor(2) // a send to the ring's next rank: one link of a mesh
 	return bytes/bw + lat
 }
 

@@ -24,7 +24,25 @@ func blockScaledFits(s Strategy, p Pod) error {
 	if s.FP8 == FP4NV {
 		key = "fp4"
 	}
-	return fmt.Errorf("%s=%s on %s: its GPUs have no block-scaled (MXFP8/NVFP4) tensor cores (Blackwell has them)", key, s.FP8, p.Hardware.Name)
+	return fmt.Errorf("%s=%s on %s: its GPUs have no block-scaled (MXFP8/NVFP4) tensor cores (Blackwell and the MI355X have them)", key, s.FP8, p.Hardware.Name)
+}
+
+// rocmFits refuses NVIDIA's own recipes on a pod running AMD's ROCm
+// (Kernels.ROCm): NVFP4 (an NVIDIA format: CDNA 4's FP4 is MXFP4, which
+// placer does not price) and blockwise FP8 (no ROCm kernel benchmark of
+// it was found). Per-tensor FP8 (OCP FP8: e4m3fnuz on CDNA 3) runs on
+// every Instinct pod, MXFP8 on CDNA 4's (blockScaledFits).
+func rocmFits(s Strategy, p Pod) error {
+	if !p.Kernels.ROCm {
+		return nil
+	}
+	switch s.FP8 {
+	case FP4NV:
+		return fmt.Errorf("fp4=nvfp4 on %s: NVFP4 is NVIDIA's (AMD's FP4 is MXFP4, not priced); use fp8=current or delayed", p.Hardware.Name)
+	case FP8Blockwise:
+		return fmt.Errorf("fp8=blockwise on %s: no ROCm blockwise FP8 kernel is priced; use fp8=current or delayed", p.Hardware.Name)
+	}
+	return nil
 }
 
 // parseFP4 reads the fp4 key's value: nvfp4, or none (BF16).

@@ -231,6 +231,9 @@ func fp8Fits(s Strategy, p Pod) error {
 	if s.FP8 != "" && p.Kernels.FP8Peak <= 0 {
 		return fmt.Errorf("fp8=%s on %s: its GPUs have no FP8 tensor cores", s.FP8, p.Hardware.Name)
 	}
+	if err := rocmFits(s, p); err != nil {
+		return err
+	}
 	return blockScaledFits(s, p)
 }
 

@@ -324,6 +324,18 @@ func (p *Pod) Intra() (bw, latency float64) {
 	return h.PCIeBandwidth, h.PCIeLatency
 }
 
+// IntraFor is Intra for a collective among n GPUs of one node: on a node
+// wired GPU to GPU with no switch (Kernels.MeshLink: AMD's Infinity
+// Fabric) n-1 links carry it, (n-1) x MeshLink, at most Intra's; on
+// NVSwitch Intra whatever n.
+func (p *Pod) IntraFor(n int) (bw, latency float64) {
+	bw, latency = p.Intra()
+	if m := p.Kernels.MeshLink; m > 0 && n > 1 {
+		bw = min(bw, float64(n-1)*m)
+	}
+	return bw, latency
+}
+
 // Inter is one GPU's share of its node's NICs when every GPU of the node
 // communicates at once, as every tensor rank's data-parallel group does.
 func (p *Pod) Inter() (bw, latency float64) {
@@ -389,7 +401,7 @@ func (p *Pod) collective(k roofline.Collective, wire string, g Group, bytes floa
 			return t, roofline.Ring
 		}
 	}
-	bi, li := p.Intra()
+	bi, li := p.IntraFor(g.PerNode)
 	be, le := p.Inter()
 	ring := func(n int, s, bw, lat float64) float64 {
 		if n <= 1 {
@@ -434,7 +446,7 @@ func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 	}
 	var in, across float64
 	if g.PerNode > 1 {
-		bi, li := p.Intra()
+		bi, li := p.IntraFor(g.PerNode)
 		in = bytes*float64(g.PerNode-1)/n/bi + li
 	}
 	if g.Nodes > 1 {
@@ -456,7 +468,7 @@ func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 		}
 	}
 	if sameNode {
-		bw, lat := p.Intra()
+		bw, lat := p.IntraFor(2)
 		return bytes/bw + lat
 	}
 	// One GPU's own NIC: a pipeline's sends do not all cross at once.
