@@ -14,7 +14,7 @@ run). Standard library only: runs with Debian's python3.
     python3 tools/mlperf/mlperf_bench.py --out measurements/mlperf \\
         /work/.mirror/mlcommons+training_results_v3.0/repo ...
 
-Rounds v5.0 and later are held out of the project: the script refuses them.
+Rounds v5.1 and later are held out of the project: the script refuses them.
 """
 
 import argparse
@@ -31,8 +31,8 @@ import sys
 BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert")
 
 # HELD_OUT_FROM is the first round kept out of view (measurements/mlperf/
-# README.md: rounds v5.0 and later are the final check, never read).
-HELD_OUT_FROM = (5, 0)
+# README.md: rounds v5.1 and later are the final check, never read).
+HELD_OUT_FROM = (5, 1)
 
 # The columns of runs.csv, in order (measurements/mlperf/README.md says what
 # each holds).
@@ -118,7 +118,7 @@ def round_of(path):
         raise ValueError(f"{path}: not a training_results_vX.Y mirror (the round is read from the name)")
     r = (int(m.group(1)), int(m.group(2)))
     if r >= HELD_OUT_FROM:
-        raise ValueError(f"{path}: round v{r[0]}.{r[1]} is held out (v5.0 and later are not read)")
+        raise ValueError(f"{path}: round v{r[0]}.{r[1]} is held out (v5.1 and later are not read)")
     return f"v{r[0]}.{r[1]}"
 
 
@@ -130,9 +130,17 @@ def part_of(round_, benchmark=""):
     The rule, chosen on 2026-11-28 before any row was predicted: round v4.1
     whole is the validation part (its newest systems, H200 and the B200
     preview, and the most submitters); v3.0, v3.1 and v4.0 are the
-    development part. The benchmark does not enter the rule.
+    development part. Round v5.0, added on 2026-11-29 (issue 91), chosen
+    before any v5.0 row was read or predicted: its Llama 3.1 405B
+    pretraining benchmark (`llama31_405b`), whole, every submitter, is the
+    validation part; its other benchmarks (BERT, Llama 2 70B LoRA) are the
+    development part.
     """
-    return "validation" if round_ == "v4.1" else "development"
+    if round_ == "v4.1":
+        return "validation"
+    if round_ == "v5.0" and benchmark == "llama31_405b":
+        return "validation"
+    return "development"
 
 
 # ------------------------------------------------------------- MLLOG logs

@@ -217,12 +217,17 @@ class ShellAndYamlTest(unittest.TestCase):
 
     def test_rounds_and_parts(self):
         self.assertEqual(mb.round_of("/m/mlcommons+training_results_v4.1/repo"), "v4.1")
-        for held in ("/m/training_results_v5.0/repo", "/m/training_results_v5.1", "/m/training_results_v6.0"):
+        self.assertEqual(mb.round_of("/m/mlcommons+training_results_v5.0/repo"), "v5.0")
+        for held in ("/m/training_results_v5.1/repo", "/m/training_results_v5.2", "/m/training_results_v6.0"):
             with self.assertRaises(ValueError):
                 mb.round_of(held)
         self.assertEqual(mb.part_of("v4.1"), "validation")
+        self.assertEqual(mb.part_of("v4.1", "llama2_70b_lora"), "validation")
         for r in ("v3.0", "v3.1", "v4.0"):
             self.assertEqual(mb.part_of(r), "development")
+        self.assertEqual(mb.part_of("v5.0", "llama31_405b"), "validation")
+        for b in ("bert", "llama2_70b_lora"):
+            self.assertEqual(mb.part_of("v5.0", b), "development")
 
     def test_gpu_and_memory(self):
         self.assertEqual(mb.gpu_of("NVIDIA H100-SXM5-80GB"), "H100")
@@ -460,7 +465,7 @@ class BuildTest(unittest.TestCase):
             self.assertEqual(len(rows), 4)
             with open(os.path.join(out, "logs.csv")) as f:
                 self.assertEqual(len(list(csv.DictReader(f))), 8)
-            held = os.path.join(d, "training_results_v5.0")
+            held = os.path.join(d, "training_results_v5.1")
             os.symlink(FIXTURE, held)
             p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, held],
                                capture_output=True, text=True)

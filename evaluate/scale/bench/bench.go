@@ -23,15 +23,22 @@ const (
 // ValidationSet the published source set kept with it (torchao's float8
 // table): chosen on 2026-11-28 before any bench row was predicted
 // (measurements/mlperf/README.md, "The validation part").
+// ValidationRound50 and ValidationBenchmark50 are round v5.0's part kept
+// out of view: its Llama 3.1 405B pretraining benchmark, whole, every
+// submitter, chosen on 2026-11-29 before any v5.0 row was read or
+// predicted (issue 91); v5.0's BERT and LoRA rows are development rows.
 const (
-	ValidationRound = "v4.1"
-	ValidationSet   = published.SetTorchaoFloat8
+	ValidationRound       = "v4.1"
+	ValidationSet         = published.SetTorchaoFloat8
+	ValidationRound50     = "v5.0"
+	ValidationBenchmark50 = "llama31_405b"
 )
 
-// PartOf is the part an MLPerf row of round is in: the validation part
-// for ValidationRound, the development part for every other round.
-func PartOf(round string) string {
-	if round == ValidationRound {
+// PartOf is the part an MLPerf row of round and benchmark is in: the
+// validation part for ValidationRound and for v5.0's
+// ValidationBenchmark50, the development part for every other row.
+func PartOf(round, benchmark string) string {
+	if round == ValidationRound || (round == ValidationRound50 && benchmark == ValidationBenchmark50) {
 		return Validation
 	}
 	return Development
@@ -210,8 +217,8 @@ func Parse(in io.Reader) ([]Row, error) {
 		if bad != nil {
 			return nil, bad
 		}
-		if r.Part != "" && r.Part != PartOf(r.Round) {
-			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s in the %s part", line, r.ID, r.Part, r.Round, PartOf(r.Round))
+		if r.Part != "" && r.Part != PartOf(r.Round, r.Benchmark) {
+			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s's %s in the %s part", line, r.ID, r.Part, r.Round, r.Benchmark, PartOf(r.Round, r.Benchmark))
 		}
 		rows = append(rows, r)
 	}
