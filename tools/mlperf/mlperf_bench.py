@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert")
+BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert", "llama31_405b")
 
 # HELD_OUT_FROM is the first round kept out of view (measurements/mlperf/
 # README.md: rounds v5.1 and later are the final check, never read).
@@ -778,7 +778,7 @@ def _natural(s):
 # (benchmark/ in some submitters' folders: GIGABYTE's v3.0, GigaComputing's
 # v3.1 and v4.0, Quanta Cloud Technology's v3.0-v4.0 BERT code).
 BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)"),
-              "bert": re.compile(r"^bert")}
+              "bert": re.compile(r"^bert"), "llama31_405b": re.compile(r"^llama31_405b")}
 
 
 def candidate_configs(tree, submitter, benchmark):

@@ -52,8 +52,8 @@ func TestRows(t *testing.T) {
 			t.Errorf("%s: %d GPUs, %d nodes of %d", r.ID, r.GPUs, r.Nodes, r.GPUsPerNode)
 		}
 	}
-	if len(rounds) != 4 || benches["gpt3"] == 0 || benches["llama2_70b_lora"] == 0 || benches["bert"] == 0 {
-		t.Errorf("rounds %v, benchmarks %v: want v3.0 to v4.1, gpt3, llama2_70b_lora and bert", rounds, benches)
+	if len(rounds) != 5 || rounds["v5.0"] == 0 || benches["gpt3"] == 0 || benches["llama2_70b_lora"] == 0 || benches["bert"] == 0 || benches["llama31_405b"] == 0 {
+		t.Errorf("rounds %v, benchmarks %v: want v3.0 to v5.0, gpt3, llama2_70b_lora, bert and llama31_405b", rounds, benches)
 	}
 	// The bench's must-hold: at least 150 measured submissions from four
 	// rounds, a resubmission of earlier runs (SameLogsAs) not counted.
