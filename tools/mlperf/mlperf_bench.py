@@ -822,6 +822,8 @@ def yamls_for(tree, config_path):
     helper files (tp_overlap/, nccl/)."""
     parts = config_path.split("/")
     impl = "/".join(parts[:5] if len(parts) > 5 and parts[3] == "implementations" else parts[:4])
+    if len(parts) == 4:
+        impl = "/".join(parts[:3])  # a config directly under benchmarks/<benchmark>/ (Lenovo's v5.0 LoRA)
     vendored = ("/NeMo/", "/Megatron-LM/", "/TransformerEngine/", "/apex/", "/examples/", "/tests/")
     files = [p for p in tree.files() if p.startswith(impl + "/") and p.endswith(".yaml")
              and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p
@@ -833,6 +835,38 @@ def yamls_for(tree, config_path):
         for k, vs in yaml_keys(tree.read(f)).items():
             keys.setdefault(k, []).extend(vs)
     return keys
+
+
+# NVIDIA's MLPerf containers as submitters' run scripts and READMEs name
+# them (nvcr.io/nvdlfwea/mlperftv50/llama2_70b_lora-amd:20250416): the
+# image holds NVIDIA's implementation, its conf/ YAML included.
+_NV_CONTAINER = re.compile(r"nvcr\.io/nvdlfwea/mlperftv\d+/")
+
+
+def nvidia_yaml_for(tree, config_path, benchmark):
+    """A config of NVIDIA's own implementation of benchmark in the same
+    round, for a submitter's config whose folder holds no YAML but whose
+    scripts or README name NVIDIA's MLPerf container (the image that holds
+    NVIDIA's implementation and its YAML): the first of NVIDIA's configs,
+    or "" where the folder names no such container or NVIDIA has none."""
+    d = config_path.rsplit("/", 1)[0]
+    named = False
+    for p in tree.files():
+        if p.startswith(d + "/") and p.count("/") == d.count("/") + 1 and \
+                re.search(r"(README\.md|\.sub|\.sh)$", p):
+            try:
+                if _NV_CONTAINER.search(tree.read(p)):
+                    named = True
+                    break
+            except (FileNotFoundError, OSError):
+                continue
+    if not named:
+        return ""
+    nv = sorted(candidate_configs(tree, "NVIDIA", benchmark))
+    for c in nv:
+        if yamls_for(tree, c):
+            return c
+    return ""
 
 
 def config_gbs(env, gpus, benchmark=""):
@@ -1102,7 +1136,13 @@ def build(trees):
             if benchmark == "bert":
                 keys, defaults = {}, []
             else:
-                keys, defaults = plan_keys(env, yamls_for(tree, cfg) if cfg else {})
+                ykeys = yamls_for(tree, cfg) if cfg else {}
+                if cfg and not ykeys:
+                    nv = nvidia_yaml_for(tree, cfg, benchmark)
+                    if nv:
+                        ykeys = yamls_for(tree, nv)
+                        match += f"; YAML: none in the submitter's folder, which runs NVIDIA's container: NVIDIA's {nv.rsplit('/', 1)[0]}"
+                keys, defaults = plan_keys(env, ykeys)
             printed = {}
             for t in texts if benchmark != "bert" else []:
                 printed = printed_config(t)
