@@ -51,7 +51,7 @@ COLUMNS = [
     "lora_rank", "lora_alpha", "lora_targets",
     "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-    "overlap_param_sync", "sharp", "connections",
+    "overlap_param_sync", "sharp", "connections", "pp_embed_layer", "pp_loss_layer",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
     "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
@@ -635,6 +635,13 @@ KEYS = [
     # to ensure that the gather is scheduled before" the GEMM). Read as
     # written, a whole number.
     ("connections", [], ["CUDA_DEVICE_MAX_CONNECTIONS"]),
+    # Megatron-Core's account_for_embedding_in_pipeline_split and
+    # account_for_loss_in_pipeline_split (NVIDIA's v5.0 llama31_405b
+    # custom.yaml: ${oc.env:ASYM_PP_EMBED,False}, ${oc.env:ASYM_PP_LOSS,
+    # False}; pretrain.py passes them to the model config): the embedding
+    # and the loss each counted as a layer of the pipeline split.
+    ("pp_embed_layer", ["account_for_embedding_in_pipeline_split"], ["ASYM_PP_EMBED"]),
+    ("pp_loss_layer", ["account_for_loss_in_pipeline_split"], ["ASYM_PP_LOSS"]),
 ]
 
 
@@ -1217,7 +1224,7 @@ def build(trees):
                     row["fp8_format"] = "e4m3"
             for b in ("sp", "fp8", "fp8_reduce_amax", "amax_async", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a"):
+                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "pp_embed_layer", "pp_loss_layer"):
                 row[b] = normalize_bool(row[b])
             for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
                 if row[k].lower() in ("null", "none"):

@@ -103,6 +103,12 @@ type Row struct {
 	// Connections is CUDA_DEVICE_MAX_CONNECTIONS as the config scripts
 	// export it (runs.csv connections; "" where they do not).
 	Connections string
+	// PPEmbedLayer and PPLossLayer are Megatron-Core's
+	// account_for_embedding_in_pipeline_split and
+	// account_for_loss_in_pipeline_split (runs.csv pp_embed_layer,
+	// pp_loss_layer; 1/0, "" where not said): placer's embedding-layer=on
+	// and loss-layer=on.
+	PPEmbedLayer, PPLossLayer string
 	// BERT's recipe (measurements/mlperf/README.md): gradient
 	// accumulation, samples a packed sequence, precision, optimizer, its
 	// fused attention, unpadding, MLM head on masked positions only,
@@ -211,6 +217,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
 			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"), Connections: get("connections"),
+			PPEmbedLayer: get("pp_embed_layer"), PPLossLayer: get("pp_loss_layer"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -244,6 +251,10 @@ type Reading struct {
 const (
 	gpt3Shape    = "gpt:layers=96,hidden=12288,heads=96,vocab=50257"
 	llama270Bape = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000"
+	// llama31405BShape is Llama 3.1 405B (NeMo's Llama31Config405B: 126
+	// layers, hidden 16,384, 128 heads, 8 key/value heads, FFN 53,248)
+	// with the Mixtral 8x22B tokenizer's 32,768 entries.
+	llama31405BShape = "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,vocab=32768"
 )
 
 // distOptKeys is the distributed optimizer's keys of row r:
@@ -289,7 +300,7 @@ func Read(r Row) (Reading, error) {
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, r.Nodes, perNode, attentionOption(r, &rd))
+	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, clusterNodes(r, preset), perNode, attentionOption(r, &rd))
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
 	for _, d := range []struct {
@@ -299,6 +310,12 @@ func Read(r Row) (Reading, error) {
 		if d.n > 1 {
 			add("%s=%d", d.key, d.n)
 		}
+	}
+	if r.PPEmbedLayer == "1" && r.PP > 1 {
+		add("embedding-layer=on")
+	}
+	if r.PPLossLayer == "1" && r.PP > 1 {
+		add("loss-layer=on")
 	}
 	add("dp=%d", r.DP)
 	add("mbs=%d", r.MBS)
@@ -504,6 +521,16 @@ func amaxKey(r Row, rd *Reading) string {
 func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 	perNode := ""
 	switch {
+	case preset == nvl72:
+		racks, per, err := nvl72Racks(r) // pods.go
+		if err != nil {
+			return "", err
+		}
+		if per != 72 {
+			perNode = fmt.Sprintf(",per-node=%d", per)
+		}
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d compute trays of 4 GB200 GPUs as %d NVL72 rack(s) of %d GPUs each, with the preset's NICs (the fewest racks that hold the trays evenly; the system description does not say how they are spread)", r.Nodes, racks, per))
+		return perNode, nil
 	case r.GPUsPerNode == 8:
 	case pcie && r.GPUsPerNode > 0 && r.GPUsPerNode <= 16:
 		// A server of PCIe cards: per-node= up to the preset's 16 slots,
@@ -527,6 +554,17 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 		return "", err
 	}
 	return perNode + nics, nil
+}
+
+// clusterNodes is the nodes of r's pod as the preset counts them: a
+// GB200 row's racks (nvl72Racks), every other row's nodes.
+func clusterNodes(r Row, preset string) int {
+	if preset == nvl72 {
+		if racks, _, err := nvl72Racks(r); err == nil {
+			return racks
+		}
+	}
+	return r.Nodes
 }
 
 // attentionOption is the cluster option of the attention kernel row r's
@@ -567,6 +605,13 @@ func readWorkload(r Row, rd *Reading) error {
 		}
 		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", gpt3Shape, seq, r.GBS)
 		rd.Assumed = append(rd.Assumed, "vocabulary 50,257 (the C4 SentencePiece tokenizer's; the mirror holds no tokenizer)")
+	case "llama31_405b":
+		if seq == 0 {
+			seq = 8192
+			rd.Assumed = append(rd.Assumed, "sequence 8,192 (MLPerf's Llama 3.1 405B benchmark; the row does not say)")
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", llama31405BShape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "vocabulary 32,768 (MLPerf's benchmark replaces Llama 3.1's tokenizer with Mixtral 8x22B's: NVIDIA's v5.0 llama31_405b README)")
 	case "llama2_70b_lora":
 		if seq == 0 {
 			seq = 8192
