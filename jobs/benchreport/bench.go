@@ -139,8 +139,12 @@ func stated() (report.BenchStated, error) {
 	if err != nil {
 		return report.BenchStated{}, err
 	}
+	reach, err := calibration.DevelopmentReach()
+	if err != nil {
+		return report.BenchStated{}, err
+	}
 	st := report.BenchStated{Level: calibration.StatedLevel, Development: calibration.LeaveOneSweepOut(t.Rows(), calibration.StatedLevel),
-		Validation: calibration.Holdout(t, val)}
+		Validation: calibration.HoldoutReach(t, reach, val), FamilyOut: calibration.LeaveFamilyOut(t.Rows(), calibration.StatedLevel)}
 	count := map[calibration.Regime]int{}
 	for _, r := range t.Rows() {
 		count[r.Regime]++
