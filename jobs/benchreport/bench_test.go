@@ -3,6 +3,7 @@ package benchreport
 import (
 	"bytes"
 	"context"
+	"github.com/placer/placer/evaluate/scale/bench/calibration"
 	"strings"
 	"testing"
 
@@ -77,8 +78,19 @@ func TestBenchParts(t *testing.T) {
 	if err := report.WriteBench(&out, hidden); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "leave one sweep out") || !strings.HasPrefix(lastLines(out.String(), 2), "validation part, each row against the development part's stated error") {
-		t.Errorf("the report does not end with the stated error's coverage:\n%s", lastLines(out.String(), 6))
+	if !strings.Contains(out.String(), "leave one sweep out") || !strings.Contains(out.String(), "\nvalidation part, each row against the development part's stated error") ||
+		!strings.Contains(out.String(), "\nleave one family out (development part)") || !strings.Contains(lastLines(out.String(), 8), "kind x code base") {
+		t.Errorf("the report does not end with the stated error's coverage, leave one sweep out, the validation part and each way of leaving a family out:\n%s", lastLines(out.String(), 8))
+	}
+	// Every way of leaving out, each family counted once: every
+	// development row in each way.
+	if len(st.FamilyOut) != len(calibration.Ways) {
+		t.Errorf("%d ways of leaving out, want %d", len(st.FamilyOut), len(calibration.Ways))
+	}
+	for _, wc := range st.FamilyOut {
+		if wc.Rows != st.Development.Rows || wc.Within > wc.Rows {
+			t.Errorf("%s: %d of %d rows, want every one of the %d development rows", wc.Way, wc.Within, wc.Rows, st.Development.Rows)
+		}
 	}
 	if strings.Contains(out.String(), "v4.1/") {
 		t.Error("the report prints a validation row without --show-validation")

@@ -21,7 +21,8 @@ import (
 //     release ("megatron-core" for placer's default stack: NeMo's and
 //     Megatron-LM's MLPerf runs; "megatron-bridge", "torchtitan",
 //     "nvidia-bert-mlperf", "model-zoo-moe-dev", "torch-eager", ...);
-//   - Gen: the GPU's generation (Regime.Gen);
+//   - Gen: the GPU's generation (Regime.Gen); a GPU of no known
+//     generation its own ("other:l40s");
 //   - Kind: dense pretraining, MoE or LoRA (Regime.Kind);
 //   - Host: the CPU that issues the kernels, "grace" on the NVL72 racks
 //     and GH200 (Arm Neoverse V2), else "x86";
@@ -72,7 +73,14 @@ func HostOf(hw string) string {
 // FactsOf is the facts of plan s of model m on pod p.
 func FactsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Facts {
 	g := RegimeOf(m, s, p)
-	return Facts{CodeBase: CodeBaseOf(s.Software.Stack), Gen: g.Gen, Kind: g.Kind, Host: HostOf(p.Hardware.Name), Seq: g.Seq}
+	gen := g.Gen
+	if gen == GenOther {
+		// A GPU of no known generation is its own family (an L40S is
+		// not an MI300X).
+		name, _, _ := strings.Cut(strings.ToLower(p.Hardware.Name), "-")
+		gen = GenOther + ":" + name
+	}
+	return Facts{CodeBase: CodeBaseOf(s.Software.Stack), Gen: gen, Kind: g.Kind, Host: HostOf(p.Hardware.Name), Seq: g.Seq}
 }
 
 // A Way is one way of leaving out a family of runs: one fact, or two
@@ -91,20 +99,29 @@ type Way struct {
 
 var (
 	kindWord = map[string]string{KindDense: "dense pretraining", KindMoE: "MoE", KindLoRA: "LoRA"}
-	genWord  = map[string]string{GenAmpere: "Ampere", GenHopper: "Hopper", GenBlackwell: "Blackwell", GenOther: "other GPUs"}
+	genWord  = map[string]string{GenAmpere: "Ampere", GenHopper: "Hopper", GenBlackwell: "Blackwell"}
 	seqWord  = map[string]string{SeqShort: "a short sequence", SeqLong: "a long sequence (context parallel or 16,384 tokens or more)"}
 	hostWord = map[string]string{HostGrace: "a Grace host", HostX86: "an x86 host"}
 )
+
+// genName is a generation as a phrase names it: "Blackwell", "the
+// mi300x" for a GPU of no known generation.
+func genName(g string) string {
+	if n, ok := genWord[g]; ok {
+		return n
+	}
+	return "the " + strings.TrimPrefix(g, GenOther+":")
+}
 
 // Ways are the ways of leaving out a family: each fact alone, and the
 // kind of run on a GPU generation, on a host and in a code base.
 var Ways = []Way{
 	{"code base", nil, func(f Facts) string { return f.CodeBase }, func(f Facts) string { return "in the code base " + f.CodeBase }},
-	{"GPU generation", nil, func(f Facts) string { return f.Gen }, func(f Facts) string { return "on " + genWord[f.Gen] }},
+	{"GPU generation", nil, func(f Facts) string { return f.Gen }, func(f Facts) string { return "on " + genName(f.Gen) }},
 	{"kind of run", nil, func(f Facts) string { return f.Kind }, func(f Facts) string { return "of " + kindWord[f.Kind] }},
 	{"host CPU", nil, func(f Facts) string { return f.Host }, func(f Facts) string { return "on " + hostWord[f.Host] }},
 	{"sequence band", nil, func(f Facts) string { return f.Seq }, func(f Facts) string { return "at " + seqWord[f.Seq] }},
-	{"kind x GPU generation", []int{2, 1}, func(f Facts) string { return f.Kind + "/" + f.Gen }, func(f Facts) string { return "of " + kindWord[f.Kind] + " on " + genWord[f.Gen] }},
+	{"kind x GPU generation", []int{2, 1}, func(f Facts) string { return f.Kind + "/" + f.Gen }, func(f Facts) string { return "of " + kindWord[f.Kind] + " on " + genName(f.Gen) }},
 	{"kind x host CPU", []int{2, 3}, func(f Facts) string { return f.Kind + "/" + f.Host }, func(f Facts) string { return "of " + kindWord[f.Kind] + " on " + hostWord[f.Host] }},
 	{"kind x code base", []int{2, 0}, func(f Facts) string { return f.Kind + "/" + f.CodeBase }, func(f Facts) string { return "of " + kindWord[f.Kind] + " in the code base " + f.CodeBase }},
 }
@@ -137,22 +154,53 @@ func familyTables(dev []Row, w Way, level float64) map[string]*Table {
 	return out
 }
 
+// needed is the widening one family's rows needed, its excesses ex
+// over the bound stated without it: their level quantile, or where the
+// family has too few rows for it, the largest.
+func needed(ex []float64, level float64) float64 {
+	if b, ok := Quantile(ex, level); ok {
+		return b
+	}
+	return slices.Max(append([]float64{0}, ex...))
+}
+
+// familyNeeds are, for one way, each family's excesses (its rows'
+// |error| beyond the bound stated from the other families' rows) and
+// the widening it needed (needed), by family.
+func familyNeeds(dev []Row, w Way, level float64) (tables map[string]*Table, ex map[string][]float64, need map[string]float64) {
+	tables = familyTables(dev, w, level)
+	ex = map[string][]float64{}
+	for _, r := range dev {
+		k := w.Key(r.Facts)
+		ex[k] = append(ex[k], excess(tables[k].For(r.Regime), r.Error))
+	}
+	need = map[string]float64{}
+	for k, e := range ex {
+		need[k] = needed(e, level)
+	}
+	return tables, ex, need
+}
+
+// widest is the largest of need over the families other than skip.
+func widest(need map[string]float64, skip string) float64 {
+	var w float64
+	for k, n := range need {
+		if k != skip {
+			w = max(w, n)
+		}
+	}
+	return w
+}
+
 // Widening is, for one way, the error measured on its families left
-// out: the level quantile, over every development row, of how far its
-// |error| is beyond the bound stated from the rows of the other
-// families (excess). A plan outside the bench by this way states its
+// out: each family left out in turn, the widening its rows needed
+// beyond the bound stated from the other families' rows (the level
+// quantile of their excess, the largest where the family is small), and
+// of those the largest. A plan outside the bench by this way states its
 // regime's bound plus this.
 func Widening(dev []Row, w Way, level float64) float64 {
-	tables := familyTables(dev, w, level)
-	var ex []float64
-	for _, r := range dev {
-		ex = append(ex, excess(tables[w.Key(r.Facts)].For(r.Regime), r.Error))
-	}
-	b, ok := Quantile(ex, level)
-	if !ok {
-		return 0
-	}
-	return b
+	_, _, need := familyNeeds(dev, w, level)
+	return widest(need, "\x00")
 }
 
 // FamilyCoverage is one family left out: its rows, how many fall within
@@ -186,15 +234,8 @@ type WayCoverage struct {
 func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
 	var out []WayCoverage
 	for _, w := range Ways {
-		tables := familyTables(dev, w, level)
-		ex := make([]float64, len(dev))
-		for i, r := range dev {
-			ex[i] = excess(tables[w.Key(r.Facts)].For(r.Regime), r.Error)
-		}
-		wc := WayCoverage{Way: w.Name}
-		if b, ok := Quantile(ex, level); ok {
-			wc.Widening = b
-		}
+		tables, _, need := familyNeeds(dev, w, level)
+		wc := WayCoverage{Way: w.Name, Widening: widest(need, "\x00")}
 		fams := map[string][]int{}
 		for i, r := range dev {
 			k := w.Key(r.Facts)
@@ -206,13 +247,7 @@ func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			var others []float64
-			for i, r := range dev {
-				if w.Key(r.Facts) != k {
-					others = append(others, ex[i])
-				}
-			}
-			widen, _ := Quantile(others, level)
+			widen := widest(need, k) // measured on the other families alone
 			fc := FamilyCoverage{Family: k, Widening: widen}
 			for _, i := range fams[k] {
 				e := tables[k].For(dev[i].Regime)
