@@ -51,7 +51,7 @@ COLUMNS = [
     "lora_rank", "lora_alpha", "lora_targets",
     "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-    "overlap_param_sync", "sharp", "connections", "pp_embed_layer", "pp_loss_layer",
+    "overlap_param_sync", "sharp", "connections", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
     "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
@@ -642,6 +642,13 @@ KEYS = [
     # and the loss each counted as a layer of the pipeline split.
     ("pp_embed_layer", ["account_for_embedding_in_pipeline_split"], ["ASYM_PP_EMBED"]),
     ("pp_loss_layer", ["account_for_loss_in_pipeline_split"], ["ASYM_PP_LOSS"]),
+    # Megatron-Core's own per-layer CUDA graphs as NVIDIA's v5.0 scripts
+    # set them (MCORE_CUDA_GRAPH; its LoRA YAML: enable_cuda_graph:
+    # ${oc.env:MCORE_CUDA_GRAPH,False}, where LAYER_CUDA_GRAPH, the
+    # cuda_graph column, sets external_cuda_graph: Transformer Engine's
+    # make_graphed_callables). The environment only: earlier rounds' YAML
+    # maps enable_cuda_graph to LAYER_CUDA_GRAPH.
+    ("mcore_cuda_graph", [], ["MCORE_CUDA_GRAPH"]),
 ]
 
 
@@ -1224,7 +1231,7 @@ def build(trees):
                     row["fp8_format"] = "e4m3"
             for b in ("sp", "fp8", "fp8_reduce_amax", "amax_async", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "pp_embed_layer", "pp_loss_layer"):
+                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph"):
                 row[b] = normalize_bool(row[b])
             for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
                 if row[k].lower() in ("null", "none"):

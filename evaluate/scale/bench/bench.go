@@ -109,6 +109,10 @@ type Row struct {
 	// pp_loss_layer; 1/0, "" where not said): placer's embedding-layer=on
 	// and loss-layer=on.
 	PPEmbedLayer, PPLossLayer string
+	// MCoreCUDAGraph is Megatron-Core's own per-layer CUDA graphs as the
+	// config exports MCORE_CUDA_GRAPH (runs.csv mcore_cuda_graph; 1/0,
+	// "": not said).
+	MCoreCUDAGraph string
 	// BERT's recipe (measurements/mlperf/README.md): gradient
 	// accumulation, samples a packed sequence, precision, optimizer, its
 	// fused attention, unpadding, MLM head on masked positions only,
@@ -217,7 +221,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
 			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"), Connections: get("connections"),
-			PPEmbedLayer: get("pp_embed_layer"), PPLossLayer: get("pp_loss_layer"),
+			PPEmbedLayer: get("pp_embed_layer"), PPLossLayer: get("pp_loss_layer"), MCoreCUDAGraph: get("mcore_cuda_graph"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
@@ -372,8 +376,17 @@ func Read(r Row) (Reading, error) {
 		// static buffers (plan/recipe.go, graph-pool=layers).
 		add("graphs=dense,graph-pool=layers")
 		rd.Assumed = append(rd.Assumed, "per-layer CUDA graphs captured as NVIDIA's v4.0 GPT-3 code does (TE make_graphed_callables: a graph a layer and micro-batch, four hidden states each kept)")
-	case "0":
-		add("graphs=off")
+	case "0", "":
+		if r.MCoreCUDAGraph == "1" {
+			// Megatron-Core's own per-layer graphs (NVIDIA's v5.0 LoRA
+			// configs' MCORE_CUDA_GRAPH=1): the layers' launches
+			// replayed; their memory pools are Megatron-Core's
+			// (transformer/cuda_graphs.py), not read here.
+			add("graphs=dense")
+			rd.Assumed = append(rd.Assumed, "Megatron-Core's per-layer CUDA graphs (MCORE_CUDA_GRAPH=1) replay the layers' launches; their static buffers are not counted (Megatron-Core's graph memory pools not read)")
+		} else if r.CUDAGraph == "0" {
+			add("graphs=off")
+		}
 	}
 	conf, unread, err := allocConf(r.AllocConf)
 	if err != nil {
