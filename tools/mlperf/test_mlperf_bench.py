@@ -229,6 +229,38 @@ class ShellAndYamlTest(unittest.TestCase):
         for b in ("bert", "llama2_70b_lora"):
             self.assertEqual(mb.part_of("v5.0", b), "development")
 
+    def test_v50_yaml_and_keys(self):
+        # A config directly under benchmarks/<benchmark>/ finds the YAML
+        # beside it; a folder with no YAML whose README names NVIDIA's
+        # MLPerf container takes NVIDIA's implementation's; one that
+        # names none takes nothing.
+        files = {
+            "Lenovo/benchmarks/llama2_70b_lora/config_B200_1x8.sh": "export TP=1\n",
+            "Lenovo/benchmarks/llama2_70b_lora/conf/megatron_gpt_peft_tuning_config.yaml": "  fp8_params: True\n",
+            "Lambda/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh": "export TP=1\n",
+            "Lambda/benchmarks/llama2_70b_lora/implementations/b200/README.md": "export CONT=nvcr.io/nvdlfwea/mlperftv50/llama2_70b_lora-amd:20250416\n",
+            "Other/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh": "export TP=1\n",
+            "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/config_DGXB200_1x8.sh": "export TP=1\n",
+            "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/conf/megatron_gpt_peft_tuning_config.yaml":
+                "  fp8_params: ${oc.decode:${oc.env:FP8,True}}\n  enable_cuda_graph: ${oc.decode:${oc.env:MCORE_CUDA_GRAPH,False}}\n",
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in files.items():
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w") as f:
+                    f.write(text)
+            tree = mb.Tree(d)
+            self.assertEqual(mb.yamls_for(tree, "Lenovo/benchmarks/llama2_70b_lora/config_B200_1x8.sh"), {"fp8_params": ["True"]})
+            lam = "Lambda/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh"
+            self.assertEqual(mb.yamls_for(tree, lam), {})
+            self.assertEqual(mb.nvidia_yaml_for(tree, lam, "llama2_70b_lora"),
+                             "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/config_DGXB200_1x8.sh")
+            self.assertEqual(mb.nvidia_yaml_for(tree, "Other/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh", "llama2_70b_lora"), "")
+        # MCORE_CUDA_GRAPH is its own column; LAYER_CUDA_GRAPH stays cuda_graph;
+        # ASYM_PP_EMBED / ASYM_PP_LOSS the pipeline split's end layers.
+        keys, _ = mb.plan_keys({"LAYER_CUDA_GRAPH": "0", "MCORE_CUDA_GRAPH": "1", "ASYM_PP_EMBED": "True", "ASYM_PP_LOSS": "True"}, {})
+        self.assertEqual((keys["cuda_graph"], keys["mcore_cuda_graph"], keys["pp_embed_layer"], keys["pp_loss_layer"]), ("0", "1", "True", "True"))
+
     def test_gpu_and_memory(self):
         self.assertEqual(mb.gpu_of("NVIDIA H100-SXM5-80GB"), "H100")
         self.assertEqual(mb.gpu_of("NVIDIA B200-SXM-180GB"), "B200")
