@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/bench"
@@ -50,7 +51,11 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 			pt.MLPerf.Unmeasured++
 		case br.Refused != "":
 			pt.MLPerf.Refused++
-			pt.MLPerf.Reasons = addReason(pt.MLPerf.Reasons, br.Refused)
+			why := br.Refused
+			if pt.Name == bench.Validation && !opts.ShowValidation {
+				why = planHidden(why)
+			}
+			pt.MLPerf.Reasons = addReason(pt.MLPerf.Reasons, why)
 		default:
 			pt.MLPerf.Predicted++
 			pt.MLPerf.MeanAbsError += math.Abs(br.Error)
@@ -207,6 +212,19 @@ func benchRow(r bench.Row) report.BenchRow {
 	}
 	br.UsableGiB = float64(res.Usable) / (1 << 30)
 	return br
+}
+
+// planHidden is a refusal's reason without the plan it names ("strategy
+// tp=4,...: pp=8 x vp=8 does not divide the 126 layers" is "strategy (the
+// row's plan, not printed): pp=8 x vp=8 ..."): a validation row's plan is
+// not printed without --show-validation.
+func planHidden(reason string) string {
+	if rest, ok := strings.CutPrefix(reason, "strategy "); ok {
+		if _, tail, ok := strings.Cut(rest, ": "); ok {
+			return "strategy (the row's plan, not printed): " + tail
+		}
+	}
+	return reason
 }
 
 // addReason counts reason among rs (one entry per distinct reason, in

@@ -95,6 +95,11 @@ func TestBenchParts(t *testing.T) {
 	if strings.Contains(out.String(), "v4.1/") {
 		t.Error("the report prints a validation row without --show-validation")
 	}
+	for _, r := range hidden.Validation.MLPerf.Reasons {
+		if strings.HasPrefix(r.Reason, "strategy ") && !strings.HasPrefix(r.Reason, "strategy (the row's plan, not printed): ") {
+			t.Errorf("a validation refusal names its row's plan without --show-validation: %.40s...", r.Reason)
+		}
+	}
 	out.Reset()
 	if err := report.WriteBench(&out, shown); err != nil {
 		t.Fatal(err)
@@ -134,4 +139,16 @@ func TestResubmissionJudgedOnce(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+func TestPlanHidden(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"strategy tp=4,pp=8,vp=8,dp=8: pp=8 x vp=8 does not divide the 126 layers", "strategy (the row's plan, not printed): pp=8 x vp=8 does not divide the 126 layers"},
+		{"no pod preset for RTX4090 GPUs", "no pod preset for RTX4090 GPUs"},
+		{"strategy without a colon", "strategy without a colon"},
+	} {
+		if got := planHidden(c.in); got != c.want {
+			t.Errorf("planHidden(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }
