@@ -373,10 +373,11 @@ test-python-debian: build py-deps
 
 # The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
 # submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of rounds
-# v3.0 to v4.1, read from mlcommons' training_results_vX.Y repositories
+# v3.0 to v5.0 (and Llama 3.1 405B in v5.0), read from mlcommons' training_results_vX.Y repositories
 # (bare git mirrors or checkouts; MIRRORS, by default every
-# training_results_v* under /work/.mirror). Rounds v5.0 and later are
-# held out: the script refuses them. About 25 s on 2 shared cores.
+# training_results_v* under /work/.mirror). Round v5.0 is read (its
+# Llama 3.1 405B rows the validation part); v5.1 and later are held out:
+# the script refuses them. About 40 s on 2 shared cores.
 MIRRORS ?=
 .PHONY: mlperf-bench-data bench-fits
 mlperf-bench-data:

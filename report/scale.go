@@ -163,6 +163,57 @@ type ScaleSearch struct {
 	// Tie is the tie ordered by what is cheaper to run (OrderTie); nil
 	// where fewer than two plans are tied.
 	Tie *Tie `json:"tie,omitempty"`
+	// Known is, where the fastest plan's facts are outside the bench
+	// (its stated error names them), how the plans within its stated
+	// error of it were ordered by what the bench knows best; nil where
+	// the bench covers the fastest plan's facts.
+	Known *KnownOrder `json:"known_first,omitempty"`
+}
+
+// KnownOrder is a search's near-tie ordered by what the bench knows
+// best (DESIGN.md §14, "The bench's reach"): the plans within the fastest plan's stated error of
+// its step, fewest facts outside the bench first, then the narrowest
+// stated error, then the fastest; the first is the answer.
+type KnownOrder struct {
+	// Outside are the fastest plan's facts no development row shares.
+	Outside []string `json:"outside"`
+	// Window is the fastest plan's stated error (a fraction): the plans
+	// within it of the fastest step are its near-ties.
+	Window float64 `json:"window"`
+	// Near is how many plans shown are within Window, the fastest
+	// among them.
+	Near int `json:"near_ties"`
+	// Answer is the plan answered with, Fastest the fastest's
+	// (the same where the fastest is the best known).
+	Answer  string `json:"answer"`
+	Fastest string `json:"fastest"`
+	// AnswerOutside and AnswerError are the answer's facts outside the
+	// bench and its stated error.
+	AnswerOutside []string `json:"answer_outside,omitempty"`
+	AnswerError   float64  `json:"answer_stated_error"`
+}
+
+// KnownLine says, below the search's table, that the fastest plan is
+// outside the bench and which plan of its near-ties the bench knows
+// best; "" where the bench covers it.
+func KnownLine(s ScaleSearch) string {
+	k := s.Known
+	if k == nil {
+		return ""
+	}
+	head := fmt.Sprintf("outside the bench: the fastest plan has %s; ", strings.Join(k.Outside, ", "))
+	if k.Near < 2 {
+		return head + fmt.Sprintf("no other plan is within its stated error ±%s, so it is the answer\n", Percent(k.Window))
+	}
+	if k.Answer == k.Fastest {
+		return head + fmt.Sprintf("of the %d plans within its stated error ±%s, it is also the one the bench knows best (fewest facts outside, then the narrowest stated error), so it is the answer\n", k.Near, Percent(k.Window))
+	}
+	out := "every fact of it inside the bench"
+	if len(k.AnswerOutside) > 0 {
+		out = strings.Join(k.AnswerOutside, ", ")
+	}
+	return head + fmt.Sprintf("of the %d plans within its stated error ±%s, the answer is the one the bench knows best (fewest facts outside, then the narrowest stated error): %s (%s; stated ±%s)\n",
+		k.Near, Percent(k.Window), k.Answer, out, Percent(k.AnswerError))
 }
 
 // shown is the search's plans, fastest first: the best and the runners
@@ -611,6 +662,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		if _, err := io.WriteString(w, tieLine(s)); err != nil {
 			return err
 		}
+	}
+	if _, err := io.WriteString(w, KnownLine(s)); err != nil {
+		return err
 	}
 	kept := ""
 	if s.Kept != "" {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/jobs"
@@ -43,14 +44,18 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 			return rep, err
 		}
 		br := benchRow(r)
-		pt := parts[bench.PartOf(r.Round)]
+		pt := parts[bench.PartOf(r.Round, r.Benchmark)]
 		pt.MLPerf.Submissions++
 		switch {
 		case !r.Measured():
 			pt.MLPerf.Unmeasured++
 		case br.Refused != "":
 			pt.MLPerf.Refused++
-			pt.MLPerf.Reasons = addReason(pt.MLPerf.Reasons, br.Refused)
+			why := br.Refused
+			if pt.Name == bench.Validation && !opts.ShowValidation {
+				why = planHidden(why)
+			}
+			pt.MLPerf.Reasons = addReason(pt.MLPerf.Reasons, why)
 		default:
 			pt.MLPerf.Predicted++
 			pt.MLPerf.MeanAbsError += math.Abs(br.Error)
@@ -139,8 +144,12 @@ func stated() (report.BenchStated, error) {
 	if err != nil {
 		return report.BenchStated{}, err
 	}
+	reach, err := calibration.DevelopmentReach()
+	if err != nil {
+		return report.BenchStated{}, err
+	}
 	st := report.BenchStated{Level: calibration.StatedLevel, Development: calibration.LeaveOneSweepOut(t.Rows(), calibration.StatedLevel),
-		Validation: calibration.Holdout(t, val)}
+		Validation: calibration.HoldoutReach(t, reach, val), FamilyOut: calibration.LeaveFamilyOut(t.Rows(), calibration.StatedLevel)}
 	count := map[calibration.Regime]int{}
 	for _, r := range t.Rows() {
 		count[r.Regime]++
@@ -155,7 +164,7 @@ func stated() (report.BenchStated, error) {
 // benchRow reads and predicts one MLPerf row (a refusal is the row's
 // answer, not an error of the report).
 func benchRow(r bench.Row) report.BenchRow {
-	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
+	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
 		StepMethod: r.StepMethod, Config: r.Config, GPUMemGiB: r.GPUMemGiB}
 	if !r.Measured() {
 		br.Refused = "no step time: the result files are absent from the mirror"
@@ -203,6 +212,19 @@ func benchRow(r bench.Row) report.BenchRow {
 	}
 	br.UsableGiB = float64(res.Usable) / (1 << 30)
 	return br
+}
+
+// planHidden is a refusal's reason without the plan it names ("strategy
+// tp=4,...: pp=8 x vp=8 does not divide the 126 layers" is "strategy (the
+// row's plan, not printed): pp=8 x vp=8 ..."): a validation row's plan is
+// not printed without --show-validation.
+func planHidden(reason string) string {
+	if rest, ok := strings.CutPrefix(reason, "strategy "); ok {
+		if _, tail, ok := strings.Cut(rest, ": "); ok {
+			return "strategy (the row's plan, not printed): " + tail
+		}
+	}
+	return reason
 }
 
 // addReason counts reason among rs (one entry per distinct reason, in

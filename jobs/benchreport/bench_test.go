@@ -3,6 +3,7 @@ package benchreport
 import (
 	"bytes"
 	"context"
+	"github.com/placer/placer/planner/bench/calibration"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestBenchParts(t *testing.T) {
 		t.Error("the validation part's aggregates differ with --show-validation")
 	}
 	for _, r := range shown.Validation.Rows {
-		if !strings.HasPrefix(r.ID, "v4.1/") || r.Part != "validation" {
+		if !(strings.HasPrefix(r.ID, "v4.1/") || strings.HasPrefix(r.ID, "v5.0/") && strings.HasSuffix(r.ID, "/llama31_405b")) || r.Part != "validation" {
 			t.Errorf("%s in the validation part", r.ID)
 		}
 	}
@@ -77,11 +78,27 @@ func TestBenchParts(t *testing.T) {
 	if err := report.WriteBench(&out, hidden); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "leave one sweep out") || !strings.HasPrefix(lastLines(out.String(), 2), "validation part, each row against the development part's stated error") {
-		t.Errorf("the report does not end with the stated error's coverage:\n%s", lastLines(out.String(), 6))
+	if !strings.Contains(out.String(), "leave one sweep out") || !strings.Contains(out.String(), "\nvalidation part, each row against the development part's stated error") ||
+		!strings.Contains(out.String(), "\nleave one family out (development part)") || !strings.Contains(lastLines(out.String(), 8), "kind x code base") {
+		t.Errorf("the report does not end with the stated error's coverage, leave one sweep out, the validation part and each way of leaving a family out:\n%s", lastLines(out.String(), 8))
+	}
+	// Every way of leaving out, each family counted once: every
+	// development row in each way.
+	if len(st.FamilyOut) != len(calibration.Ways) {
+		t.Errorf("%d ways of leaving out, want %d", len(st.FamilyOut), len(calibration.Ways))
+	}
+	for _, wc := range st.FamilyOut {
+		if wc.Rows != st.Development.Rows || wc.Within > wc.Rows {
+			t.Errorf("%s: %d of %d rows, want every one of the %d development rows", wc.Way, wc.Within, wc.Rows, st.Development.Rows)
+		}
 	}
 	if strings.Contains(out.String(), "v4.1/") {
 		t.Error("the report prints a validation row without --show-validation")
+	}
+	for _, r := range hidden.Validation.MLPerf.Reasons {
+		if strings.HasPrefix(r.Reason, "strategy ") && !strings.HasPrefix(r.Reason, "strategy (the row's plan, not printed): ") {
+			t.Errorf("a validation refusal names its row's plan without --show-validation: %.40s...", r.Reason)
+		}
 	}
 	out.Reset()
 	if err := report.WriteBench(&out, shown); err != nil {
@@ -122,4 +139,16 @@ func TestResubmissionJudgedOnce(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+func TestPlanHidden(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"strategy tp=4,pp=8,vp=8,dp=8: pp=8 x vp=8 does not divide the 126 layers", "strategy (the row's plan, not printed): pp=8 x vp=8 does not divide the 126 layers"},
+		{"no pod preset for RTX4090 GPUs", "no pod preset for RTX4090 GPUs"},
+		{"strategy without a colon", "strategy without a colon"},
+	} {
+		if got := planHidden(c.in); got != c.want {
+			t.Errorf("planHidden(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }

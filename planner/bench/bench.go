@@ -23,15 +23,22 @@ const (
 // ValidationSet the published source set kept with it (torchao's float8
 // table): chosen on 2026-11-28 before any bench row was predicted
 // (measurements/mlperf/README.md, "The validation part").
+// ValidationRound50 and ValidationBenchmark50 are round v5.0's part kept
+// out of view: its Llama 3.1 405B pretraining benchmark, whole, every
+// submitter, chosen on 2026-11-29 before any v5.0 row was read or
+// predicted (measurements/mlperf/README.md); v5.0's BERT and LoRA rows are development rows.
 const (
-	ValidationRound = "v4.1"
-	ValidationSet   = published.SetTorchaoFloat8
+	ValidationRound       = "v4.1"
+	ValidationSet         = published.SetTorchaoFloat8
+	ValidationRound50     = "v5.0"
+	ValidationBenchmark50 = "llama31_405b"
 )
 
-// PartOf is the part an MLPerf row of round is in: the validation part
-// for ValidationRound, the development part for every other round.
-func PartOf(round string) string {
-	if round == ValidationRound {
+// PartOf is the part an MLPerf row of round and benchmark is in: the
+// validation part for ValidationRound and for v5.0's
+// ValidationBenchmark50, the development part for every other row.
+func PartOf(round, benchmark string) string {
+	if round == ValidationRound || (round == ValidationRound50 && benchmark == ValidationBenchmark50) {
 		return Validation
 	}
 	return Development
@@ -96,6 +103,16 @@ type Row struct {
 	// Connections is CUDA_DEVICE_MAX_CONNECTIONS as the config scripts
 	// export it (runs.csv connections; "" where they do not).
 	Connections string
+	// PPEmbedLayer and PPLossLayer are Megatron-Core's
+	// account_for_embedding_in_pipeline_split and
+	// account_for_loss_in_pipeline_split (runs.csv pp_embed_layer,
+	// pp_loss_layer; 1/0, "" where not said): placer's embedding-layer=on
+	// and loss-layer=on.
+	PPEmbedLayer, PPLossLayer string
+	// MCoreCUDAGraph is Megatron-Core's own per-layer CUDA graphs as the
+	// config exports MCORE_CUDA_GRAPH (runs.csv mcore_cuda_graph; 1/0,
+	// "": not said).
+	MCoreCUDAGraph string
 	// BERT's recipe (measurements/mlperf/README.md): gradient
 	// accumulation, samples a packed sequence, precision, optimizer, its
 	// fused attention, unpadding, MLM head on masked positions only,
@@ -204,14 +221,15 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
 			Accelerator:   get("accelerator"),
 			DistOptimizer: get("dist_optimizer"), TPOverlap: get("tp_comm_overlap"), Sharp: get("sharp"), Connections: get("connections"),
+			PPEmbedLayer: get("pp_embed_layer"), PPLossLayer: get("pp_loss_layer"), MCoreCUDAGraph: get("mcore_cuda_graph"),
 			StepSeconds: real("step_s"), StepMin: real("step_s_min"), StepMax: real("step_s_max"), Results: num("n_results"),
 			StepMethod: get("step_method"), ConfigMatch: get("config_match"), Config: get("config_path"),
 			YAMLDefaults: get("yaml_defaults"), FromLog: get("from_log_config")}
 		if bad != nil {
 			return nil, bad
 		}
-		if r.Part != "" && r.Part != PartOf(r.Round) {
-			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s in the %s part", line, r.ID, r.Part, r.Round, PartOf(r.Round))
+		if r.Part != "" && r.Part != PartOf(r.Round, r.Benchmark) {
+			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s's %s in the %s part", line, r.ID, r.Part, r.Round, r.Benchmark, PartOf(r.Round, r.Benchmark))
 		}
 		rows = append(rows, r)
 	}
@@ -237,6 +255,10 @@ type Reading struct {
 const (
 	gpt3Shape    = "gpt:layers=96,hidden=12288,heads=96,vocab=50257"
 	llama270Bape = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000"
+	// llama31405BShape is Llama 3.1 405B (NeMo's Llama31Config405B: 126
+	// layers, hidden 16,384, 128 heads, 8 key/value heads, FFN 53,248)
+	// with the Mixtral 8x22B tokenizer's 32,768 entries.
+	llama31405BShape = "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,vocab=32768"
 )
 
 // distOptKeys is the distributed optimizer's keys of row r:
@@ -282,7 +304,7 @@ func Read(r Row) (Reading, error) {
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, r.Nodes, perNode, attentionOption(r, &rd))
+	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, clusterNodes(r, preset), perNode, attentionOption(r, &rd))
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
 	for _, d := range []struct {
@@ -292,6 +314,12 @@ func Read(r Row) (Reading, error) {
 		if d.n > 1 {
 			add("%s=%d", d.key, d.n)
 		}
+	}
+	if r.PPEmbedLayer == "1" && r.PP > 1 {
+		add("embedding-layer=on")
+	}
+	if r.PPLossLayer == "1" && r.PP > 1 {
+		add("loss-layer=on")
 	}
 	add("dp=%d", r.DP)
 	add("mbs=%d", r.MBS)
@@ -315,42 +343,14 @@ func Read(r Row) (Reading, error) {
 	default:
 		return rd, fmt.Errorf("recompute granularity %q: want full or selective", r.RecomputeGranularity)
 	}
-	if r.FP8 == "1" {
-		// Transformer Engine's delayed scaling: every round here predates
-		// current scaling in NeMo's recipes.
-		add("fp8=delayed")
-		// Its switches of what is held in FP8 (plan/recipe.go): NeMo's
-		// fp8_params, fp8_dot_product_attention,
-		// activation_func_fp8_input_store.
-		for _, sw := range []struct{ col, key string }{{r.FP8Params, "fp8-params"}, {r.FP8DPA, "fp8-dpa"}, {r.FP8Activation, "fp8-activation"}} {
-			if sw.col == "1" {
-				add("%s=on", sw.key)
-			}
-		}
-		if r.FP8Params == "1" && r.NoTransposeCache == "1" {
-			add("fp8-transpose-cache=off") // disable_parameter_transpose_cache
-		}
-		if a := amaxKey(r, &rd); a != "" {
-			add("amax-sync=%s", a)
-		}
-	}
+	k = append(k, fp8Keys(r, &rd)...)
 	if p, err := strconv.ParseFloat(r.HiddenDropout, 64); err == nil && p == 0 {
 		add("hidden-dropout=0") // the recipe's hidden_dropout 0.0: no masks
 	}
 	if r.CPUOffload == "1" {
 		add("offload-layers=%d", r.CPUOffloadLayers)
 	}
-	switch r.CUDAGraph {
-	case "1":
-		// Per-layer graphs as NVIDIA's v4.0 GPT-3 code captures them
-		// (custom_callbacks.py: Transformer Engine's
-		// make_graphed_callables, a graph a layer and micro-batch): their
-		// static buffers (plan/recipe.go, graph-pool=layers).
-		add("graphs=dense,graph-pool=layers")
-		rd.Assumed = append(rd.Assumed, "per-layer CUDA graphs captured as NVIDIA's v4.0 GPT-3 code does (TE make_graphed_callables: a graph a layer and micro-batch, four hidden states each kept)")
-	case "0":
-		add("graphs=off")
-	}
+	k = append(k, graphKeys(r, &rd)...)
 	conf, unread, err := allocConf(r.AllocConf)
 	if err != nil {
 		return rd, err
@@ -372,6 +372,60 @@ func Read(r Row) (Reading, error) {
 	rd.Strategy = strings.Join(k, ",")
 	leaveOut(r, &rd)
 	return rd, nil
+}
+
+// fp8Keys are row r's FP8 keys: the recipe, what it holds in FP8 and its
+// amax reduction.
+func fp8Keys(r Row, rd *Reading) []string {
+	var k []string
+	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
+	if r.FP8 == "1" {
+		// Transformer Engine's delayed scaling: every round here predates
+		// current scaling in NeMo's recipes.
+		add("fp8=delayed")
+		// Its switches of what is held in FP8 (plan/recipe.go): NeMo's
+		// fp8_params, fp8_dot_product_attention,
+		// activation_func_fp8_input_store.
+		for _, sw := range []struct{ col, key string }{{r.FP8Params, "fp8-params"}, {r.FP8DPA, "fp8-dpa"}, {r.FP8Activation, "fp8-activation"}} {
+			if sw.col == "1" {
+				add("%s=on", sw.key)
+			}
+		}
+		if r.FP8Params == "1" && r.NoTransposeCache == "1" {
+			add("fp8-transpose-cache=off") // disable_parameter_transpose_cache
+		}
+		if a := amaxKey(r, rd); a != "" {
+			add("amax-sync=%s", a)
+		}
+	}
+	return k
+}
+
+// graphKeys are row r's CUDA graph keys, and what they assume in rd.
+func graphKeys(r Row, rd *Reading) []string {
+	var k []string
+	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
+	switch r.CUDAGraph {
+	case "1":
+		// Per-layer graphs as NVIDIA's v4.0 GPT-3 code captures them
+		// (custom_callbacks.py: Transformer Engine's
+		// make_graphed_callables, a graph a layer and micro-batch): their
+		// static buffers (plan/recipe.go, graph-pool=layers).
+		add("graphs=dense,graph-pool=layers")
+		rd.Assumed = append(rd.Assumed, "per-layer CUDA graphs captured as NVIDIA's v4.0 GPT-3 code does (TE make_graphed_callables: a graph a layer and micro-batch, four hidden states each kept)")
+	case "0", "":
+		if r.MCoreCUDAGraph == "1" {
+			// Megatron-Core's own per-layer graphs (NVIDIA's v5.0 LoRA
+			// configs' MCORE_CUDA_GRAPH=1): the layers' launches
+			// replayed; their memory pools are Megatron-Core's
+			// (transformer/cuda_graphs.py), not read here.
+			add("graphs=dense")
+			rd.Assumed = append(rd.Assumed, "Megatron-Core's per-layer CUDA graphs (MCORE_CUDA_GRAPH=1) replay the layers' launches; their static buffers are not counted (Megatron-Core's graph memory pools not read)")
+		} else if r.CUDAGraph == "0" {
+			add("graphs=off")
+		}
+	}
+	return k
 }
 
 // leaveOut writes to rd what of row r's recipe placer has no key for:
@@ -497,6 +551,16 @@ func amaxKey(r Row, rd *Reading) string {
 func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 	perNode := ""
 	switch {
+	case preset == nvl72:
+		racks, per, err := nvl72Racks(r) // pods.go
+		if err != nil {
+			return "", err
+		}
+		if per != 72 {
+			perNode = fmt.Sprintf(",per-node=%d", per)
+		}
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d compute trays of 4 GB200 GPUs as %d NVL72 rack(s) of %d GPUs each, with the preset's NICs (the fewest racks that hold the trays evenly; the system description does not say how they are spread)", r.Nodes, racks, per))
+		return perNode, nil
 	case r.GPUsPerNode == 8:
 	case pcie && r.GPUsPerNode > 0 && r.GPUsPerNode <= 16:
 		// A server of PCIe cards: per-node= up to the preset's 16 slots,
@@ -520,6 +584,17 @@ func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
 		return "", err
 	}
 	return perNode + nics, nil
+}
+
+// clusterNodes is the nodes of r's pod as the preset counts them: a
+// GB200 row's racks (nvl72Racks), every other row's nodes.
+func clusterNodes(r Row, preset string) int {
+	if preset == nvl72 {
+		if racks, _, err := nvl72Racks(r); err == nil {
+			return racks
+		}
+	}
+	return r.Nodes
 }
 
 // attentionOption is the cluster option of the attention kernel row r's
@@ -560,6 +635,13 @@ func readWorkload(r Row, rd *Reading) error {
 		}
 		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", gpt3Shape, seq, r.GBS)
 		rd.Assumed = append(rd.Assumed, "vocabulary 50,257 (the C4 SentencePiece tokenizer's; the mirror holds no tokenizer)")
+	case "llama31_405b":
+		if seq == 0 {
+			seq = 8192
+			rd.Assumed = append(rd.Assumed, "sequence 8,192 (MLPerf's Llama 3.1 405B benchmark; the row does not say)")
+		}
+		rd.Workload = fmt.Sprintf("%s,seq=%d,batch=%d", llama31405BShape, seq, r.GBS)
+		rd.Assumed = append(rd.Assumed, "vocabulary 32,768 (MLPerf's benchmark replaces Llama 3.1's tokenizer with Mixtral 8x22B's: NVIDIA's v5.0 llama31_405b README)")
 	case "llama2_70b_lora":
 		if seq == 0 {
 			seq = 8192

@@ -12,11 +12,13 @@ import (
 )
 
 func TestPartOf(t *testing.T) {
-	for _, c := range []struct{ round, want string }{
-		{"v3.0", Development}, {"v3.1", Development}, {"v4.0", Development}, {"v4.1", Validation},
+	for _, c := range []struct{ round, benchmark, want string }{
+		{"v3.0", "gpt3", Development}, {"v3.1", "bert", Development}, {"v4.0", "llama2_70b_lora", Development},
+		{"v4.1", "gpt3", Validation}, {"v4.1", "bert", Validation},
+		{"v5.0", "llama31_405b", Validation}, {"v5.0", "bert", Development}, {"v5.0", "llama2_70b_lora", Development},
 	} {
-		if got := PartOf(c.round); got != c.want {
-			t.Errorf("PartOf(%s) = %s, want %s", c.round, got, c.want)
+		if got := PartOf(c.round, c.benchmark); got != c.want {
+			t.Errorf("PartOf(%s, %s) = %s, want %s", c.round, c.benchmark, got, c.want)
 		}
 	}
 	if SweepPart("torchao-float8-h100-2025-03") != Validation || SweepPart("megatron-bridge") != Development || SweepPart("torchtitan-h100-2024-12") != Development {
@@ -50,8 +52,8 @@ func TestRows(t *testing.T) {
 			t.Errorf("%s: %d GPUs, %d nodes of %d", r.ID, r.GPUs, r.Nodes, r.GPUsPerNode)
 		}
 	}
-	if len(rounds) != 4 || benches["gpt3"] == 0 || benches["llama2_70b_lora"] == 0 || benches["bert"] == 0 {
-		t.Errorf("rounds %v, benchmarks %v: want v3.0 to v4.1, gpt3, llama2_70b_lora and bert", rounds, benches)
+	if len(rounds) != 5 || rounds["v5.0"] == 0 || benches["gpt3"] == 0 || benches["llama2_70b_lora"] == 0 || benches["bert"] == 0 || benches["llama31_405b"] == 0 {
+		t.Errorf("rounds %v, benchmarks %v: want v3.0 to v5.0, gpt3, llama2_70b_lora, bert and llama31_405b", rounds, benches)
 	}
 	// The bench's must-hold: at least 150 measured submissions from four
 	// rounds, a resubmission of earlier runs (SameLogsAs) not counted.
@@ -66,7 +68,8 @@ func TestParseErrors(t *testing.T) {
 		{"id,round\n", `no column "benchmark"`},
 		{head + "a,v4.0,development,gpt3,H100,eight,1.0\n", `runs.csv line 2: gpus "eight" is not a whole number`},
 		{head + "a,v4.0,development,gpt3,H100,8,fast\n", `runs.csv line 2: step_s "fast" is not a number`},
-		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1 in the validation part"},
+		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1's gpt3 in the validation part"},
+		{head + "a,v5.0,development,llama31_405b,GB200,512,1.0\n", "a is in the development part, the rule puts round v5.0's llama31_405b in the validation part"},
 	} {
 		_, err := Parse(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -346,7 +349,7 @@ func TestBenchRunsFit(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		part := PartOf(r.Round)
+		part := PartOf(r.Round, r.Benchmark)
 		checked[part]++
 		if !res.Fits {
 			over[part]++

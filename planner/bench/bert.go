@@ -51,7 +51,7 @@ func readBERT(r Row) (Reading, error) {
 	if seq == 0 {
 		seq = bertSeq
 	}
-	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, r.Nodes, perNode)
+	rd.Cluster = fmt.Sprintf("%s:%d%s", preset, clusterNodes(r, preset), perNode)
 	if r.RecipeFlags != "" && !hasFlag(r.RecipeFlags, "unpad_fmha") && !hasFlag(r.RecipeFlags, "pad_fmha") {
 		// No fmha: NVIDIA's modeling.py BertLayer builds FMHA (the fused
 		// multi-head attention) only with --pad_fmha or --unpad_fmha; with

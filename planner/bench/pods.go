@@ -9,7 +9,29 @@ import (
 
 // pods are the pod presets of the SXM GPUs the bench holds (8 GPUs a
 // node), by runs.csv's gpu.
-var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100"}
+var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100", "GB200": nvl72}
+
+// nvl72 is the pod preset of GB200 systems: NVL72 racks of 18 compute
+// trays of 4 GPUs, one NVLink domain a rack (plan/pod's blackwell.go).
+const nvl72 = "gb200-nvl72"
+
+// nvl72Racks is the racks and GPUs a rack of a GB200 row (runs.csv's
+// nodes are its compute trays of 4 GPUs): the fewest racks that hold its
+// trays evenly, at most 72 GPUs a rack, the rule placer's PodFor follows
+// (64 GPUs: one rack's 64; 144: two racks; 512: eight racks of 64). The
+// system descriptions do not say how the trays are spread over racks;
+// rd.Assumed says so.
+func nvl72Racks(r Row) (racks, perRack int, err error) {
+	if r.GPUsPerNode != 4 || r.GPUs != r.Nodes*4 {
+		return 0, 0, fmt.Errorf("%d GB200 GPUs a node: the bench reads GB200 systems as compute trays of 4 (%s)", r.GPUsPerNode, nvl72)
+	}
+	for n := (r.GPUs + 71) / 72; n <= r.GPUs; n++ {
+		if r.GPUs%n == 0 && (r.GPUs/n)%4 == 0 {
+			return n, r.GPUs / n, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%d GB200 GPUs: no whole number of trays a rack", r.GPUs)
+}
 
 // pciePods are the pod presets of the PCIe cards the bench holds
 // (plan/pod's pcie.go: servers of up to 16 cards, one 100 Gb/s NIC), by

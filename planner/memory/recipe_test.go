@@ -199,3 +199,42 @@ func TestGraphBuffers(t *testing.T) {
 		t.Errorf("graph-pool=layers adds %.0f bytes on stage 0, want %.0f", got, want)
 	}
 }
+
+// TestFP8NoTransposeOnBlackwell: the same stage on a GPU that runs FP8
+// GEMMs in every layout (B200: pod.NonTNFP8) keeps no transposed FP8
+// copy: BF16 primary weights 2.2e9 with one FP8 copy of the blocks
+// (1e9, not 2e9); FP8 primary weights 1.2e9 and no copy (0, not 1e9);
+// MXFP8 keeps its row- and column-wise copies (its scales run along one
+// dimension): plan.BlockCopyBytes a block parameter, as on the H100.
+func TestFP8NoTransposeOnBlackwell(t *testing.T) {
+	b200, err := plan.ParsePod("dgx-b200:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b200.NonTNFP8() || h100.NonTNFP8() {
+		t.Fatalf("NonTNFP8: B200 %v, H100 %v; want true, false", b200.NonTNFP8(), h100.NonTNFP8())
+	}
+	for _, c := range []struct {
+		fp8       string
+		params    bool
+		pod       *plan.Pod
+		w, copies float64
+	}{
+		{plan.FP8Delayed, false, &b200, 2.2e9, 1e9},
+		{plan.FP8Delayed, true, &b200, 1.2e9, 0},
+		{plan.FP8Delayed, false, &h100, 2.2e9, 2e9},
+		{plan.FP8MX, false, &b200, 2.2e9, plan.BlockCopyBytes(plan.FP8MX) * 1e9},
+	} {
+		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pod: c.pod, pl: plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Stages: []int{32},
+			Strategy: plan.Strategy{FP8: c.fp8, DistOpt: true, MemoryRecipe: plan.MemoryRecipe{FP8Params: c.params}}}}
+		st := Stage{Params: 1.1e9, Layers: 1e9}
+		w, copies, _, _ := co.stageState(0, &st)
+		if !near(w, c.w) || !near(copies, c.copies) {
+			t.Errorf("%s fp8-params=%v on %s: weights %g, copies %g; want %g, %g", c.fp8, c.params, c.pod.Hardware.Name, w, copies, c.w, c.copies)
+		}
+	}
+}

@@ -32,16 +32,26 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.Layers // the blocks' FP8 weights, row- and column-wise
+		// On a GPU that runs FP8 GEMMs in every layout (Blackwell:
+		// pod.NonTNFP8), a per-tensor-scaled FP8 weight has no
+		// transposed copy: one byte, not two.
+		noT := !plan.BlockScaled(pl.FP8) && c.pod.NonTNFP8()
+		if noT {
+			fp8 = st.Layers
+		}
 		switch {
 		case (bridgeFP8Params(pl) || pl.FP8Params) && !pl.FSDP:
 			// FP8 primary weights (Bridge's FP8 current-scaling runs,
 			// or fp8-params=on: plan/recipe.go): the blocks' weights
-			// are FP8 (one byte) with their transpose (one byte), no
-			// BF16 copy.
+			// are FP8 (one byte) with their transpose (one byte; none
+			// on Blackwell), no BF16 copy.
 			w -= st.Layers * (bf16 - 1)
 			fp8 = st.Layers
 			if pl.NoTransposeCache {
 				fp8 = c.transposeInFlight() // recipe.go
+			}
+			if noT {
+				fp8 = 0
 			}
 		case bridgeBlockParams(pl) && !pl.FSDP:
 			// Block-scaled primary weights: the blocks' weights are

@@ -14,7 +14,7 @@ run). Standard library only: runs with Debian's python3.
     python3 tools/mlperf/mlperf_bench.py --out measurements/mlperf \\
         /work/.mirror/mlcommons+training_results_v3.0/repo ...
 
-Rounds v5.0 and later are held out of the project: the script refuses them.
+Rounds v5.1 and later are held out of the project: the script refuses them.
 """
 
 import argparse
@@ -28,11 +28,11 @@ import statistics
 import subprocess
 import sys
 
-BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert")
+BENCHMARKS = ("gpt3", "llama2_70b_lora", "bert", "llama31_405b")
 
 # HELD_OUT_FROM is the first round kept out of view (measurements/mlperf/
-# README.md: rounds v5.0 and later are the final check, never read).
-HELD_OUT_FROM = (5, 0)
+# README.md: rounds v5.1 and later are the final check, never read).
+HELD_OUT_FROM = (5, 1)
 
 # The columns of runs.csv, in order (measurements/mlperf/README.md says what
 # each holds).
@@ -51,7 +51,7 @@ COLUMNS = [
     "lora_rank", "lora_alpha", "lora_targets",
     "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-    "overlap_param_sync", "sharp", "connections",
+    "overlap_param_sync", "sharp", "connections", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
     "cuda_graph_mode", "graph_iterations", "ddp", "recipe_flags",
     "step_s", "step_s_min", "step_s_max", "n_results", "absent_results", "step_method", "same_logs_as",
@@ -118,7 +118,7 @@ def round_of(path):
         raise ValueError(f"{path}: not a training_results_vX.Y mirror (the round is read from the name)")
     r = (int(m.group(1)), int(m.group(2)))
     if r >= HELD_OUT_FROM:
-        raise ValueError(f"{path}: round v{r[0]}.{r[1]} is held out (v5.0 and later are not read)")
+        raise ValueError(f"{path}: round v{r[0]}.{r[1]} is held out (v5.1 and later are not read)")
     return f"v{r[0]}.{r[1]}"
 
 
@@ -130,9 +130,17 @@ def part_of(round_, benchmark=""):
     The rule, chosen on 2026-11-28 before any row was predicted: round v4.1
     whole is the validation part (its newest systems, H200 and the B200
     preview, and the most submitters); v3.0, v3.1 and v4.0 are the
-    development part. The benchmark does not enter the rule.
+    development part. Round v5.0, added on 2026-11-29, chosen
+    before any v5.0 row was read or predicted: its Llama 3.1 405B
+    pretraining benchmark (`llama31_405b`), whole, every submitter, is the
+    validation part; its other benchmarks (BERT, Llama 2 70B LoRA) are the
+    development part.
     """
-    return "validation" if round_ == "v4.1" else "development"
+    if round_ == "v4.1":
+        return "validation"
+    if round_ == "v5.0" and benchmark == "llama31_405b":
+        return "validation"
+    return "development"
 
 
 # ------------------------------------------------------------- MLLOG logs
@@ -627,6 +635,20 @@ KEYS = [
     # to ensure that the gather is scheduled before" the GEMM). Read as
     # written, a whole number.
     ("connections", [], ["CUDA_DEVICE_MAX_CONNECTIONS"]),
+    # Megatron-Core's account_for_embedding_in_pipeline_split and
+    # account_for_loss_in_pipeline_split (NVIDIA's v5.0 llama31_405b
+    # custom.yaml: ${oc.env:ASYM_PP_EMBED,False}, ${oc.env:ASYM_PP_LOSS,
+    # False}; pretrain.py passes them to the model config): the embedding
+    # and the loss each counted as a layer of the pipeline split.
+    ("pp_embed_layer", ["account_for_embedding_in_pipeline_split"], ["ASYM_PP_EMBED"]),
+    ("pp_loss_layer", ["account_for_loss_in_pipeline_split"], ["ASYM_PP_LOSS"]),
+    # Megatron-Core's own per-layer CUDA graphs as NVIDIA's v5.0 scripts
+    # set them (MCORE_CUDA_GRAPH; its LoRA YAML: enable_cuda_graph:
+    # ${oc.env:MCORE_CUDA_GRAPH,False}, where LAYER_CUDA_GRAPH, the
+    # cuda_graph column, sets external_cuda_graph: Transformer Engine's
+    # make_graphed_callables). The environment only: earlier rounds' YAML
+    # maps enable_cuda_graph to LAYER_CUDA_GRAPH.
+    ("mcore_cuda_graph", [], ["MCORE_CUDA_GRAPH"]),
 ]
 
 
@@ -770,7 +792,7 @@ def _natural(s):
 # (benchmark/ in some submitters' folders: GIGABYTE's v3.0, GigaComputing's
 # v3.1 and v4.0, Quanta Cloud Technology's v3.0-v4.0 BERT code).
 BENCH_DIRS = {"gpt3": re.compile(r"^gpt3"), "llama2_70b_lora": re.compile(r"^(llama2_70b|llama2-70b|ft-llm)"),
-              "bert": re.compile(r"^bert")}
+              "bert": re.compile(r"^bert"), "llama31_405b": re.compile(r"^llama31_405b")}
 
 
 def candidate_configs(tree, submitter, benchmark):
@@ -814,6 +836,8 @@ def yamls_for(tree, config_path):
     helper files (tp_overlap/, nccl/)."""
     parts = config_path.split("/")
     impl = "/".join(parts[:5] if len(parts) > 5 and parts[3] == "implementations" else parts[:4])
+    if len(parts) == 4:
+        impl = "/".join(parts[:3])  # a config directly under benchmarks/<benchmark>/ (Lenovo's v5.0 LoRA)
     vendored = ("/NeMo/", "/Megatron-LM/", "/TransformerEngine/", "/apex/", "/examples/", "/tests/")
     files = [p for p in tree.files() if p.startswith(impl + "/") and p.endswith(".yaml")
              and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p
@@ -825,6 +849,38 @@ def yamls_for(tree, config_path):
         for k, vs in yaml_keys(tree.read(f)).items():
             keys.setdefault(k, []).extend(vs)
     return keys
+
+
+# NVIDIA's MLPerf containers as submitters' run scripts and READMEs name
+# them (nvcr.io/nvdlfwea/mlperftv50/llama2_70b_lora-amd:20250416): the
+# image holds NVIDIA's implementation, its conf/ YAML included.
+_NV_CONTAINER = re.compile(r"nvcr\.io/nvdlfwea/mlperftv\d+/")
+
+
+def nvidia_yaml_for(tree, config_path, benchmark):
+    """A config of NVIDIA's own implementation of benchmark in the same
+    round, for a submitter's config whose folder holds no YAML but whose
+    scripts or README name NVIDIA's MLPerf container (the image that holds
+    NVIDIA's implementation and its YAML): the first of NVIDIA's configs,
+    or "" where the folder names no such container or NVIDIA has none."""
+    d = config_path.rsplit("/", 1)[0]
+    named = False
+    for p in tree.files():
+        if p.startswith(d + "/") and p.count("/") == d.count("/") + 1 and \
+                re.search(r"(README\.md|\.sub|\.sh)$", p):
+            try:
+                if _NV_CONTAINER.search(tree.read(p)):
+                    named = True
+                    break
+            except (FileNotFoundError, OSError):
+                continue
+    if not named:
+        return ""
+    nv = sorted(candidate_configs(tree, "NVIDIA", benchmark))
+    for c in nv:
+        if yamls_for(tree, c):
+            return c
+    return ""
 
 
 def config_gbs(env, gpus, benchmark=""):
@@ -1094,7 +1150,13 @@ def build(trees):
             if benchmark == "bert":
                 keys, defaults = {}, []
             else:
-                keys, defaults = plan_keys(env, yamls_for(tree, cfg) if cfg else {})
+                ykeys = yamls_for(tree, cfg) if cfg else {}
+                if cfg and not ykeys:
+                    nv = nvidia_yaml_for(tree, cfg, benchmark)
+                    if nv:
+                        ykeys = yamls_for(tree, nv)
+                        match += f"; YAML: none in the submitter's folder, which runs NVIDIA's container: NVIDIA's {nv.rsplit('/', 1)[0]}"
+                keys, defaults = plan_keys(env, ykeys)
             printed = {}
             for t in texts if benchmark != "bert" else []:
                 printed = printed_config(t)
@@ -1169,7 +1231,7 @@ def build(trees):
                     row["fp8_format"] = "e4m3"
             for b in ("sp", "fp8", "fp8_reduce_amax", "amax_async", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a"):
+                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph"):
                 row[b] = normalize_bool(row[b])
             for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
                 if row[k].lower() in ("null", "none"):

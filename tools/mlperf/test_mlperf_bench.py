@@ -217,12 +217,49 @@ class ShellAndYamlTest(unittest.TestCase):
 
     def test_rounds_and_parts(self):
         self.assertEqual(mb.round_of("/m/mlcommons+training_results_v4.1/repo"), "v4.1")
-        for held in ("/m/training_results_v5.0/repo", "/m/training_results_v5.1", "/m/training_results_v6.0"):
+        self.assertEqual(mb.round_of("/m/mlcommons+training_results_v5.0/repo"), "v5.0")
+        for held in ("/m/training_results_v5.1/repo", "/m/training_results_v5.2", "/m/training_results_v6.0"):
             with self.assertRaises(ValueError):
                 mb.round_of(held)
         self.assertEqual(mb.part_of("v4.1"), "validation")
+        self.assertEqual(mb.part_of("v4.1", "llama2_70b_lora"), "validation")
         for r in ("v3.0", "v3.1", "v4.0"):
             self.assertEqual(mb.part_of(r), "development")
+        self.assertEqual(mb.part_of("v5.0", "llama31_405b"), "validation")
+        for b in ("bert", "llama2_70b_lora"):
+            self.assertEqual(mb.part_of("v5.0", b), "development")
+
+    def test_v50_yaml_and_keys(self):
+        # A config directly under benchmarks/<benchmark>/ finds the YAML
+        # beside it; a folder with no YAML whose README names NVIDIA's
+        # MLPerf container takes NVIDIA's implementation's; one that
+        # names none takes nothing.
+        files = {
+            "Lenovo/benchmarks/llama2_70b_lora/config_B200_1x8.sh": "export TP=1\n",
+            "Lenovo/benchmarks/llama2_70b_lora/conf/megatron_gpt_peft_tuning_config.yaml": "  fp8_params: True\n",
+            "Lambda/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh": "export TP=1\n",
+            "Lambda/benchmarks/llama2_70b_lora/implementations/b200/README.md": "export CONT=nvcr.io/nvdlfwea/mlperftv50/llama2_70b_lora-amd:20250416\n",
+            "Other/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh": "export TP=1\n",
+            "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/config_DGXB200_1x8.sh": "export TP=1\n",
+            "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/conf/megatron_gpt_peft_tuning_config.yaml":
+                "  fp8_params: ${oc.decode:${oc.env:FP8,True}}\n  enable_cuda_graph: ${oc.decode:${oc.env:MCORE_CUDA_GRAPH,False}}\n",
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in files.items():
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w") as f:
+                    f.write(text)
+            tree = mb.Tree(d)
+            self.assertEqual(mb.yamls_for(tree, "Lenovo/benchmarks/llama2_70b_lora/config_B200_1x8.sh"), {"fp8_params": ["True"]})
+            lam = "Lambda/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh"
+            self.assertEqual(mb.yamls_for(tree, lam), {})
+            self.assertEqual(mb.nvidia_yaml_for(tree, lam, "llama2_70b_lora"),
+                             "NVIDIA/benchmarks/llama2_70b_lora/implementations/n1/config_DGXB200_1x8.sh")
+            self.assertEqual(mb.nvidia_yaml_for(tree, "Other/benchmarks/llama2_70b_lora/implementations/b200/config_B200_1x8.sh", "llama2_70b_lora"), "")
+        # MCORE_CUDA_GRAPH is its own column; LAYER_CUDA_GRAPH stays cuda_graph;
+        # ASYM_PP_EMBED / ASYM_PP_LOSS the pipeline split's end layers.
+        keys, _ = mb.plan_keys({"LAYER_CUDA_GRAPH": "0", "MCORE_CUDA_GRAPH": "1", "ASYM_PP_EMBED": "True", "ASYM_PP_LOSS": "True"}, {})
+        self.assertEqual((keys["cuda_graph"], keys["mcore_cuda_graph"], keys["pp_embed_layer"], keys["pp_loss_layer"]), ("0", "1", "True", "True"))
 
     def test_gpu_and_memory(self):
         self.assertEqual(mb.gpu_of("NVIDIA H100-SXM5-80GB"), "H100")
@@ -460,7 +497,7 @@ class BuildTest(unittest.TestCase):
             self.assertEqual(len(rows), 4)
             with open(os.path.join(out, "logs.csv")) as f:
                 self.assertEqual(len(list(csv.DictReader(f))), 8)
-            held = os.path.join(d, "training_results_v5.0")
+            held = os.path.join(d, "training_results_v5.1")
             os.symlink(FIXTURE, held)
             p = subprocess.run([sys.executable, os.path.join(HERE, "mlperf_bench.py"), "--out", out, held],
                                capture_output=True, text=True)

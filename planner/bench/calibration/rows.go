@@ -35,7 +35,7 @@ func jobs(part string) ([]job, error) {
 	}
 	var out []job
 	for _, r := range rows {
-		if bench.PartOf(r.Round) != part || !r.Measured() || r.SameLogsAs != "" {
+		if bench.PartOf(r.Round, r.Benchmark) != part || !r.Measured() || r.SameLogsAs != "" {
 			continue
 		}
 		rd, err := bench.Read(r)
@@ -77,7 +77,7 @@ func lazy(j job) (Lazy, bool) {
 	if err != nil {
 		return Lazy{}, false
 	}
-	row := Row{Name: j.name, Sweep: j.sweep, Part: j.part, Regime: RegimeOf(m, s, p)}
+	row := Row{Name: j.name, Sweep: j.sweep, Part: j.part, Regime: RegimeOf(m, s, p), Facts: FactsOf(m, s, p)}
 	return Lazy{Row: row, ErrorOf: func() (float64, bool) {
 		res, err := planner.Evaluate(m, s, p)
 		if err != nil || !(res.Step > 0) || math.IsInf(res.Step, 0) {
@@ -134,12 +134,43 @@ func Development() (*Table, error) {
 	return dev.table, dev.err
 }
 
+var reach struct {
+	once sync.Once
+	r    *Reach
+	err  error
+}
+
+// DevelopmentReach is the development part's reach (NewReach), read once
+// a process. It needs every development row's error (each way's
+// widening is measured on all of them).
+func DevelopmentReach() (*Reach, error) {
+	reach.once.Do(func() {
+		t, err := Development()
+		if err != nil {
+			reach.err = err
+			return
+		}
+		reach.r = NewReach(t.Rows(), StatedLevel)
+	})
+	return reach.r, reach.err
+}
+
 // For is the error stated beside plan s of model m on pod p, from the
-// development part (Development).
+// development part (Development): its regime's, widened where the plan
+// has facts no development row shares (Reach.Outside, Widen).
 func For(m transformer.Spec, s plan.Strategy, p plan.Pod) (Error, error) {
 	t, err := Development()
 	if err != nil {
 		return Error{}, err
 	}
-	return t.For(RegimeOf(m, s, p)), nil
+	e := t.For(RegimeOf(m, s, p))
+	f := FactsOf(m, s, p)
+	if t.covers(f) {
+		return e, nil // every fact shared: no row's error beyond the regime's is needed
+	}
+	r, err := DevelopmentReach()
+	if err != nil {
+		return Error{}, err
+	}
+	return Widen(e, r.Outside(f)), nil
 }

@@ -45,6 +45,7 @@ type Row struct {
 	Sweep  string  `json:"sweep"`
 	Part   string  `json:"part"`
 	Regime Regime  `json:"regime"`
+	Facts  Facts   `json:"facts"`
 	Error  float64 `json:"error"`
 }
 
@@ -68,6 +69,12 @@ type Error struct {
 	Rows   int     `json:"rows"`
 	Sweeps int     `json:"sweeps"`
 	Bound  float64 `json:"error"`
+	// Outside are the plan's facts no development row shares (Reach),
+	// and Widened what Bound adds for them: the largest of their ways'
+	// widenings, the error measured on families left out (0 and none
+	// where the bench covers every fact of the plan).
+	Outside []Outside `json:"outside,omitempty"`
+	Widened float64   `json:"widened,omitempty"`
 }
 
 // String is the error as the step's line carries it: "±12% (90th
@@ -84,8 +91,8 @@ func (e Error) String() string {
 	case BasisWhole:
 		of = fmt.Sprintf("the whole bench (its regime, %s, and every coarser one have too few)", e.Regime)
 	}
-	return fmt.Sprintf("±%s stated error (the %.0fth percentile of |error| on %d development rows of %d sweeps of %s)",
-		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of)
+	return fmt.Sprintf("±%s stated error (the %.0fth percentile of |error| on %d development rows of %d sweeps of %s%s)",
+		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of, outsideText(e))
 }
 
 // BoundText is the bound as a whole percent ("12%").
@@ -226,6 +233,17 @@ func (t *Table) For(g Regime) Error {
 	return Error{Regime: g, Level: t.level}
 }
 
+// covers says every way's family of f has a development row (the
+// table's rows, their facts known without their errors).
+func (t *Table) covers(f Facts) bool {
+	for _, w := range Ways {
+		if !slices.ContainsFunc(t.rows, func(e *entry) bool { return w.Key(e.Facts) == w.Key(f) }) {
+			return false
+		}
+	}
+	return true
+}
+
 // Coverage is how many rows fall within the error stated beside them,
 // and by which basis the errors were stated.
 type Coverage struct {
@@ -290,9 +308,20 @@ func LeaveOneSweepOut(dev []Row, level float64) Coverage {
 // Holdout is the coverage of rows (the validation part's) against the
 // errors t states (t: the development part's).
 func Holdout(t *Table, rows []Row) Coverage {
+	return HoldoutReach(t, nil, rows)
+}
+
+// HoldoutReach is Holdout with each row's error widened where its facts
+// are outside the development part's reach r (nil: not widened), as
+// placer states it beside a plan (For).
+func HoldoutReach(t *Table, r *Reach, rows []Row) Coverage {
 	var c Coverage
-	for _, r := range rows {
-		c.add(t.For(r.Regime), r.Error)
+	for _, x := range rows {
+		e := t.For(x.Regime)
+		if r != nil {
+			e = Widen(e, r.Outside(x.Facts))
+		}
+		c.add(e, x.Error)
 	}
 	c.done()
 	return c

@@ -231,3 +231,17 @@ func (p *Pod) usePerNode(x float64) error {
 	p.PerNode = n
 	return nil
 }
+
+// NonTNFP8 is whether the pod's GPUs run FP8 GEMMs in every layout (NN,
+// NT and TN), so that Transformer Engine keeps no transposed copy of a
+// per-tensor-scaled FP8 tensor: GPUs of compute capability 10 and later
+// (Blackwell), told by their FP4 tensor rate (fifth-generation tensor
+// cores; blockScaledFits's test). Sources: Transformer Engine 2.x,
+// transformer_engine/pytorch/csrc/extensions/util.cpp
+// non_tn_fp8_gemm_supported (`major >= 10`), and
+// transformer_engine/pytorch/tensor/float8_tensor.py
+// Float8Tensor.update_usage, which calls _create_transpose for columnwise
+// use only `if not non_tn_fp8_gemm_supported()` ("FP8 GEMM on Hopper
+// only supports TN layout"). Block-scaled tensors (MXFP8, NVFP4) keep
+// both copies: their scales run along one dimension.
+func (p *Pod) NonTNFP8() bool { return p != nil && p.Hardware.FP4Tensor > 0 }
