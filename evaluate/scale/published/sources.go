@@ -49,6 +49,8 @@ func SourceSets() []SourceSet {
 		{SetBridgeFineTune, bridgeFineTuneSource},
 		{SetTorchtitanAsyncTP, torchtitanAsyncTPSource},
 		{SetTorchaoFloat8, torchaoFloat8Source},
+		{SetInternEvo, internEvoSource + ": the development rows"},
+		{SetInternEvoValidation, internEvoSource + ": the validation rows (the throughput table's tp=2 rows)"},
 	}
 }
 

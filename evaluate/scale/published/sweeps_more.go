@@ -25,6 +25,7 @@ func publishedSweeps() []Sweep {
 	out = append(out, bridgeFineTune()...)
 	out = append(out, torchtitanAsyncTP()...)
 	out = append(out, torchaoFloat8())
+	out = append(out, internEvoSweeps()...)
 	return out
 }
 

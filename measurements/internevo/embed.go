@@ -1,0 +1,11 @@
+// Package internevo embeds InternEvo's published training throughputs as
+// tools/codebases/codebases_bench.py read them (README.md: the source, its
+// commit and licence, and the validation part).
+package internevo
+
+import _ "embed"
+
+// RunsCSV is runs.csv as committed.
+//
+//go:embed runs.csv
+var RunsCSV []byte
