@@ -386,7 +386,8 @@ mlperf-bench-data:
 # (measurements/<codebase>, issue 91): each read from a fetched mirror at a
 # pinned commit by tools/codebases/codebases_bench.py, e.g.
 # CODEBASE_MIRRORS="--internevo /work/.mirror/InternLM+InternEvo/repo".
-CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo
+CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo \
+	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo
 .PHONY: codebase-bench-data
 codebase-bench-data:
 	$(PYTHON) tools/codebases/codebases_bench.py --out measurements $(CODEBASE_MIRRORS)

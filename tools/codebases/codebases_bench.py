@@ -143,11 +143,158 @@ def internevo_rows(mirror):
     return rows
 
 
-def write(outdir, codebase, rows):
+# flash-attention's training code (training/, Lightning + Hydra):
+# training/README.md's GPT3 table of tokens a second on 8 A100 80 GB, at
+# the commit that last changed it, and each model's experiment config at
+# the same commit.
+FLASHATTN_FILE = "training/README.md"
+FLASHATTN_COMMIT = "88173a1aafe8e2796fcfc9433160838138f0dfc1"
+FLASHATTN_CONFIGS = {  # the table's model -> training/configs/experiment/pile/<name>.yaml (its README's commands)
+    "GPT3-125M": "gpt3s-flash", "GPT3-355M": "gpt3m-flash", "GPT3-760M": "gpt3l-flash",
+    "GPT3-1.3B": "gpt3xl-flash", "GPT3-2.7B": "gpt3-2.7B-flash-hdim128",
+}
+FLASHATTN_COLUMNS = ["id", "codebase", "source", "commit", "sweep", "part", "gpu", "gpus", "model", "config",
+                     "layers", "hidden", "heads", "seq_len", "micro_bsz", "global_batch", "zero1",
+                     "batch_tokens_published", "measured_tokens_per_s", "measured_tgs"]
+
+
+# The validation part of flash-attention's rows, chosen on 2026-11-29
+# before any was predicted (measurements/flashattn/README.md): the 1M-token
+# batch rows (GPT3-1.3B and 2.7B: ZeRO-1 with gradient accumulation).
+def flashattn_part(global_tokens):
+    return "validation" if global_tokens >= 2**20 else "development"
+
+
+def yaml_scalar(text, key):
+    """The first `key: value` of text at any indent, as a string."""
+    m = re.search(r"^\s*" + re.escape(key) + r":\s*(.+?)\s*(#.*)?$", text, re.M)
+    return m.group(1) if m else None
+
+
+def flashattn_batch(expr, gpu_mem):
+    """The per-GPU batch of a config's `${eval:"a if ${train.gpu_mem} < x else (...)"}` at gpu_mem."""
+    m = re.fullmatch(r'\$\{eval:"(.*)"\}', expr)
+    if not m:
+        return int(expr)
+    py = m.group(1).replace("${train.gpu_mem}", str(gpu_mem))
+    if not re.fullmatch(r"[0-9 ()<>=ifelse.]+", py):
+        raise SystemExit(f"codebases_bench: flash-attention batch {expr!r} not read")
+    return int(eval(py))  # noqa: S307 (digits, comparisons and if/else only, checked above)
+
+
+def flashattn_config(mirror, name, gpu_mem):
+    """A pile experiment's model shape, per-GPU batch, global batch and
+    whether its strategy is ZeRO-1, following its defaults chain."""
+    out, chain = {}, []
+    cur = f"training/configs/experiment/pile/{name}.yaml"
+    while cur:
+        text = git_show(mirror, FLASHATTN_COMMIT, cur)
+        chain.append(text)
+        m = re.search(r"^\s*-\s*/experiment/pile/([\w.-]+?)(\.yaml)?\s*$", text, re.M)
+        cur = f"training/configs/experiment/pile/{m.group(1)}.yaml" if m else None
+    # The model: gpt2model override (the nearest in the chain) then n_* keys.
+    for text in reversed(chain):  # base first, the experiment last
+        m = re.search(r"override /model/gpt2model:\s*([\w-]+)", text)
+        if m:
+            g = git_show(mirror, FLASHATTN_COMMIT, f"training/configs/model/gpt2model/{m.group(1)}.yaml")
+            for k in ("n_embd", "n_head", "n_layer"):
+                out[k] = int(yaml_scalar(g, k))
+        for k in ("n_embd", "n_head", "n_layer"):
+            v = yaml_scalar(text, k)
+            if v is not None and "$" not in v:
+                out[k] = int(v)
+        v = yaml_scalar(text, "batch_size")
+        if v is not None:
+            out["batch"] = flashattn_batch(v, gpu_mem)
+        v = yaml_scalar(text, "global_batch_size")
+        if v is not None:
+            out["global"] = int(v)
+        if "ddp_zero1.DDPStrategyZero1" in text:
+            out["zero1"] = 1
+    out.setdefault("zero1", 0)
+    return out
+
+
+def flashattn_rows(mirror):
+    text = git_show(mirror, FLASHATTN_COMMIT, FLASHATTN_FILE)
+    if "8 x A100 80GB SXM4 80GB (400W)" not in text:
+        raise SystemExit(f"codebases_bench: {FLASHATTN_FILE}: the 8 x A100 80GB SXM4 (400W) node not stated")
+    base = git_show(mirror, FLASHATTN_COMMIT, "training/configs/experiment/pile/base.yaml")
+    seq = int(yaml_scalar(base, "max_length"))
+    devices = int(yaml_scalar(base, "devices"))
+    # train.gpu_mem: nvidia-smi's memory.total in MiB / 1000, rounded: an
+    # A100 80 GB reports 81,920 MiB.
+    gpu_mem = round(81920 / 1000)
+    tab = next(t for t in md_tables(text) if t[2][0][0] == "Model")
+    rows = []
+    for r in tab[2][1:]:
+        model, btok, tput = r[0], r[1], r[2]
+        cfg = flashattn_config(mirror, FLASHATTN_CONFIGS[model], gpu_mem)
+        m = re.fullmatch(r"([\d.]+)k", tput)
+        tps = int(round(float(m.group(1)) * 1000))
+        mb = re.fullmatch(r"([\d.]+)M", btok)
+        tokens = cfg["global"] * seq
+        if abs(tokens - float(mb.group(1)) * 2**20) > 1:
+            raise SystemExit(f"codebases_bench: {FLASHATTN_FILE}: {model}: batch {btok} is not {cfg['global']} x {seq} tokens")
+        rows.append(dict(codebase="flashattn", source=FLASHATTN_FILE, commit=FLASHATTN_COMMIT,
+                         sweep="flash-attention training: GPT3 125M to 2.7B on 8 A100s" if flashattn_part(tokens) == "development" else "flash-attention training: GPT3 1.3B and 2.7B on 8 A100s (1M-token batch)",
+                         part=flashattn_part(tokens), gpu="A100-SXM4-80GB", gpus=devices, model=model, config=FLASHATTN_CONFIGS[model],
+                         layers=cfg["n_layer"], hidden=cfg["n_embd"], heads=cfg["n_head"], seq_len=seq, micro_bsz=cfg["batch"],
+                         global_batch=cfg["global"], zero1=cfg["zero1"], batch_tokens_published=btok,
+                         measured_tokens_per_s=tps, measured_tgs=round(tps / devices, 1)))
+    for i, r in enumerate(rows):
+        r["id"] = f"flashattn-{i + 1:03d}"
+    return rows
+
+
+# torchtitan's Llama 3.1 8B runs on H200 by Trainy on WhiteFiber (June
+# 2025): benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md, with the
+# llama3_8b.toml of the torchtitan commit the page names.
+TITANH200_FILE = "benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md"
+TITANH200_COMMIT = "4a61bd87d3c7e92bcfeb5d5464d9e6bd13ef440a"
+TITANH200_COLUMNS = ["id", "codebase", "source", "commit", "torchtitan_commit", "sweep", "part", "gpu", "gpus", "nodes",
+                     "nic_gbps_per_gpu", "local_batch_size", "seq_len", "ac_mode", "ac_option", "compile", "float8",
+                     "fsdp_float8_all_gather", "measured_tgs", "memory_gib"]
+
+
+# The validation part, chosen on 2026-11-29 before either row was
+# predicted (measurements/torchtitan-h200/README.md): the 8-node row.
+def titanh200_part(nodes):
+    return "validation" if nodes == 8 else "development"
+
+
+def titanh200_rows(mirror):
+    text = git_show(mirror, TITANH200_COMMIT, TITANH200_FILE)
+    tt = re.search(r"\| torchtitan \| \[(\w+)\]", text)
+    if not tt:
+        raise SystemExit(f"codebases_bench: {TITANH200_FILE}: torchtitan commit not read")
+    cmd = text[text.index("torchrun"):text.index("```", text.index("torchrun"))]
+    lb = int(re.search(r"--training\.local_batch_size=(\d+)", cmd).group(1))
+    toml = git_show(mirror, tt.group(1), "torchtitan/models/llama3/train_configs/llama3_8b.toml")
+    seq = int(yaml_scalar(toml.replace(" = ", ": "), "seq_len"))
+    mode = yaml_scalar(toml.replace(" = ", ": "), "mode").strip('"')
+    opt = yaml_scalar(toml.replace(" = ", ": "), "selective_ac_option").strip('"')
+    m = re.search(r"(\d+)Gb/s \(Mellanox CX-7\) per GPU", text)
+    tab = next(t for t in md_tables(text) if t[2][0][0] == "NUM_NODES")
+    rows = []
+    for r in tab[2][1:]:
+        nodes = int(r[0])
+        rows.append(dict(codebase="torchtitan-h200", source=TITANH200_FILE, commit=TITANH200_COMMIT, torchtitan_commit=tt.group(1),
+                         sweep=f"torchtitan on H200 (Trainy, 2025-06): Llama 3.1 8B FSDP, {nodes} nodes", part=titanh200_part(nodes),
+                         gpu="H200", gpus=8 * nodes, nodes=nodes, nic_gbps_per_gpu=int(m.group(1)), local_batch_size=lb, seq_len=seq,
+                         ac_mode=mode, ac_option=opt, compile=int("--training.compile" in cmd), float8=int(re.search(r'--model\.converters="[\w.]*float8"', cmd) is not None),
+                         fsdp_float8_all_gather=int("float8.enable_fsdp_float8_all_gather" in cmd),
+                         measured_tgs=int(r[1]), memory_gib=float(r[2])))
+    for i, r in enumerate(rows):
+        r["id"] = f"torchtitan-h200-{i + 1:03d}"
+    return rows
+
+
+def write(outdir, codebase, rows, columns=COLUMNS):
     d = os.path.join(outdir, codebase)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "runs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow(r)
@@ -161,13 +308,21 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="measurements/ (each code base under its own folder)")
     ap.add_argument("--internevo", help="a mirror of InternLM/InternEvo")
+    ap.add_argument("--flashattn", help="a mirror of Dao-AILab/flash-attention")
+    ap.add_argument("--torchtitan", help="a mirror of pytorch/torchtitan")
     a = ap.parse_args(argv)
     done = 0
     if a.internevo:
         write(a.out, "internevo", internevo_rows(a.internevo))
         done += 1
+    if a.flashattn:
+        write(a.out, "flashattn", flashattn_rows(a.flashattn), FLASHATTN_COLUMNS)
+        done += 1
+    if a.torchtitan:
+        write(a.out, "torchtitan-h200", titanh200_rows(a.torchtitan), TITANH200_COLUMNS)
+        done += 1
     if not done:
-        raise SystemExit("codebases_bench: no mirror given (--internevo)")
+        raise SystemExit("codebases_bench: no mirror given (--internevo, --flashattn, --torchtitan)")
 
 
 if __name__ == "__main__":
