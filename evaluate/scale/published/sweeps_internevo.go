@@ -25,7 +25,9 @@ const (
 // bases' validation parts: the bench's validation part
 // (bench.SweepPart), and no row of theirs in the checked table
 // (CheckRows), so that no file prints them row by row.
-func CodebaseValidationSets() []string { return []string{SetInternEvoValidation} }
+func CodebaseValidationSets() []string {
+	return []string{SetInternEvoValidation, SetFlashAttnValidation, SetTorchtitanH200Validate}
+}
 
 const internEvoSource = "InternLM/InternEvo doc/en/train_performance.md at 34fc28d7 (2024-01-25; tables of July 2023), measurements/internevo/runs.csv"
 

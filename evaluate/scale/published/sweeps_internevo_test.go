@@ -62,3 +62,41 @@ func TestInternEvoRows(t *testing.T) {
 		}
 	}
 }
+
+// isCodebaseSet: the code bases read from measurements/ (their own
+// tests: TestInternEvoRows, TestCodebaseRows).
+func isCodebaseSet(set string) bool {
+	switch set {
+	case SetInternEvo, SetInternEvoValidation, SetFlashAttn, SetFlashAttnValidation, SetTorchtitanH200, SetTorchtitanH200Validate:
+		return true
+	}
+	return false
+}
+
+// TestCodebaseRows: flash-attention's five rows and torchtitan's two H200
+// rows as their readings, by hand from runs.csv's columns: GPT3-760M is
+// 24 layers of 1,536 with 16 heads, batch 16 a GPU of a 256-sequence
+// batch under ZeRO-1, 245k tokens a second over 8 GPUs = 30,625; the
+// 8-node H200 row is batch 2 x 64 = 128, 10,753 tokens a second per GPU.
+func TestCodebaseRows(t *testing.T) {
+	fa, th := flashAttnSweeps(), titanH200Sweeps()
+	if len(fa) != 2 || len(fa[0].Rows) != 3 || len(fa[1].Rows) != 2 || fa[0].Set != SetFlashAttn || fa[1].Set != SetFlashAttnValidation {
+		t.Fatalf("flash-attention: %d sweeps, want 3 development rows then 2 validation rows", len(fa))
+	}
+	r := fa[0].Rows[2]
+	if r.Label != "GPT3-760M" || r.Workload != "gpt:layers=24,hidden=1536,heads=16,seq=2048,vocab=50264,batch=256" ||
+		r.Cluster != "dgx-a100:1,attention=flash" || r.Strategy != "dp=8,mbs=16,distopt=on" || r.Measured != 30625 {
+		t.Errorf("flash-attention GPT3-760M: %+v", r)
+	}
+	if r := fa[0].Rows[0]; r.Strategy != "dp=8,mbs=32" || r.Measured != 163750 {
+		t.Errorf("flash-attention GPT3-125M (DDP, batch 32 a GPU): %+v", r)
+	}
+	if len(th) != 2 || th[0].Set != SetTorchtitanH200 || th[1].Set != SetTorchtitanH200Validate {
+		t.Fatalf("torchtitan H200: %d sweeps, want the 4-node row then the 8-node row", len(th))
+	}
+	r = th[1].Rows[0]
+	if r.Workload != "llama3-8b:seq=8192,batch=128" || r.Cluster != "dgx-h200:8,attention=flash" || r.Measured != 10753 || r.PeakGiB != 46.97 ||
+		r.Strategy != "dp=64,mbs=2,fsdp=on,recompute=selective,fp8=current,fp8gather=on,stack=torchtitan-0.2,compile=on" {
+		t.Errorf("torchtitan H200, 8 nodes: %+v", r)
+	}
+}

@@ -26,6 +26,8 @@ func publishedSweeps() []Sweep {
 	out = append(out, torchtitanAsyncTP()...)
 	out = append(out, torchaoFloat8())
 	out = append(out, internEvoSweeps()...)
+	out = append(out, flashAttnSweeps()...)
+	out = append(out, titanH200Sweeps()...)
 	return out
 }
 
