@@ -34,7 +34,7 @@ COLUMNS = [
     "gpu", "gpus", "gpus_per_node", "host_nics", "host_nic_gbps",
     "tp", "pp", "zero1", "micro_bsz", "micro_num", "seq_len",
     "pack_sample_into_one", "activation_ckpt", "global_tokens",
-    "measured_tgs", "published_tflops",
+    "measured_tgs", "published_tflops", "fused_loss",
 ]
 
 
@@ -97,8 +97,15 @@ def internevo_rows(mirror):
     hp = next(t for t in tables if t[2][0][0] == "Hyperparameters")
     cols = hp[2][0][1:]
     hyper = {c: {r[0]: int(r[1 + i]) for r in hp[2][1:]} for i, c in enumerate(cols)}
+    # The loss: configs/7B_sft.py's parallel_output=True makes
+    # internlm/model/loss.py's FlashGPTLMLoss flash_attn's fused
+    # cross-entropy with inplace_backward=True.
+    cfg = git_show(mirror, INTERNEVO_COMMIT, "configs/7B_sft.py")
+    loss = git_show(mirror, INTERNEVO_COMMIT, "internlm/model/loss.py")
+    fused = int(re.search(r"parallel_output=True", cfg) is not None and "inplace_backward=True" in loss
+                and "FlashCrossEntropyLoss(" in loss)
     base = dict(codebase="internevo", source=INTERNEVO_FILE, commit=INTERNEVO_COMMIT, gpu="A100-SXM4-80GB",
-                gpus_per_node=8, host_nics=nics, host_nic_gbps=gbps, pp=1)
+                gpus_per_node=8, host_nics=nics, host_nic_gbps=gbps, pp=1, fused_loss=fused)
     rows = []
     # The throughput table: pack_sample_into_one False, checkpoint False.
     tp_tab = next(t for t in tables if t[2][0][0] == "Parallel Configuration")
@@ -154,7 +161,7 @@ FLASHATTN_CONFIGS = {  # the table's model -> training/configs/experiment/pile/<
     "GPT3-1.3B": "gpt3xl-flash", "GPT3-2.7B": "gpt3-2.7B-flash-hdim128",
 }
 FLASHATTN_COLUMNS = ["id", "codebase", "source", "commit", "sweep", "part", "gpu", "gpus", "model", "config",
-                     "layers", "hidden", "heads", "seq_len", "micro_bsz", "global_batch", "zero1",
+                     "layers", "hidden", "heads", "seq_len", "micro_bsz", "global_batch", "zero1", "fused_loss",
                      "batch_tokens_published", "measured_tokens_per_s", "measured_tgs"]
 
 
@@ -211,7 +218,10 @@ def flashattn_config(mirror, name, gpu_mem):
             out["global"] = int(v)
         if "ddp_zero1.DDPStrategyZero1" in text:
             out["zero1"] = 1
+        if "_target_: flash_attn.losses.cross_entropy.CrossEntropyLoss" in text:
+            out["fused_loss"] = int(re.search(r"inplace_backward:\s*True", text) is not None)
     out.setdefault("zero1", 0)
+    out.setdefault("fused_loss", 0)
     return out
 
 
@@ -240,7 +250,7 @@ def flashattn_rows(mirror):
                          sweep="flash-attention training: GPT3 125M to 2.7B on 8 A100s" if flashattn_part(tokens) == "development" else "flash-attention training: GPT3 1.3B and 2.7B on 8 A100s (1M-token batch)",
                          part=flashattn_part(tokens), gpu="A100-SXM4-80GB", gpus=devices, model=model, config=FLASHATTN_CONFIGS[model],
                          layers=cfg["n_layer"], hidden=cfg["n_embd"], heads=cfg["n_head"], seq_len=seq, micro_bsz=cfg["batch"],
-                         global_batch=cfg["global"], zero1=cfg["zero1"], batch_tokens_published=btok,
+                         global_batch=cfg["global"], zero1=cfg["zero1"], fused_loss=cfg["fused_loss"], batch_tokens_published=btok,
                          measured_tokens_per_s=tps, measured_tgs=round(tps / devices, 1)))
     for i, r in enumerate(rows):
         r["id"] = f"flashattn-{i + 1:03d}"

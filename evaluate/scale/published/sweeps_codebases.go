@@ -24,7 +24,7 @@ const (
 
 const flashAttnSource = "Dao-AILab/flash-attention training/README.md at 88173a1a (2023-01-17), Training speed, GPT3; configs/experiment/pile at the same commit; measurements/flashattn/runs.csv"
 
-const flashAttnStack = "flash-attention's training code (flash_attn.models.gpt: fused dense and dense+GELU, fused dropout-add-LayerNorm, FlashAttention, fused cross-entropy; PyTorch Lightning, BF16) read as placer's fused layers with attention=flash on dgx-a100 (8 A100 80 GB SXM4 at 400 W, NVLink); DDP, or its DDPStrategyZero1 read as distopt=on; the vocabulary padded to 50,264 (pad_vocab_size_multiple 8)"
+const flashAttnStack = "flash-attention's training code (flash_attn.models.gpt: fused dense and dense+GELU, fused dropout-add-LayerNorm, FlashAttention, fused cross-entropy; PyTorch Lightning, BF16) read as placer's fused layers with attention=flash on dgx-a100 (8 A100 80 GB SXM4 at 400 W, NVLink); DDP, or its DDPStrategyZero1 read as distopt=on; its fused cross-entropy with in-place backward (base.yaml's loss_fn) as loss-fusion=on; the vocabulary padded to 50,264 (pad_vocab_size_multiple 8)"
 
 const titanH200Source = "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd87; llama3_8b.toml at e7c0cae; measurements/torchtitan-h200/runs.csv"
 
@@ -92,6 +92,11 @@ func flashAttnSweeps() []Sweep {
 		s := fmt.Sprintf("dp=%d,mbs=%d", gpus, mbs)
 		if mustInt(n, r, "zero1") == 1 {
 			s += ",distopt=on"
+		}
+		if mustInt(n, r, "fused_loss") == 1 {
+			// base.yaml's loss_fn: flash_attn's fused cross-entropy
+			// with its in-place backward (no FP32 logits kept).
+			s += ",loss-fusion=on"
 		}
 		return SweepRow{Label: r["model"],
 			Workload: fmt.Sprintf("gpt:layers=%d,hidden=%d,heads=%d,seq=%d,vocab=50264,batch=%d", mustInt(n, r, "layers"), mustInt(n, r, "hidden"),

@@ -34,7 +34,7 @@ const internEvoSource = "InternLM/InternEvo doc/en/train_performance.md at 34fc2
 // internEvoStack says what the rows ran and how placer reads them.
 const internEvoStack = "InternEvo of 2023 (flash-attn's fused dense, rotary and RMSNorm kernels, FlashAttention-2, hybrid ZeRO-1), BF16, read as placer's fused layers (no stack key) with attention=flash; " +
 	"A100 SXM4 80 GB hosts with 4 x 100 Gb RoCE a node (the page's hardware table: dgx-a100 with nics=4,nic-gbps=100); " +
-	"ZeRO-1 within a node (zero1=8, or 4 under tp=2) read as distopt=on over every data-parallel rank, as is zero1=-1; tp=2 without sequence parallelism (configs/7B_sft.py: sequence_parallel=False)"
+	"ZeRO-1 within a node (zero1=8, or 4 under tp=2) read as distopt=on over every data-parallel rank, as is zero1=-1; tp=2 without sequence parallelism (configs/7B_sft.py: sequence_parallel=False); flash_attn's fused cross-entropy with in-place backward (parallel_output=True, internlm/model/loss.py) as loss-fusion=on"
 
 // internEvoModel is InternLM-7B (configs/7B_sft.py: 32 layers, hidden
 // 4,096, 32 heads, MLP_RATIO 8/3 rounded up to a multiple of 256 by its
@@ -79,6 +79,11 @@ func internEvoSweeps() []Sweep {
 		s := fmt.Sprintf("tp=%d,dp=%d,mbs=%d,distopt=on", tp, dp, mbs)
 		if atoi(rec, "activation_ckpt") == 1 {
 			s += ",recompute=full"
+		}
+		if atoi(rec, "fused_loss") == 1 {
+			// configs/7B_sft.py's parallel_output=True: flash_attn's
+			// fused cross-entropy, in-place backward (loss.py).
+			s += ",loss-fusion=on"
 		}
 		cluster := fmt.Sprintf("dgx-a100:%d,attention=flash,nics=%d,nic-gbps=%d", gpus/atoi(rec, "gpus_per_node"), atoi(rec, "host_nics"), atoi(rec, "host_nic_gbps"))
 		out[i].Rows = append(out[i].Rows, SweepRow{

@@ -31,13 +31,13 @@ func TestInternEvoRows(t *testing.T) {
 	}{
 		// internevo-001: 8 GPUs, tp 1, micro_bsz 2 x 4: batch 2 x 4 x 8 = 64.
 		{"InternEvo throughput: 7B, tp=1, zero1=-1", "8 GPUs, micro_bsz 2 x 4, zero1=-1",
-			"batch=64", "dgx-a100:1,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=8,mbs=2,distopt=on", 4062},
+			"batch=64", "dgx-a100:1,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=8,mbs=2,distopt=on,loss-fusion=on", 4062},
 		// 1,024 GPUs at tp 2, micro_bsz 4 x 4: dp 512, batch 4 x 4 x 512 = 8,192.
 		{"InternEvo throughput: 7B, tp=2, zero1=4", "1024 GPUs, micro_bsz 4 x 4, zero1=4",
-			"batch=8192", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=2,dp=512,mbs=4,distopt=on", 3486},
+			"batch=8192", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=2,dp=512,mbs=4,distopt=on,loss-fusion=on", 3486},
 		// The checkpointed FLOPS row at 1,024 GPUs, micro_bsz 2 x 1: batch 2,048 (4M tokens).
 		{"InternEvo FLOPS test: 7B, packed, activation checkpointing on", "1024 GPUs, micro_bsz 2 x 1, zero1=8",
-			"batch=2048", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=1024,mbs=2,distopt=on,recompute=full", 2341},
+			"batch=2048", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=1024,mbs=2,distopt=on,recompute=full,loss-fusion=on", 2341},
 	}
 	for _, tt := range tests {
 		found := false
@@ -76,7 +76,7 @@ func isCodebaseSet(set string) bool {
 // TestCodebaseRows: flash-attention's five rows and torchtitan's two H200
 // rows as their readings, by hand from runs.csv's columns: GPT3-760M is
 // 24 layers of 1,536 with 16 heads, batch 16 a GPU of a 256-sequence
-// batch under ZeRO-1, 245k tokens a second over 8 GPUs = 30,625; the
+// batch under ZeRO-1 with the fused loss, 245k tokens a second over 8 GPUs = 30,625; the
 // 8-node H200 row is batch 2 x 64 = 128, 10,753 tokens a second per GPU.
 func TestCodebaseRows(t *testing.T) {
 	fa, th := flashAttnSweeps(), titanH200Sweeps()
@@ -85,10 +85,10 @@ func TestCodebaseRows(t *testing.T) {
 	}
 	r := fa[0].Rows[2]
 	if r.Label != "GPT3-760M" || r.Workload != "gpt:layers=24,hidden=1536,heads=16,seq=2048,vocab=50264,batch=256" ||
-		r.Cluster != "dgx-a100:1,attention=flash" || r.Strategy != "dp=8,mbs=16,distopt=on" || r.Measured != 30625 {
+		r.Cluster != "dgx-a100:1,attention=flash" || r.Strategy != "dp=8,mbs=16,distopt=on,loss-fusion=on" || r.Measured != 30625 {
 		t.Errorf("flash-attention GPT3-760M: %+v", r)
 	}
-	if r := fa[0].Rows[0]; r.Strategy != "dp=8,mbs=32" || r.Measured != 163750 {
+	if r := fa[0].Rows[0]; r.Strategy != "dp=8,mbs=32,loss-fusion=on" || r.Measured != 163750 {
 		t.Errorf("flash-attention GPT3-125M (DDP, batch 32 a GPU): %+v", r)
 	}
 	if len(th) != 2 || th[0].Set != SetTorchtitanH200 || th[1].Set != SetTorchtitanH200Validate {
