@@ -48,23 +48,28 @@ func TestSweepOrder(t *testing.T) {
 // TestPublishedPeaks read the same report (every sweep's rows predicted,
 // a few CPU seconds each time). The tests only read it.
 var publishedSweeps = sync.OnceValues(func() (report.Sweeps, error) {
+	return SweepsOf(context.Background(), testedSweeps(), plan.Tuned)
+})
+
+// testedSweeps are published.Sweeps less the code bases' validation
+// sets: their rows are report bench's aggregates only (their fits counted
+// there), never a row's figure here.
+func testedSweeps() []published.Sweep {
 	var sweeps []published.Sweep
 	for _, sw := range published.Sweeps() {
-		// The code bases' validation rows: report bench's aggregates
-		// only (their fits counted there), never a row's figure here.
 		if !slices.Contains(published.CodebaseValidationSets(), sw.Set) {
 			sweeps = append(sweeps, sw)
 		}
 	}
-	return SweepsOf(context.Background(), sweeps, plan.Tuned)
-})
+	return sweeps
+}
 
 // TestSweeps: every published sweep's rows are either predicted (a
 // finite figure, its error against the published one) or refused with
 // one line; swapping every published figure for another leaves every
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
-	sweeps := published.Sweeps()
+	sweeps := testedSweeps()
 	a, err := publishedSweeps()
 	if err != nil {
 		t.Fatal(err)
