@@ -383,6 +383,16 @@ MIRRORS ?=
 mlperf-bench-data:
 	$(PYTHON) tools/mlperf/mlperf_bench.py --out measurements/mlperf $(MIRRORS)
 
+# Published throughputs of code bases other than NVIDIA's MLPerf recipes
+# (measurements/<codebase>, DESIGN.md §14): each read from a fetched mirror at a
+# pinned commit by tools/codebases/codebases_bench.py, e.g.
+# CODEBASE_MIRRORS="--internevo /work/.mirror/InternLM+InternEvo/repo".
+CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo \
+	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo
+.PHONY: codebase-bench-data
+codebase-bench-data:
+	$(PYTHON) tools/codebases/codebases_bench.py --out measurements $(CODEBASE_MIRRORS)
+
 # The bench's fits test (planner/bench TestBenchRunsFit): every
 # MLPerf submission that ran must be predicted to fit. make test runs it
 # on the development part (its failures listed by row) and logs the

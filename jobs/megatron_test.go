@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"github.com/placer/placer/internal/rank"
 	"reflect"
 	"slices"
 	"sync"
@@ -120,7 +121,7 @@ func TestSpearman(t *testing.T) {
 			t.Errorf("Spearman(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
 		}
 	}
-	if got, want := ranks([]float64{1, 2, 2, 3}), []float64{1, 2.5, 2.5, 4}; !slices.Equal(got, want) {
+	if got, want := rank.Ranks([]float64{1, 2, 2, 3}), []float64{1, 2.5, 2.5, 4}; !slices.Equal(got, want) {
 		t.Errorf("ranks = %v, want %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/placer/placer/internal/rank"
 	"io"
 	"math"
 	"os"
@@ -632,33 +633,8 @@ func megatronSamples(rep report.Megatron) []report.TableSample {
 
 func abs(x float64) float64 { return max(x, -x) }
 
-// Spearman is Spearman's rank correlation of x and y: Pearson's
-// correlation of their ranks, tied values taking the mean of the ranks
-// they span.
-func Spearman(x, y []float64) float64 {
-	return stat.Correlation(ranks(x), ranks(y), nil)
-}
-
-// ranks are x's ranks, 1 the smallest, ties at their mean rank.
-func ranks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
-}
+// Spearman is Spearman's rank correlation of x and y (rank.Spearman).
+func Spearman(x, y []float64) float64 { return rank.Spearman(x, y) }
 
 // megatronRow is one published run: placer's prediction of its own
 // configuration and placer's best plan (the search's answer), with the

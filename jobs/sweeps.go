@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/placer/placer/graph/transformer"
@@ -17,9 +18,17 @@ import (
 // Sweeps is placer report sweeps: every published sweep of published.Sweeps,
 // each row read as placer eval reads its workload, cluster and strategy,
 // predicted in the sweep's unit, and the order within each sweep against
-// the measured one.
+// the measured one. The code bases' validation sweeps
+// (published.CodebaseValidationSets) are left out: placer report bench
+// gives their aggregates, never their rows.
 func Sweeps(ctx context.Context) (report.Sweeps, error) {
-	rep, err := SweepsOf(ctx, published.Sweeps(), plan.Tuned)
+	var sweeps []published.Sweep
+	for _, sw := range published.Sweeps() {
+		if !slices.Contains(published.CodebaseValidationSets(), sw.Set) {
+			sweeps = append(sweeps, sw)
+		}
+	}
+	rep, err := SweepsOf(ctx, sweeps, plan.Tuned)
 	if err != nil {
 		return rep, err
 	}

@@ -118,6 +118,22 @@ type BenchPublished struct {
 	OverRows     []string          `json:"over_rows,omitempty"`
 	SweepSummary BenchSweepSummary `json:"sweep_summary"`
 	SweepList    []BenchSweep      `json:"sweep_list,omitempty"`
+	// Sets are the same figures by published source set (a code base's
+	// part is its set: aggregates only, printed for both parts).
+	Sets []BenchSet `json:"sets,omitempty"`
+}
+
+// BenchSet is one published source set's sweeps in one part, in
+// aggregate: rows predicted and refused, the mean and largest |error|
+// over its rows, and its sweeps' order.
+type BenchSet struct {
+	Set          string            `json:"set"`
+	Sweeps       int               `json:"sweeps"`
+	Rows         int               `json:"rows"`
+	Refused      int               `json:"refused"`
+	MeanAbsError float64           `json:"mean_abs_error"`
+	MaxAbsError  float64           `json:"max_abs_error"`
+	SweepSummary BenchSweepSummary `json:"sweep_summary"`
 }
 
 // BenchRow is one MLPerf submission: its reading (placer eval's
@@ -174,6 +190,20 @@ func WriteBench(w io.Writer, b Bench) error {
 	fmt.Fprintln(w, "\npublished sweeps (placer report sweeps' rows, each sweep's unit):")
 	if err := Table(w, head, rows); err != nil {
 		return err
+	}
+	head = []string{"part", "source set", "sweeps", "rows", "refused", "mean |err|", "max |err|", "sweeps >=3", "Spearman mean/min", ">=0.8"}
+	rows = nil
+	for _, p := range []BenchPart{b.Development, b.Validation} {
+		for _, s := range p.Published.Sets {
+			rows = append(rows, []string{p.Name, s.Set, fmt.Sprint(s.Sweeps), fmt.Sprint(s.Rows), fmt.Sprint(s.Refused), Percent(s.MeanAbsError), Percent(s.MaxAbsError),
+				fmt.Sprint(s.SweepSummary.Ranked), spearmanPair(s.SweepSummary), fmt.Sprintf("%d of %d", s.SweepSummary.AtLeast08, s.SweepSummary.Ranked)})
+		}
+	}
+	if len(rows) > 0 {
+		fmt.Fprintln(w, "\npublished sweeps by source set (aggregates):")
+		if err := Table(w, head, rows); err != nil {
+			return err
+		}
 	}
 	for _, p := range []BenchPart{b.Development, b.Validation} {
 		shown := p.Name != "validation" || b.ShowValidation

@@ -32,7 +32,7 @@ type BenchOptions struct {
 // unless opts.ShowValidation.
 func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 	rep := report.Bench{ValidationRule: "MLPerf round " + bench.ValidationRound + " whole, and the published source set " + bench.ValidationSet +
-		" (measurements/mlperf/README.md, \"The validation part\")", ShowValidation: opts.ShowValidation}
+		" (measurements/mlperf/README.md, \"The validation part\"), and each code base's own (published.CodebaseValidationSets: " + strings.Join(published.CodebaseValidationSets(), ", ") + "; measurements/<codebase>/README.md)", ShowValidation: opts.ShowValidation}
 	rows, err := bench.Rows()
 	if err != nil {
 		return rep, err
@@ -112,6 +112,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 			return rep, err
 		}
 		parts[x.part].Published = publishedPart(sr, x.part == bench.Development || opts.ShowValidation)
+		parts[x.part].Published.Sets = publishedSets(x.sweeps, sr)
 	}
 	for _, pt := range parts {
 		if pt.MLPerf.Predicted > 0 {
@@ -261,6 +262,47 @@ func summarize(sw []report.BenchSweep) report.BenchSweepSummary {
 		s.MeanSpearman /= float64(s.Ranked)
 	}
 	return s
+}
+
+// publishedSets are one part's published sweeps in aggregate by source
+// set, in the order the sets first appear (sr: SweepsOf of sweeps, one
+// sweep of its each in order).
+func publishedSets(sweeps []published.Sweep, sr report.Sweeps) []report.BenchSet {
+	var out []report.BenchSet
+	at := map[string]int{}
+	lists := map[string][]report.BenchSweep{}
+	for i, sw := range sr.Sweeps {
+		set := sweeps[i].Set
+		j, ok := at[set]
+		if !ok {
+			at[set], j = len(out), len(out)
+			out = append(out, report.BenchSet{Set: set})
+		}
+		s := &out[j]
+		s.Sweeps++
+		b := report.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
+		for _, r := range sw.Rows {
+			if r.Refused != "" {
+				s.Refused++
+				continue
+			}
+			b.Rows++
+			if sw.OrderOnly {
+				continue
+			}
+			s.Rows++
+			s.MeanAbsError += math.Abs(r.Error)
+			s.MaxAbsError = max(s.MaxAbsError, math.Abs(r.Error))
+		}
+		lists[set] = append(lists[set], b)
+	}
+	for i := range out {
+		if out[i].Rows > 0 {
+			out[i].MeanAbsError /= float64(out[i].Rows)
+		}
+		out[i].SweepSummary = summarize(lists[out[i].Set])
+	}
+	return out
 }
 
 // publishedPart is the aggregate of one part's published sweeps (the

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,9 +46,11 @@ func PartOf(round, benchmark string) string {
 }
 
 // SweepPart is the part a published sweep of source set is in: the
-// validation part for ValidationSet, the development part otherwise.
+// validation part for ValidationSet and the code bases' validation sets
+// (published.CodebaseValidationSets: each code base's own, chosen before
+// its rows were predicted), the development part otherwise.
 func SweepPart(set string) string {
-	if set == ValidationSet {
+	if set == ValidationSet || slices.Contains(published.CodebaseValidationSets(), set) {
 		return Validation
 	}
 	return Development

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/placer/placer/graph/transformer"
@@ -149,6 +150,9 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 	for _, sw := range Sweeps() {
 		if sw.Unit == Order {
 			continue // a rank is no figure to be off by
+		}
+		if slices.Contains(CodebaseValidationSets(), sw.Set) {
+			continue // a validation part: aggregates only (report bench)
 		}
 		for _, row := range sw.Rows {
 			m, p, r, rOut, ok := evalSweep(row, sw.Set)

@@ -17,5 +17,6 @@
 // costed on one GPU (planner.OneGPU); nothing here reaches into the cost
 // model.
 //
-// May import: graph/..., planner, planner/plan, planner/search, internal/...
+// May import: graph/..., planner, planner/plan, planner/search, measurements/...,
+// internal/...
 package published

@@ -49,6 +49,12 @@ func SourceSets() []SourceSet {
 		{SetBridgeFineTune, bridgeFineTuneSource},
 		{SetTorchtitanAsyncTP, torchtitanAsyncTPSource},
 		{SetTorchaoFloat8, torchaoFloat8Source},
+		{SetInternEvo, internEvoSource + ": the development rows"},
+		{SetInternEvoValidation, internEvoSource + ": the validation rows (the throughput table's tp=2 rows)"},
+		{SetFlashAttn, flashAttnSource + ": the development rows"},
+		{SetFlashAttnValidation, flashAttnSource + ": the validation rows (the 1M-token batch rows)"},
+		{SetTorchtitanH200, titanH200Source + ": the development row (4 nodes)"},
+		{SetTorchtitanH200Validate, titanH200Source + ": the validation row (8 nodes)"},
 	}
 }
 

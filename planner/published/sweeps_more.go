@@ -25,6 +25,9 @@ func publishedSweeps() []Sweep {
 	out = append(out, bridgeFineTune()...)
 	out = append(out, torchtitanAsyncTP()...)
 	out = append(out, torchaoFloat8())
+	out = append(out, internEvoSweeps()...)
+	out = append(out, flashAttnSweeps()...)
+	out = append(out, titanH200Sweeps()...)
 	return out
 }
 

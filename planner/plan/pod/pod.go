@@ -200,6 +200,14 @@ func ParsePod(text string) (Pod, error) {
 				}
 				continue
 			}
+			if k == "host" {
+				// The CPU that issues the kernels (host.go): the
+				// DGX H100's Xeon or a Grace.
+				if err := pod.setHost(v); err != nil {
+					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
+				}
+				continue
+			}
 			if k == "power" {
 				// The GPUs' power limit (power.go), or off: the
 				// kernels at their burst clock.
@@ -210,7 +218,7 @@ func ParsePod(text string) (Pod, error) {
 			}
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps, per-node, pcie-lanes; attention=flash or cudnn; power=W or off)", text, kv)
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps, per-node, pcie-lanes; attention=flash or cudnn; power=W or off; host=x86 or grace)", text, kv)
 			}
 			switch k {
 			case "nics":
@@ -478,3 +486,25 @@ func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 // Beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps (Kernels.Beside).
 func (p *Pod) Beside(comm, window float64) float64 { return p.Kernels.Beside(comm, window) }
+
+// setHost sets the CPU that issues the pod's kernels: "x86", the DGX
+// H100's Xeon (kernels.H100's measured host, which the Hopper and
+// Blackwell presets carry), or "grace", the same issued from a Grace CPU
+// (kernels.Host.OnGrace, the GB200 and GB300 presets' host). It is for
+// the presets whose host is one of those two; a mechanism's evidence
+// (jobs/benchreport's evidence test) prices a Grace row on x86 with it.
+func (p *Pod) setHost(v string) error {
+	x86 := kernels.H100.Host
+	if p.Kernels.Host != x86 && p.Kernels.Host != x86.OnGrace() {
+		return fmt.Errorf("host=%s: the %s preset's host is neither the DGX H100's Xeon nor a Grace (host= is for the Hopper and Blackwell presets)", v, p.Name)
+	}
+	switch v {
+	case "x86":
+		p.Kernels.Host = x86
+	case "grace":
+		p.Kernels.Host = x86.OnGrace()
+	default:
+		return fmt.Errorf("host=%s: want x86 or grace", v)
+	}
+	return nil
+}

@@ -1,0 +1,14 @@
+// Package flashattn embeds the published training throughputs of
+// measurements/flashattn as tools/codebases/codebases_bench.py read them
+// (README.md: the source, its commit and licence, and the validation
+// part).
+//
+// May import: no other placer package
+package flashattn
+
+import _ "embed"
+
+// RunsCSV is runs.csv as committed.
+//
+//go:embed runs.csv
+var RunsCSV []byte

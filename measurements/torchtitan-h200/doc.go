@@ -1,0 +1,14 @@
+// Package torchtitanh200 embeds the published training throughputs of
+// measurements/torchtitan-h200 as tools/codebases/codebases_bench.py read them
+// (README.md: the source, its commit and licence, and the validation
+// part).
+//
+// May import: no other placer package
+package torchtitanh200
+
+import _ "embed"
+
+// RunsCSV is runs.csv as committed.
+//
+//go:embed runs.csv
+var RunsCSV []byte
