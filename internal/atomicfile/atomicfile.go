@@ -35,7 +35,7 @@ const maxLinks = 40
 func Write(path string, fill func(w io.Writer) error) (err error) {
 	if path == "-" {
 		if err := fill(Stdout); err != nil {
-			return fmt.Errorf("write standard output: %w", unwrapPath(err))
+			return fmt.Errorf("cannot write standard output: %w", unwrapPath(err))
 		}
 		return nil
 	}
