@@ -8,8 +8,8 @@ import (
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/iopaths"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/methods/gdp"
-	export "github.com/placer/placer/workloads/export"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -251,7 +251,7 @@ func isFolderFlag(f *pflag.Flag) bool {
 }
 
 // sideOutputs are the files a command writes beside its output flag's
-// file v (issue 95): export --to deepspeed's pipeline and MoE modules,
+// file v (docs/robustness.md): export --to deepspeed's pipeline and MoE modules,
 // a model's state file. They are outputs as v is, checked with them.
 func sideOutputs(cmd *cobra.Command, flag, v string) []iopaths.Path {
 	if flag != "out" || v == "" || v == "-" {
@@ -262,8 +262,12 @@ func sideOutputs(cmd *cobra.Command, flag, v string) []iopaths.Path {
 	}
 	switch cmd.CommandPath() {
 	case "placer export":
-		if to := cmd.Flags().Lookup("to"); to != nil && strings.HasPrefix(to.Value.String(), "deepspeed") {
-			return []iopaths.Path{side(export.DeepSpeedPipelinePath(v)), side(export.DeepSpeedMoEPath(v))}
+		if to := cmd.Flags().Lookup("to"); to != nil {
+			var sides []iopaths.Path
+			for _, p := range export.SideFiles(to.Value.String(), v) {
+				sides = append(sides, side(p))
+			}
+			return sides
 		}
 	case "placer pretrain":
 		return []iopaths.Path{side(gdp.CheckpointState(v))}

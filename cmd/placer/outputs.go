@@ -46,7 +46,7 @@ func checkOutputs(cmd *cobra.Command) error {
 	return err
 }
 
-// checkPathValues holds issue 95's rules on what a path flag's value may
+// checkPathValues holds the rules (docs/robustness.md) on what a path flag's value may
 // spell, before the paths are compared and checked: an empty value for
 // a file (-o "", --plan "") or for --for is a usage error, not the
 // default taken silently; "-" is standard output for a file written

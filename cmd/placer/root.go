@@ -197,7 +197,7 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 
 // runContext is run under ctx (a test cancels it as a signal would).
 func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
-	// Every write to standard output is checked (issue 95): a closed or
+	// Every write to standard output is checked (docs/robustness.md): a closed or
 	// full standard output fails the command, exit 1, not "wrote
 	// standard output" and 0.
 	cout := &checkedWriter{w: out}

@@ -15,7 +15,7 @@ import (
 // (runtime.checkfds, Go 1.22 on), so that writes to it succeed and
 // vanish; a shell's `>/dev/null` opens it write-only. fd being
 // /dev/null opened read-write is the runtime's doing: the descriptor was
-// closed, and what is written to it is lost (issue 95, item 4).
+// closed, and what is written to it is lost.
 func closedAtStart(fd int) bool {
 	var st, null unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || unix.Stat(os.DevNull, &null) != nil {

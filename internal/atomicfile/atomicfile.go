@@ -19,7 +19,7 @@ var Stdout io.Writer = os.Stdout
 // before it gives up (Linux's MAXSYMLINKS).
 const maxLinks = 40
 
-// Write writes the output of fill to what path names (issue 95: one
+// Write writes the output of fill to what path names (one
 // helper for every output of every command):
 //
 //   - "-": standard output (Stdout);

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// TestWriteThroughWhatThePathNames (issue 95, item 1): a regular file is
+// TestWriteThroughWhatThePathNames: a regular file is
 // replaced atomically, a link's target is written and the link kept, a
 // FIFO is written into and stays a FIFO, "-" is standard output, and a
 // folder or a socket is refused; each by hand.

@@ -47,7 +47,7 @@ func Check(inputs, outputs []Path) error {
 }
 
 // checkOutputs is a usage error naming the first two outputs that share
-// a path (issue 95): one file through any spelling or link, both "-"
+// a path: one file through any spelling or link, both "-"
 // (standard output), or a file or folder inside an output folder.
 func checkOutputs(outputs []Path) error {
 	for i, a := range outputs {

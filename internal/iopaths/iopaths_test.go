@@ -80,7 +80,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestNoTwoOutputsShareAPath (issue 95, item 3): two outputs of one
+// TestNoTwoOutputsShareAPath: two outputs of one
 // command on one file (however spelled, through a link), both standard
 // output, or one inside the other's folder, is exit 2 naming both;
 // distinct paths pass.
