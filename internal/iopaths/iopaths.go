@@ -93,7 +93,7 @@ func Within(path, folder string) bool {
 // equal. how is " (the same file, through a link)" where the spellings
 // differ after cleaning, else "".
 func Same(a, b string) (same bool, how string) {
-	ca, cb := resolve(a), resolve(b)
+	ca, cb := resolve(linkEnd(a)), resolve(linkEnd(b))
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	if errA == nil && errB == nil {
@@ -105,6 +105,27 @@ func Same(a, b string) (same bool, how string) {
 		how = " (the same file, through a link)"
 	}
 	return same, how
+}
+
+// linkEnd is the path a symbolic link to a file not yet written leads
+// to (the file a write through it makes), path where it is no link.
+func linkEnd(path string) string {
+	p := path
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = to
+	}
+	return path
 }
 
 // abs is path absolute and clean, as written.

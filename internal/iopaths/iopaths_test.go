@@ -93,6 +93,9 @@ func TestNoTwoOutputsShareAPath(t *testing.T) {
 	if err := os.Symlink("t.json", "lnk.json"); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("a.json", "dangling.json"); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		outs []Path
@@ -108,6 +111,8 @@ func TestNoTwoOutputsShareAPath(t *testing.T) {
 			"--out rowsd/rows.json and --rows rowsd are one path (in its folder): each output its own (name another for --rows)"},
 		{"side file", []Path{{Flag: "out", Path: "ds.json"}, {Flag: "out", Path: "ds_pipeline.py", Given: "ds.json (its side file ds_pipeline.py)"}, {Flag: "trace", Path: "ds_pipeline.py"}},
 			"--out ds.json (its side file ds_pipeline.py) and --trace ds_pipeline.py are one path: each output its own (name another for --trace)"},
+		{"through a link to a file not yet written", []Path{{Flag: "out", Path: "a.json"}, {Flag: "trace", Path: "dangling.json"}},
+			"--out a.json and --trace dangling.json are one path (the same file, through a link): each output its own (name another for --trace)"},
 		{"both standard output", []Path{{Flag: "out", Path: "-"}, {Flag: "trace", Path: "-"}},
 			"--out - and --trace - both write standard output: one output a path (name a file for --trace)"},
 		{"distinct", []Path{{Flag: "out", Path: "a.json"}, {Flag: "trace", Path: "-"}, {Flag: "rows", Path: "rowsd", Folder: true}, {Flag: "plot", Path: "rowsd2/p.svg"}}, ""},
