@@ -83,8 +83,13 @@ func TestOutputsAndInputsThroughWhatPathsName(t *testing.T) {
 					got <- b
 				}()
 				return func(t *testing.T, r result) {
-					if b := <-got; !json.Valid(b) || !strings.Contains(string(b), `"model"`) {
-						t.Errorf("the FIFO's reader got %.80q", b)
+					select {
+					case b := <-got:
+						if !json.Valid(b) || !strings.Contains(string(b), `"model"`) {
+							t.Errorf("the FIFO's reader got %.80q", b)
+						}
+					case <-time.After(5 * time.Second):
+						t.Error("nothing came through the FIFO in 5 s")
 					}
 					if fi, err := os.Lstat(ff); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 						t.Error("the FIFO was replaced")
