@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/costtable"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/workloads"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -100,7 +101,7 @@ func readGraph(spec GraphSpec) (*graph.Graph, Meta, error) {
 		}
 		return g, Meta{}, nil
 	}
-	data, err := os.ReadFile(spec.Path)
+	data, err := bounded.ReadFile(spec.Path, bounded.Graph, "a graph file")
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("graph: %w", err)
 	}
@@ -131,7 +132,7 @@ func readHead(path string, n int) ([]byte, error) {
 
 // readNative reads a native graph file with graph.Read.
 func readNative(path string) (*graph.Graph, error) {
-	f, err := os.Open(path)
+	f, err := bounded.Open(path, bounded.Graph, "a graph file")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
 	if spec.Expert == "" {
 		return Expert(g, devices)
 	}
-	data, err := os.ReadFile(spec.Expert)
+	data, err := bounded.ReadFile(spec.Expert, bounded.Decision, "a placement file")
 	if err != nil {
 		return nil, fmt.Errorf("expert: %w", err)
 	}
@@ -236,7 +237,7 @@ func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
 // IsMSRFiddleExpert reports whether path is an msr-fiddle expert
 // placement file (its accelerators under "fpgas").
 func IsMSRFiddleExpert(path string) bool {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a placement file")
 	return err == nil && PlacementFormat(data) == PlacementMSRFiddle
 }
 
@@ -245,7 +246,7 @@ func IsMSRFiddleExpert(path string) bool {
 // accelerators; 0 for the named strategies and for a file it cannot read
 // (whoever reads the file reports why).
 func PlacementDevices(spec string) int {
-	data, err := os.ReadFile(spec)
+	data, err := bounded.ReadFile(spec, bounded.Decision, "a placement file")
 	if err != nil {
 		return 0
 	}
@@ -266,7 +267,7 @@ func PlacementDevices(spec string) int {
 // PlacementStrategy is the strategy of a decision or result file (the
 // zero strategy for anything else).
 func PlacementStrategy(spec string) decision.Strategy {
-	data, err := os.ReadFile(spec)
+	data, err := bounded.ReadFile(spec, bounded.Decision, "a placement file")
 	if err != nil || PlacementFormat(data) == PlacementMSRFiddle {
 		return decision.Strategy{}
 	}
@@ -290,7 +291,7 @@ func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {
 	if format, err := GraphFormat(spec, head); err != nil || format != "msr-fiddle" {
 		return nil, err
 	}
-	data, err := os.ReadFile(spec.Path)
+	data, err := bounded.ReadFile(spec.Path, bounded.Graph, "a graph file")
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +384,7 @@ func Fusion(spec string, g *graph.Graph, devices int) ([]int, error) {
 }
 
 func readDecisionFile(path string, g *graph.Graph, devices int) (decision.File, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a decision or result file")
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(path, "./") {
 			return decision.File{}, fail.Usagef("%q is neither a known strategy nor a file", path)

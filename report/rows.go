@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/placer/placer/internal/bounded"
 )
 
 // RowsFormat and RowsVersion identify the index of a table's rows'
@@ -61,7 +62,7 @@ type RowEntry struct {
 
 // ReadRows reads an index written by --rows (DIR/rows.json).
 func ReadRows(path string) (Rows, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a rows index")
 	if err != nil {
 		return Rows{}, err
 	}

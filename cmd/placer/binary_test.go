@@ -96,9 +96,21 @@ type result struct {
 // after limit.
 func runBinary(t *testing.T, dir string, limit time.Duration, env []string, args ...string) result {
 	t.Helper()
+	return runProgram(t, dir, limit, env, placerBinary(t), args...)
+}
+
+// runBinaryAs runs program (a shell that runs the binary) as runBinary
+// runs the binary.
+func runBinaryAs(t *testing.T, dir string, limit time.Duration, program string, args ...string) result {
+	t.Helper()
+	return runProgram(t, dir, limit, nil, program, args...)
+}
+
+func runProgram(t *testing.T, dir string, limit time.Duration, env []string, program string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, placerBinary(t), args...)
+	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/placer/placer/inputs"
@@ -100,13 +101,24 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 			if err := checkExport(o); err != nil {
 				return err
 			}
+			// To standard output, the lines saying what was written
+			// follow the write, which may fail (a closed or full
+			// standard output).
+			var said bytes.Buffer
 			o.Warn = s.Err
-			out, err := export.Run(*o)
-			if err != nil {
-				return err
-			}
 			if o.Out == "" {
-				_, err = s.Out.Write(out)
+				o.Warn = &said
+			}
+			out, err := export.Run(*o)
+			if o.Out == "" {
+				werr := err
+				if err == nil {
+					_, werr = s.Out.Write(out)
+				}
+				if werr == nil || err != nil {
+					s.Err.Write(said.Bytes())
+				}
+				err = werr
 			}
 			return err
 		},

@@ -2,10 +2,14 @@ package main
 
 import (
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/iopaths"
+	"github.com/placer/placer/jobs/export"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -93,14 +97,23 @@ func flagPathKind(c *cobra.Command, f *pflag.Flag) (pathKind, bool) {
 // inputs that must be there (mustExist), for checkInputsReadable.
 func checkInputsNotOutputs(cmd *cobra.Command) (missing []iopaths.Path, err error) {
 	var ins, outs, must []iopaths.Path
+	var seen []pflag.Value
 	// The flags typed first, then the defaults: of two names of one
-	// value (--out, --output) the line names the one typed.
+	// value (--out, --output) the line names the one typed, and it is
+	// one output, not two on one path.
 	visit := func(f *pflag.Flag) {
 		k, _ := flagPathKind(cmd, f)
+		if k == output {
+			if slices.ContainsFunc(seen, func(v pflag.Value) bool { return oneValue(v, f.Value) }) {
+				return
+			}
+			seen = append(seen, f.Value)
+		}
 		for _, v := range flagValues(f) {
 			switch k {
 			case output:
-				outs = append(outs, iopaths.Path{Flag: f.Name, Path: v})
+				outs = append(outs, iopaths.Path{Flag: f.Name, Path: v, Folder: isFolderFlag(f)})
+				outs = append(outs, sideOutputs(cmd, f.Name, v)...)
 			default:
 				for _, in := range inputPaths(k, v) {
 					in.Flag = f.Name
@@ -228,4 +241,43 @@ func fileNamed(v string) (string, bool) {
 		return v, true
 	}
 	return "", false
+}
+
+// isFolderFlag says whether output flag f names a folder (its usage
+// names it DIR or FOLDER) rather than a file.
+func isFolderFlag(f *pflag.Flag) bool {
+	name, _ := pflag.UnquoteUsage(f)
+	return name == "DIR" || name == "FOLDER"
+}
+
+// sideOutputs are the files a command writes beside its output flag's
+// file v (docs/robustness.md): export --to deepspeed's pipeline and MoE modules,
+// a model's state file. They are outputs as v is, checked with them.
+func sideOutputs(cmd *cobra.Command, flag, v string) []iopaths.Path {
+	if flag != "out" || v == "" || v == "-" {
+		return nil
+	}
+	side := func(p string) iopaths.Path {
+		return iopaths.Path{Flag: flag, Path: p, Given: v + " (its side file " + p + ")"}
+	}
+	switch cmd.CommandPath() {
+	case "placer export":
+		if to := cmd.Flags().Lookup("to"); to != nil {
+			var sides []iopaths.Path
+			for _, p := range export.SideFiles(to.Value.String(), v) {
+				sides = append(sides, side(p))
+			}
+			return sides
+		}
+	case "placer pretrain":
+		return []iopaths.Path{side(gdp.CheckpointState(v))}
+	}
+	return nil
+}
+
+// oneValue says whether a and b are one variable under two flag names
+// (--out and its hidden --output, hw bench's -o and --profile).
+func oneValue(a, b pflag.Value) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }

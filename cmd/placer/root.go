@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/spf13/pflag"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -89,6 +91,9 @@ func newRootCmd(s *streams) *cobra.Command {
 				s.Out = report.Wide{Writer: s.Out}
 			}
 			if err := checkFlags(cmd); err != nil {
+				return err
+			}
+			if err := checkPathValues(cmd, s); err != nil {
 				return err
 			}
 			must, err := checkInputsNotOutputs(cmd)
@@ -192,13 +197,20 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 
 // runContext is run under ctx (a test cancels it as a signal would).
 func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
-	s := &streams{In: in, Out: out, Err: errw}
+	// Every write to standard output is checked (docs/robustness.md): a closed or
+	// full standard output fails the command, exit 1, not "wrote
+	// standard output" and 0.
+	cout := &checkedWriter{w: out}
+	s := &streams{In: in, Out: cout, Err: errw}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var re runError
 	if err != nil && !asRunError(err, &re) {
 		err = fail.AsUsage(err) // cobra's own: unknown command, argument count
+	}
+	if cout.err != nil && (err == nil || errors.Is(err, cout.err)) {
+		err = runError{fmt.Errorf("cannot write standard output: %w", unwrapPathErr(cout.err))}
 	}
 	cause := context.Cause(ctx)
 	interrupted := cause != nil && ctx.Err() != nil
@@ -225,4 +237,33 @@ func wrappedFlagUsages(f *pflag.FlagSet) string {
 		}
 	})
 	return f.FlagUsagesWrapped(report.MaxWidth)
+}
+
+// checkedWriter is a writer that keeps its first error: a command's
+// standard output, whose every write is checked once the command ends
+// (the writes themselves are many, in every report).
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(b []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(b)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// unwrapPathErr is err without an *fs.PathError's operation and path
+// ("bad file descriptor", not "write /dev/stdout: bad file descriptor").
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

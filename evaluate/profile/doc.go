@@ -12,5 +12,5 @@
 // measured on the device (Graph), with the exporter's meta. Read
 // validates a file of either kind.
 //
-// May import: graph, graph/transformer
+// May import: graph, graph/transformer, internal/bounded
 package profile

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // Format and Version name the file's format (docs/profile.md): version
@@ -361,7 +361,7 @@ func Read(r io.Reader) (*Profile, error) {
 
 // ReadFile is Read of the named file, its name in the errors.
 func ReadFile(name string) (*Profile, error) {
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name, bounded.Decision, "a profile")
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}

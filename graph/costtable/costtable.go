@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // FormatName and FormatVersion identify a cost table file.
@@ -51,7 +51,7 @@ var ErrDevice = errors.New("costtable: device")
 
 // Read reads a cost table file. Errors name the file and the entry.
 func Read(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a cost table")
 	if err != nil {
 		return nil, fmt.Errorf("cost table: %w", err)
 	}

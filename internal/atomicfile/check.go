@@ -10,14 +10,26 @@ import (
 )
 
 // CheckFile says, before any work, whether Write(path, ...) can succeed:
-// path's folder exists and takes a new file, and path is not a folder.
-// The error names what is wrong, not path (the caller names it).
+// "-" (standard output); a character device or FIFO that can be opened
+// for writing; else a regular file (or a link to one, or a path not
+// there yet) whose folder exists and takes a new file. The error names
+// what is wrong, not path (the caller names it).
 func CheckFile(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return errors.New("is a folder")
+	if path == "-" {
+		return nil
 	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
+	target, fi, err := Resolve(path)
+	if err != nil {
+		return err
+	}
+	if fi != nil && !fi.Mode().IsRegular() {
+		if err := syscall.Access(target, 2 /* W_OK */); err != nil {
+			return fmt.Errorf("cannot write it: %w", err)
+		}
+		return nil
+	}
+	dir := filepath.Dir(target)
+	fi, err = os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("folder %s does not exist", dir)

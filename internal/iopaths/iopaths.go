@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/placer/placer/internal/fail"
 )
@@ -15,6 +16,9 @@ import (
 // q2.json), for the error line; empty when it is Path itself.
 type Path struct {
 	Flag, Path, Given string
+	// Folder: an output folder the command fills (--rows, --plot-dir):
+	// no other output may be in it.
+	Folder bool
 }
 
 func (p Path) given() string {
@@ -25,7 +29,8 @@ func (p Path) given() string {
 }
 
 // Check is a usage error (exit 2) naming the first output of outputs that
-// is the same file as an input of inputs (Same), nil when none is.
+// is the same file as an input of inputs (Same), or the first two
+// outputs on one path (checkOutputs), nil when none is.
 func Check(inputs, outputs []Path) error {
 	for _, out := range outputs {
 		for _, in := range inputs {
@@ -38,7 +43,48 @@ func Check(inputs, outputs []Path) error {
 			}
 		}
 	}
+	return checkOutputs(outputs)
+}
+
+// checkOutputs is a usage error naming the first two outputs that share
+// a path: one file through any spelling or link, both "-"
+// (standard output), or a file or folder inside an output folder.
+func checkOutputs(outputs []Path) error {
+	for i, a := range outputs {
+		for _, b := range outputs[i+1:] {
+			if a.Path == "" || b.Path == "" || (a.Path == "-") != (b.Path == "-") {
+				continue
+			}
+			if a.Path == "-" {
+				return fail.Usagef("--%s - and --%s - both write standard output: one output a path (name a file for --%s)", a.Flag, b.Flag, b.Flag)
+			}
+			how := ""
+			var same bool
+			switch {
+			case a.Folder && Within(b.Path, a.Path):
+				same, how = true, " (in its folder)"
+			case b.Folder && Within(a.Path, b.Path):
+				same, how = true, " (in its folder)"
+			default:
+				same, how = Same(a.Path, b.Path)
+			}
+			if same {
+				return fail.Usagef("--%s %s and --%s %s are one path%s: each output its own (name another for --%s)",
+					a.Flag, a.given(), b.Flag, b.given(), how, b.Flag)
+			}
+		}
+	}
 	return nil
+}
+
+// Within says whether path is folder or inside it, links of existing
+// folders resolved.
+func Within(path, folder string) bool {
+	if same, _ := Same(path, folder); same {
+		return true
+	}
+	rel, err := filepath.Rel(resolve(folder), resolve(path))
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Same says whether a and b name one file: os.SameFile when both exist
@@ -47,7 +93,7 @@ func Check(inputs, outputs []Path) error {
 // equal. how is " (the same file, through a link)" where the spellings
 // differ after cleaning, else "".
 func Same(a, b string) (same bool, how string) {
-	ca, cb := resolve(a), resolve(b)
+	ca, cb := resolve(linkEnd(a)), resolve(linkEnd(b))
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	if errA == nil && errB == nil {
@@ -59,6 +105,27 @@ func Same(a, b string) (same bool, how string) {
 		how = " (the same file, through a link)"
 	}
 	return same, how
+}
+
+// linkEnd is the path a symbolic link to a file not yet written leads
+// to (the file a write through it makes), path where it is no link.
+func linkEnd(path string) string {
+	p := path
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = to
+	}
+	return path
 }
 
 // abs is path absolute and clean, as written.

@@ -79,3 +79,51 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check of no shared file = %v", err)
 	}
 }
+
+// TestNoTwoOutputsShareAPath: two outputs of one
+// command on one file (however spelled, through a link), both standard
+// output, or one inside the other's folder, is exit 2 naming both;
+// distinct paths pass.
+func TestNoTwoOutputsShareAPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("t.json", []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("t.json", "lnk.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.json", "dangling.json"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		outs []Path
+		want string // "" = no error
+	}{
+		{"trace and out", []Path{{Flag: "trace", Path: "t.json"}, {Flag: "out", Path: "t.json"}},
+			"--trace t.json and --out t.json are one path: each output its own (name another for --out)"},
+		{"through a link", []Path{{Flag: "out", Path: "lnk.json"}, {Flag: "plot", Path: "./t.json"}},
+			"--out lnk.json and --plot ./t.json are one path (the same file, through a link): each output its own (name another for --plot)"},
+		{"not yet there", []Path{{Flag: "out", Path: "same.svg"}, {Flag: "plot", Path: dir + "/same.svg"}},
+			"--out same.svg and --plot " + dir + "/same.svg are one path: each output its own (name another for --plot)"},
+		{"file in a folder output", []Path{{Flag: "out", Path: "rowsd/rows.json"}, {Flag: "rows", Path: "rowsd", Folder: true}},
+			"--out rowsd/rows.json and --rows rowsd are one path (in its folder): each output its own (name another for --rows)"},
+		{"side file", []Path{{Flag: "out", Path: "ds.json"}, {Flag: "out", Path: "ds_pipeline.py", Given: "ds.json (its side file ds_pipeline.py)"}, {Flag: "trace", Path: "ds_pipeline.py"}},
+			"--out ds.json (its side file ds_pipeline.py) and --trace ds_pipeline.py are one path: each output its own (name another for --trace)"},
+		{"through a link to a file not yet written", []Path{{Flag: "out", Path: "a.json"}, {Flag: "trace", Path: "dangling.json"}},
+			"--out a.json and --trace dangling.json are one path (the same file, through a link): each output its own (name another for --trace)"},
+		{"both standard output", []Path{{Flag: "out", Path: "-"}, {Flag: "trace", Path: "-"}},
+			"--out - and --trace - both write standard output: one output a path (name a file for --trace)"},
+		{"distinct", []Path{{Flag: "out", Path: "a.json"}, {Flag: "trace", Path: "-"}, {Flag: "rows", Path: "rowsd", Folder: true}, {Flag: "plot", Path: "rowsd2/p.svg"}}, ""},
+	}
+	for _, tc := range tests {
+		err := Check(nil, tc.outs)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want || fail.Code(err, false) != 2):
+			t.Errorf("%s: %v; want %q, exit 2", tc.name, err, tc.want)
+		}
+	}
+}

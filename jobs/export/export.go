@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/planner"
 	"github.com/placer/placer/planner/plan"
@@ -124,7 +124,7 @@ func Run(o Options) ([]byte, error) {
 	// msr-fiddle names nodes by id: read them when the graph is one.
 	var ids []int64
 	if o.OpGraph.Graph.Path != "" {
-		if data, err := os.ReadFile(o.OpGraph.Graph.Path); err == nil && inputs.IsGraphFormat(o.OpGraph.Graph, data, "msr-fiddle") {
+		if data, err := bounded.ReadFile(o.OpGraph.Graph.Path, bounded.Graph, "a graph file"); err == nil && inputs.IsGraphFormat(o.OpGraph.Graph, data, "msr-fiddle") {
 			if _, _, ids, err = msrfiddle.DecodeWithIDs(data, g.Name()); err != nil {
 				return nil, err
 			}
@@ -139,7 +139,7 @@ func Run(o Options) ([]byte, error) {
 	}
 	var dev []int
 	devices := 0 // one replica's GPUs
-	if data, err := os.ReadFile(o.Placement); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
+	if data, err := bounded.ReadFile(o.Placement, bounded.Decision, "a placement file"); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Placement, err)
 		}
@@ -697,7 +697,7 @@ type PlanFile struct {
 // on, refused where the file is not one or was made for another model or
 // cluster than m on p.
 func ReadPlanFile(path string, m transformer.Spec, p plan.Pod) (PlanFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Config, "a plan file")
 	if err != nil {
 		return PlanFile{}, fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))
 	}
@@ -744,4 +744,15 @@ func ProfileMeta(pr *profile.Profile, path string, g *graph.Graph) (*export.Torc
 		return nil, nil
 	}
 	return export.DecodeTorchMeta("profile "+path+" ops.meta", pr.Ops.Meta, g)
+}
+
+// SideFiles are the files an export to format to (deepspeed, or
+// deepspeed@VERSION) may write beside its output out: DeepSpeed's
+// pipeline module and its MoE module; none for other formats.
+func SideFiles(to, out string) []string {
+	to = strings.ToLower(strings.TrimSpace(to))
+	if to != "deepspeed" && !strings.HasPrefix(to, "deepspeed@") {
+		return nil
+	}
+	return []string{export.DeepSpeedPipelinePath(out), export.DeepSpeedMoEPath(out)}
 }

@@ -2,10 +2,10 @@ package export
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -47,7 +47,7 @@ func ReplicaCluster(gpus int, st decision.Strategy, placement string) (int, erro
 // records them; 0 for a named placement, an msr-fiddle expert file or a
 // file that cannot be read (whoever reads it says why).
 func decisionFileGPUs(placement string) int {
-	data, err := os.ReadFile(placement)
+	data, err := bounded.ReadFile(placement, bounded.Decision, "a placement file")
 	if err != nil || inputs.PlacementFormat(data) != inputs.PlacementDecision {
 		return 0
 	}

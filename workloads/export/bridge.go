@@ -484,7 +484,7 @@ func BridgeScript(m transformer.Spec, planText string, s plan.Strategy, gpus, pe
 		shape = model + ", " + shape
 	}
 	fmt.Fprintf(&b, "# placer: Megatron-Bridge %s ConfigContainer overrides for %s under %s on %d GPUs\n", BridgeRelease, shape, planText, gpus)
-	fmt.Fprintf(&b, "# source this file, then on each of the %d nodes:\n", nodes)
+	fmt.Fprintf(&b, "# source this file, then %s:\n", onNodes(nodes))
 	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... scripts/training/run_recipe.py \\\n", nodes, min(perNode, gpus))
 	shown := recipe
 	if shown == "" {

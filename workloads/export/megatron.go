@@ -519,7 +519,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	var b strings.Builder
 	nodes := max(1, gpus/max(perNode, 1))
 	fmt.Fprintf(&b, "# placer: Megatron-LM arguments for %s under %s on %d GPUs\n", m, plan, gpus)
-	fmt.Fprintf(&b, "# source this file, then on each of the %d nodes:\n", nodes)
+	fmt.Fprintf(&b, "# source this file, then %s:\n", onNodes(nodes))
 	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... %s \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus), megatronEntry(m))
 	fmt.Fprintf(&b, "#     --tokenizer-type NullTokenizer --vocab-size %d --mock-data ...   # or your data and tokenizer\n", m.Vocab-1)
 	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
@@ -649,4 +649,13 @@ func allocatorEnv(planText string) string {
 		}
 	}
 	return ""
+}
+
+// onNodes is where a launch script's command runs: "on each of the 4
+// nodes", "on the one node".
+func onNodes(nodes int) string {
+	if nodes == 1 {
+		return "on the one node"
+	}
+	return fmt.Sprintf("on each of the %d nodes", nodes)
 }

@@ -9,5 +9,5 @@
 // a GPU (grouped.go, dense.go) a preset names. It is data and its
 // checks: how an op is costed on it is roofline's.
 //
-// May import: graph
+// May import: graph, internal/bounded
 package hardware

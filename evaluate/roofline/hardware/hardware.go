@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // Hardware describes one accelerator model: its peak throughputs, memory,
@@ -363,7 +364,7 @@ func LoadHardware(nameOrFile string) (Hardware, error) {
 	if _, err := os.Stat(nameOrFile); err != nil && !strings.HasSuffix(nameOrFile, ".json") {
 		return Preset(nameOrFile)
 	}
-	data, err := os.ReadFile(nameOrFile)
+	data, err := bounded.ReadFile(nameOrFile, bounded.Config, "a hardware profile")
 	if err != nil {
 		return Hardware{}, fmt.Errorf("hardware: %w", err)
 	}
