@@ -36,7 +36,7 @@ var (
 	groupedGEMM      cost.GroupedGEMM
 	lowPrecision     cost.LowPrecision
 	tokenDispatcher  cost.TokenDispatcher
-	expertLoad       cost.ExpertLoad
+	expertLoads      []cost.ExpertLoad
 )
 
 func init() { hookUp() }
@@ -52,7 +52,7 @@ func hookUp() {
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
 	lowPrecision = cost.First[cost.LowPrecision](mechanisms.Registered)
 	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
-	expertLoad = cost.First[cost.ExpertLoad](mechanisms.Registered)
+	expertLoads = cost.Each[cost.ExpertLoad](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
@@ -66,6 +66,34 @@ func hookUp() {
 // router mechanisms beside its top-k.
 func dispatcherOf(s *cost.Shard) cost.Dispatch {
 	return tokenDispatcher.On(s, routerKernels)
+}
+
+// decide records on shard s which registered plug-ins price its step
+// (cost.Shard.Priced), once: the families' traits, the mechanisms and
+// the code bases whose Prices hold for s. The extension points ask
+// their plug-ins by the record (pricing, pricingOf), and a figure's
+// provenance names it (Result.PricedBy).
+func decide(s *cost.Shard) {
+	s.Priced = cost.Record{Families: families.Registered.Decide(s), Mechanisms: mechanisms.Registered.Decide(s), CodeBase: layerCosters.Decide(s)}
+}
+
+// pricing is whether the framework recorded mechanism p as pricing
+// shard s's step (decide).
+func pricing(s *cost.Shard, p cost.Plugin) bool {
+	return s.Priced.Mechanisms&mechanisms.Registered.Bit(p) != 0
+}
+
+// pricingOf is the first of ps recorded as pricing shard s's step
+// (decide), the zero T where none is: how an extension point asked of
+// its first pricing plug-in picks it (cost.RulePricing).
+func pricingOf[T cost.Plugin](ps []T, s *cost.Shard) T {
+	for _, p := range ps {
+		if pricing(s, p) {
+			return p
+		}
+	}
+	var zero T
+	return zero
 }
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is
@@ -116,5 +144,6 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 		fwd, bwd := lowPrecision.Speedups(&pl, p, bf16) // the registered cost.LowPrecision's
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
+	decide(&c.Shard)
 	return c
 }

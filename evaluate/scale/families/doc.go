@@ -10,7 +10,7 @@
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.
-// evaluate/scale names those that priced a step (PricedByOf).
+// evaluate/scale names those that priced a step (Result.PricedBy).
 //
 // May import: graph/..., evaluate/roofline, evaluate/scale/cost,
 // evaluate/scale/mechanisms, evaluate/scale/plan
