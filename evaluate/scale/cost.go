@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"sync"
+
 	"github.com/placer/placer/evaluate/scale/cost"
 	"github.com/placer/placer/evaluate/scale/families"
 	"github.com/placer/placer/evaluate/scale/mechanisms"
@@ -37,6 +39,9 @@ var (
 	lowPrecision     cost.LowPrecision
 	tokenDispatcher  cost.TokenDispatcher
 	expertLoads      []cost.ExpertLoad
+	// mechanismBits is each registered mechanism's bit in a record
+	// (cost.Record.Mechanisms), by name.
+	mechanismBits map[string]cost.Set
 )
 
 func init() { hookUp() }
@@ -58,6 +63,10 @@ func hookUp() {
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
 	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
+	mechanismBits = map[string]cost.Set{}
+	for _, p := range cost.Each[cost.Plugin](mechanisms.Registered) {
+		mechanismBits[p.Name()] = mechanisms.Registered.Bit(p)
+	}
 	hookUpSteps()
 }
 
@@ -73,14 +82,23 @@ func dispatcherOf(s *cost.Shard) cost.Dispatch {
 // the code bases whose Prices hold for s. The extension points ask
 // their plug-ins by the record (pricing, pricingOf), and a figure's
 // provenance names it (Result.PricedBy).
+// The plug-ins are asked on a pooled copy of s, so that s, a coster's
+// shard on its caller's stack, is not moved to the heap by being handed
+// to them.
 func decide(s *cost.Shard) {
-	s.Priced = cost.Record{Families: families.Registered.Decide(s), Mechanisms: mechanisms.Registered.Decide(s), CodeBase: layerCosters.Decide(s)}
+	t := shardPool.Get().(*cost.Shard)
+	*t = *s
+	s.Priced = cost.Record{Families: families.Registered.Decide(t), Mechanisms: mechanisms.Registered.Decide(t), CodeBase: layerCosters.Decide(t)}
+	*t = cost.Shard{}
+	shardPool.Put(t)
 }
+
+var shardPool = sync.Pool{New: func() any { return new(cost.Shard) }}
 
 // pricing is whether the framework recorded mechanism p as pricing
 // shard s's step (decide).
 func pricing(s *cost.Shard, p cost.Plugin) bool {
-	return s.Priced.Mechanisms&mechanisms.Registered.Bit(p) != 0
+	return s.Priced.Mechanisms&mechanismBits[p.Name()] != 0
 }
 
 // pricingOf is the first of ps recorded as pricing shard s's step
