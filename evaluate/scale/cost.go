@@ -42,6 +42,10 @@ var (
 	// mechanismBits is each registered mechanism's bit in a record
 	// (cost.Record.Mechanisms), by name.
 	mechanismBits map[string]cost.Set
+	// codeBaseBits is each registered code base's bit (cost.Record's
+	// CodeBase), by name: the one whose codeBase.Prices holds on a shard
+	// is its stack's layerCoster's, asked once.
+	codeBaseBits map[string]cost.Set
 )
 
 func init() { hookUp() }
@@ -63,6 +67,10 @@ func hookUp() {
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
 	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
+	codeBaseBits = map[string]cost.Set{}
+	for _, p := range cost.Each[cost.Plugin](layerCosters) {
+		codeBaseBits[p.Name()] = layerCosters.Bit(p)
+	}
 	mechanismBits = map[string]cost.Set{}
 	for _, p := range cost.Each[cost.Plugin](mechanisms.Registered) {
 		mechanismBits[p.Name()] = mechanisms.Registered.Bit(p)
@@ -88,7 +96,7 @@ func dispatcherOf(s *cost.Shard) cost.Dispatch {
 func decide(s *cost.Shard) {
 	t := shardPool.Get().(*cost.Shard)
 	*t = *s
-	s.Priced = cost.Record{Families: families.Registered.Decide(t), Mechanisms: mechanisms.Registered.Decide(t), CodeBase: layerCosters.Decide(t)}
+	s.Priced = cost.Record{Families: families.Registered.Decide(t), Mechanisms: mechanisms.Registered.Decide(t), CodeBase: codeBaseBits[layerCoster(&s.Plan.Run).Name()]}
 	*t = cost.Shard{}
 	shardPool.Put(t)
 }
