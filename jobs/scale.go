@@ -85,7 +85,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePla
 		}
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
-	by := planner.PricedByOf(m, r.Plan, &p)
+	by := r.PricedBy()
 	sp.PricedBy = &by
 	if pr := p.Profile; pr != nil {
 		sp.ProfileLayer = pr.Software.TimedLayer()

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"sync"
+
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
@@ -36,7 +38,14 @@ var (
 	groupedGEMM      cost.GroupedGEMM
 	lowPrecision     cost.LowPrecision
 	tokenDispatcher  cost.TokenDispatcher
-	expertLoad       cost.ExpertLoad
+	expertLoads      []cost.ExpertLoad
+	// mechanismBits is each registered mechanism's bit in a record
+	// (cost.Record.Mechanisms), by name.
+	mechanismBits map[string]cost.Set
+	// codeBaseBits is each registered code base's bit (cost.Record's
+	// CodeBase), by name: the one whose codeBase.Prices holds on a shard
+	// is its stack's layerCoster's, asked once.
+	codeBaseBits map[string]cost.Set
 )
 
 func init() { hookUp() }
@@ -52,12 +61,20 @@ func hookUp() {
 	groupedGEMM = cost.First[cost.GroupedGEMM](mechanisms.Registered)
 	lowPrecision = cost.First[cost.LowPrecision](mechanisms.Registered)
 	tokenDispatcher = cost.First[cost.TokenDispatcher](mechanisms.Registered)
-	expertLoad = cost.First[cost.ExpertLoad](mechanisms.Registered)
+	expertLoads = cost.Each[cost.ExpertLoad](mechanisms.Registered)
 	attentionKernels = append(cost.Each[cost.AttentionKernels](families.Registered), cost.Each[cost.AttentionKernels](mechanisms.Registered)...)
 	expertActivation = append(cost.Each[cost.ExpertActivation](families.Registered), cost.Each[cost.ExpertActivation](mechanisms.Registered)...)
 	expertOutput = append(cost.Each[cost.ExpertOutput](families.Registered), cost.Each[cost.ExpertOutput](mechanisms.Registered)...)
 	routerKernels = append(cost.Each[cost.RouterKernels](families.Registered), cost.Each[cost.RouterKernels](mechanisms.Registered)...)
 	outputHeads = append(cost.Each[cost.OutputHeads](families.Registered), cost.Each[cost.OutputHeads](mechanisms.Registered)...)
+	codeBaseBits = map[string]cost.Set{}
+	for _, p := range cost.Each[cost.Plugin](layerCosters) {
+		codeBaseBits[p.Name()] = layerCosters.Bit(p)
+	}
+	mechanismBits = map[string]cost.Set{}
+	for _, p := range cost.Each[cost.Plugin](mechanisms.Registered) {
+		mechanismBits[p.Name()] = mechanisms.Registered.Bit(p)
+	}
 	hookUpSteps()
 }
 
@@ -66,6 +83,43 @@ func hookUp() {
 // router mechanisms beside its top-k.
 func dispatcherOf(s *cost.Shard) cost.Dispatch {
 	return tokenDispatcher.On(s, routerKernels)
+}
+
+// decide records on shard s which registered plug-ins price its step
+// (cost.Shard.Priced), once: the families' traits, the mechanisms and
+// the code bases whose Prices hold for s. The extension points ask
+// their plug-ins by the record (pricing, pricingOf), and a figure's
+// provenance names it (Result.PricedBy).
+// The plug-ins are asked on a pooled copy of s, so that s, a coster's
+// shard on its caller's stack, is not moved to the heap by being handed
+// to them.
+func decide(s *cost.Shard) {
+	t := shardPool.Get().(*cost.Shard)
+	*t = *s
+	s.Priced = cost.Record{Families: families.Registered.Decide(t), Mechanisms: mechanisms.Registered.Decide(t), CodeBase: codeBaseBits[layerCoster(&s.Plan.Run).Name()]}
+	*t = cost.Shard{}
+	shardPool.Put(t)
+}
+
+var shardPool = sync.Pool{New: func() any { return new(cost.Shard) }}
+
+// pricing is whether the framework recorded mechanism p as pricing
+// shard s's step (decide).
+func pricing(s *cost.Shard, p cost.Plugin) bool {
+	return s.Priced.Mechanisms&mechanismBits[p.Name()] != 0
+}
+
+// pricingOf is the first of ps recorded as pricing shard s's step
+// (decide), the zero T where none is: how an extension point asked of
+// its first pricing plug-in picks it (cost.RulePricing).
+func pricingOf[T cost.Plugin](ps []T, s *cost.Shard) T {
+	for _, p := range ps {
+		if pricing(s, p) {
+			return p
+		}
+	}
+	var zero T
+	return zero
 }
 
 // kernel, phase and syncTail are the vocabulary every cost of a step is
@@ -116,5 +170,6 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 		fwd, bwd := lowPrecision.Speedups(&pl, p, bf16) // the registered cost.LowPrecision's
 		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
 	}
+	decide(&c.Shard)
 	return c
 }

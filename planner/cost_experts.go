@@ -201,8 +201,8 @@ func (c *coster) expertWork() moeWork {
 // the force-balanced router's draw), else the plan's (Plan.LoadFactor:
 // its stated imbalance or capacity factor).
 func (c *coster) loadFactor(nl float64) float64 {
-	if expertLoad != nil && expertLoad.Prices(&c.Shard) {
-		return expertLoad.Load(&c.Shard, nl)
+	if l := pricingOf(expertLoads, &c.Shard); l != nil {
+		return l.Load(&c.Shard, nl)
 	}
 	return c.Plan.LoadFactor()
 }

@@ -19,9 +19,11 @@
 // layer is a plug-in of planner/families or
 // planner/mechanisms, registered by name behind an extension point
 // of planner/cost (whose Kernel, Phase and Shard are the
-// vocabulary every cost is written in); the coster composes them, asking
-// every registered plug-in at each point, and PricedByOf names those
-// that priced a step (eval --json's priced_by). A plan's memory (what each stage holds, the most
+// vocabulary every cost is written in); the coster decides once, when it
+// makes a shard, which registered plug-ins price its step (decide:
+// cost.Shard.Priced), asks each extension point's plug-ins by its rule
+// (cost.Rules) and that record, and Result.PricedBy names the record
+// (eval --json's priced_by). A plan's memory (what each stage holds, the most
 // loaded GPU's peak and its verdict, the caching allocator's reserve)
 // is planner/memory's, which reads the plan and no time. The
 // search over such plans for a model and a pod is

@@ -79,15 +79,19 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
 	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
-	if contended(&step) {
-		smBound(&m, &pl, p, cache, tokens, stages)
+	decide(&step)
+	if c := contendedBy(&step); c != nil {
+		smBound(c, &m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
 		for s := range stages {
 			epOverlap(&stages[s], pl, p, s)
 		}
 	}
-	r := Result{Plan: pl}
+	r := Result{Plan: pl, priced: kits[0].c.Priced}
+	for i := range kits[1:] {
+		r.priced = r.priced.Union(kits[1+i].c.Priced)
+	}
 	if hosts {
 		r.HostStages = stageHosts(stages, &pl, &p.Kernels.Host)
 	}

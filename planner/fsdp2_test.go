@@ -151,7 +151,9 @@ func TestFSDP2Gathers(t *testing.T) {
 // stepShard is the step's shard of plan pl of m on p, as evaluateAt
 // hands the step-level extension points.
 func stepShard(m transformer.Spec, pl plan.Plan, p *plan.Pod) *cost.Shard {
-	return &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p}
+	s := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p}
+	decide(s)
+	return s
 }
 
 // sideCopies is what the step's FSDP copies on its side streams

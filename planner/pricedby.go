@@ -21,27 +21,36 @@ type PricedBy struct {
 	Mechanisms []string `json:"mechanisms,omitempty"`
 }
 
-// PricedByOf is what priced plan pl's step of model m on pod p: the
-// registered code base (layerCosters) whose layer costs its stack runs,
-// and each registered trait and mechanism that
-// prices the shard of one of its stages' tensor-parallel degrees
-// (cost.Plugin.Prices).
+// PricedBy is what priced r's step, by name: what the framework
+// recorded when it made the step's shards (cost.Shard.Priced; Registry.Decide),
+// not asked of the plug-ins again. The code base is the registered
+// LayerCoster that prices the plan's first stage's shard.
+func (r Result) PricedBy() PricedBy {
+	var by PricedBy
+	if names := layerCosters.Named(r.priced.CodeBase); len(names) > 0 {
+		by.CodeBase = names[0]
+	}
+	by.Families = families.Registered.Named(r.priced.Families)
+	by.Mechanisms = mechanisms.Registered.Named(r.priced.Mechanisms)
+	return by
+}
+
+// PricedByOf is what priced plan pl's step of model m on pod p
+// (Result.PricedBy): the record of the shards of each of its stages'
+// tensor-parallel degrees (decide), without costing the step.
 func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(max(pl.CP, 1))
 	tps := pl.TPs
 	if len(tps) == 0 {
 		tps = []int{pl.TP}
 	}
-	var by PricedBy
-	shards := make([]*cost.Shard, len(tps))
+	var rec cost.Record
 	for i, T := range tps {
 		c := newCoster(m, pl, p, T, tokens)
-		shards[i] = &c.Shard
+		if i == 0 {
+			rec = c.Priced
+		}
+		rec = rec.Union(c.Priced)
 	}
-	if names := layerCosters.Priced(shards[0]); len(names) > 0 {
-		by.CodeBase = names[0]
-	}
-	by.Families = families.Registered.Priced(shards...)
-	by.Mechanisms = mechanisms.Registered.Priced(shards...)
-	return by
+	return Result{priced: rec}.PricedBy()
 }

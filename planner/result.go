@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
 )
@@ -10,6 +11,10 @@ import (
 // Result is a plan's predicted training step.
 type Result struct {
 	Plan plan.Plan `json:"-"`
+	// priced is what priced the step, as decided once when its shards
+	// were made (cost.Shard.Priced, over the plan's tensor-parallel
+	// degrees): PricedBy names it.
+	priced cost.Record
 	// Step is the step's time in seconds; TFLOPs the model TFLOP/s per
 	// GPU (Megatron's count: transformer.ModelFLOPs over the step and
 	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak (0,

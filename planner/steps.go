@@ -30,7 +30,7 @@ var (
 	fsdps        []cost.FSDP
 	gatherWires  []cost.GatherWire
 	dataParallel []cost.DataParallel
-	contention   cost.Contention
+	contentions  []cost.Contention
 	host         cost.Host
 	stepHosts    []cost.StepHost
 )
@@ -45,7 +45,7 @@ func hookUpSteps() {
 	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
 	gatherWires = cost.Each[cost.GatherWire](mechanisms.Registered)
 	dataParallel = cost.Each[cost.DataParallel](mechanisms.Registered)
-	contention = cost.First[cost.Contention](mechanisms.Registered)
+	contentions = cost.Each[cost.Contention](mechanisms.Registered)
 	host = cost.First[cost.Host](mechanisms.Registered)
 	stepHosts = cost.Each[cost.StepHost](mechanisms.Registered)
 }
@@ -56,7 +56,7 @@ func hookUpSteps() {
 func stepWait(s *cost.Shard, h *kernels.Host) float64 {
 	var t float64
 	for _, w := range stepHosts {
-		if w.Prices(s) {
+		if pricing(s, w) {
 			t += w.StepWait(s, h)
 		}
 	}
@@ -101,10 +101,10 @@ func stageHosts(stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost 
 	return out
 }
 
-// contended is whether step shard s's plan runs a collective beside its
-// compute that the registered Contention charges (smBound is then
-// needed).
-func contended(s *cost.Shard) bool { return contention != nil && contention.Prices(s) }
+// contendedBy is the registered Contention that charges the collective
+// step shard s's plan runs beside its compute (smBound is then needed);
+// nil where none does.
+func contendedBy(s *cost.Shard) cost.Contention { return pricingOf(contentions, s) }
 
 // view is stage st, stage i of plan pl, as the step-level extension
 // points see it (cost.Stage).
@@ -130,7 +130,7 @@ func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
 // (cost.StepKernels).
 func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 	var t float64
-	if o := cost.Pricing(optimizers, s); o != nil {
+	if o := pricingOf(optimizers, s); o != nil {
 		t = o.OptimizerStep(s, stages)
 	}
 	for _, k := range stepKernels {
@@ -171,7 +171,7 @@ func (r *Result) setBreakdown(b cost.Breakdown) {
 // compute stream beside its layers (cost.StageKernels: FSDP2's copies).
 func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
 	for _, k := range stageKernels {
-		if !k.Prices(s) {
+		if !pricing(s, k) {
 			continue
 		}
 		v := st.view(i, &s.Plan)
@@ -186,7 +186,7 @@ func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
 // parameters in (the first registered cost.GatherWire that prices it:
 // mechanisms.TorchaoFloat8), nil where none does.
 func gatherWireOf(s *cost.Shard) cost.GatherWire {
-	return cost.Pricing(gatherWires, s)
+	return pricingOf(gatherWires, s)
 }
 
 // gatheredBytes is the bytes FSDP's all-gather moves for n parameters,
@@ -209,7 +209,7 @@ func blockLinears(w cost.GatherWire) float64 {
 }
 
 func fsdpOf(s *cost.Shard) cost.FSDP {
-	return cost.Pricing(fsdps, s)
+	return pricingOf(fsdps, s)
 }
 
 // fsdpGathers is the parameters of stage st (stage i of step shard s's
@@ -235,13 +235,13 @@ func fsdpSideCopies(f cost.FSDP, s *cost.Shard, shard, lin, linears float64) (ga
 }
 
 // smBound sets each stage's SM-bound time per micro-batch, forward and
-// backward (stageCost.fwdSM, bwdSM), as the registered Contention
-// (mechanisms.SMContention) tells it: the stages costed again on its
+// backward (stageCost.fwdSM, bwdSM), as Contention contention (contendedBy's:
+// mechanisms.SMContention) tells it: the stages costed again on its
 // Slower pod, their phases kept in cache under that pod's clock, and
 // each phase's SM-bound part from its two times (SMBound). What a
 // collective beside them takes from the SMs slows that part; its HBM
 // traffic slows the rest (plan.Pod.BesideIn).
-func smBound(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
+func smBound(contention cost.Contention, m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
 	q := contention.Slower(p)
 	var kitBuf [3]stageKit
 	kits := kitBuf[:0]

@@ -49,7 +49,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		{"StageKernels", names(stage...), []string{"fp8-casts", "amax-sync", "fsdp2"}},
 		{"FSDP", names(fsdp...), []string{"fsdp2"}},
 		{"GatherWire", names(wire...), []string{"torchao-float8"}},
-		{"StepClock, Contention, Host", names(stepClock, contention, host), []string{"power-limit", "sm-contention", "host-issue"}},
+		{"StepClock, Contention, Host", names(stepClock, contentions[0], host), []string{"power-limit", "sm-contention", "host-issue"}},
 		{"StepHost", names(stepHostPlugins()...), []string{"graph-step-sync"}},
 	} {
 		if !slices.Equal(c.got, c.want) {

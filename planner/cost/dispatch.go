@@ -9,6 +9,8 @@ import "github.com/placer/placer/planner/plan"
 // the router's top-k (RouterKernels), in the order registered;
 // ExchangeSMs, the SMs plan pl's exchange kernels take from the
 // computation beside them (0: the collectives library's channels).
+//
+// Dispatch: First.
 type TokenDispatcher interface {
 	Plugin
 	On(s *Shard, router []RouterKernels) Dispatch

@@ -23,6 +23,8 @@ type RingMsg struct{ KV, Out float64 }
 // share of the scores), forward or backward, with the exchange of msg
 // between the plan's CP ranks as the plan's stack runs it; without
 // context parallelism, the kernel alone.
+//
+// Dispatch: First.
 type CPAttention interface {
 	Plugin
 	Attention(s *Shard, f FusedAttn, backward bool, msg RingMsg) Phase
@@ -43,6 +45,8 @@ type CPAttention interface {
 //   - OutputHeads: the output layer's, the heads a model's pre-training
 //     runs beside it (an encoder's masked-language-model and
 //     next-sentence heads).
+//
+// Dispatch: Each (each of them).
 type (
 	AttentionKernels interface {
 		Plugin
@@ -83,6 +87,8 @@ func Each[T Plugin](r *Registry) []T {
 // trains them: a dense block's adapters, forward and backward, and the
 // weight-gradient GEMMs a frozen base does not run, the block's and the
 // output layer's.
+//
+// Dispatch: First.
 type FineTune interface {
 	Plugin
 	Adapters(s *Shard) (fwd, bwd Phase)
@@ -100,6 +106,8 @@ type FineTune interface {
 //   - LinearMixer: a linear-attention mixer, the "G" layers of a model
 //     of mixed mixers (transformer.Spec.Mixers: Qwen3-Next's Gated
 //     DeltaNet), and the output gate its attention layers carry.
+//
+// Dispatch: First (each of them).
 type (
 	SSMBlock interface {
 		Plugin
@@ -121,6 +129,8 @@ type (
 // split by expert; LoopCat, the local experts' outputs of rows rows
 // concatenated where each expert runs its own GEMMs instead
 // (Settings.ExpertLoop).
+//
+// Dispatch: First.
 type GroupedGEMM interface {
 	Plugin
 	Grouped(s *Shard, g Kernel, local, rows, n float64) Kernel
@@ -146,6 +156,8 @@ type GroupedGEMM interface {
 // second's), and firsts, how many linears the first are where the
 // model holds them apart (Llama's wq, wk and wv: 3; w1 and w3: 2),
 // forward and backward.
+//
+// Dispatch: First.
 type LowPrecision interface {
 	Plugin
 	Casts(s *Shard, es ...float64) Phase
@@ -156,11 +168,12 @@ type LowPrecision interface {
 
 // ExpertLoad is the extension point of how many token copies the most
 // loaded expert-parallel rank receives, the first registered plug-in
-// that implements it (First): Load, that rank's copies over the even
-// share (at least 1) for nl tokens a GPU, where the plan states neither
-// an imbalance nor capacity routing and the plug-in prices the shard
-// (Prices); elsewhere the coster takes the plan's own load factor
+// that implements it and prices the shard (Pricing): Load, that rank's
+// copies over the even share (at least 1) for nl tokens a GPU, where the
+// plan states neither an imbalance nor capacity routing; elsewhere the coster takes the plan's own load factor
 // (plan.Plan.LoadFactor).
+//
+// Dispatch: Pricing.
 type ExpertLoad interface {
 	Plugin
 	Load(s *Shard, nl float64) float64

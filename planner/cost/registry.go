@@ -43,6 +43,9 @@ func (r *Registry) Register(p Plugin) error {
 	if q := r.Lookup(name); q != nil {
 		return fmt.Errorf("plug-in %q registered twice (%T and %T)", name, q, p)
 	}
+	if len(r.plugins) == maxPlugins {
+		return fmt.Errorf("plug-in %q: a registry holds at most %d", name, maxPlugins)
+	}
 	r.plugins = append(r.plugins, p)
 	return nil
 }
@@ -66,22 +69,72 @@ func (r *Registry) Names() string {
 	return strings.Join(names, ", ")
 }
 
-// Priced is the names of the plug-ins that price the step of one shard
+// Set is a record of which plug-ins of one registry price a step: bit
+// i the i-th registered (a registry holds at most 64: Register refuses
+// more). The framework decides it once, when it makes a step's shard
+// (Decide, recorded as the shard's Priced), and reads it at each
+// extension point and for a figure's provenance (Named).
+type Set uint64
+
+// Record is what the framework decided prices a step, once, when it
+// made the step's shard: the families' traits and the mechanisms (each
+// registry's Set), and the code base whose layer costs price its
+// layers.
+type Record struct{ Families, Mechanisms, CodeBase Set }
+
+// Union is the families' traits and the mechanisms that price the step
+// of r's shard or of q's (a plan's stages of two tensor-parallel degrees
+// are two shards), with r's code base (a plan's first stage's).
+func (r Record) Union(q Record) Record {
+	return Record{Families: r.Families | q.Families, Mechanisms: r.Mechanisms | q.Mechanisms, CodeBase: r.CodeBase}
+}
+
+// maxPlugins is the most plug-ins one registry holds (Set's bits).
+const maxPlugins = 64
+
+// Decide is the set of r's plug-ins that price the step of one shard
 // of ss at least (Plugin.Prices: a plan's stages of two tensor-parallel
-// degrees are two shards), in the order registered; nil where none
-// does.
-func (r *Registry) Priced(ss ...*Shard) []string {
-	var names []string
-	for _, p := range r.plugins {
+// degrees are two shards).
+func (r *Registry) Decide(ss ...*Shard) Set {
+	var set Set
+	for i, p := range r.plugins {
 		for _, s := range ss {
 			if p.Prices(s) {
-				names = append(names, p.Name())
+				set |= 1 << i
 				break
 			}
 		}
 	}
+	return set
+}
+
+// Named is the names of the plug-ins of r in set, in the order
+// registered; nil where set is empty.
+func (r *Registry) Named(set Set) []string {
+	var names []string
+	for i, p := range r.plugins {
+		if set&(1<<i) != 0 {
+			names = append(names, p.Name())
+		}
+	}
 	return names
 }
+
+// Bit is plug-in p's bit in r's records (0: p is not registered in r).
+func (r *Registry) Bit(p Plugin) Set {
+	name := p.Name()
+	for i, q := range r.plugins {
+		if q.Name() == name {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// Priced is the names of the plug-ins that price the step of one shard
+// of ss at least, in the order registered (Named of Decide); nil where
+// none does.
+func (r *Registry) Priced(ss ...*Shard) []string { return r.Named(r.Decide(ss...)) }
 
 // First is the first plug-in of r that implements extension point T
 // (the zero T: none).
@@ -89,19 +142,6 @@ func First[T Plugin](r *Registry) T {
 	for _, p := range r.plugins {
 		if t, ok := p.(T); ok {
 			return t
-		}
-	}
-	var zero T
-	return zero
-}
-
-// Pricing is the first of ps that prices step shard s (Prices), the zero
-// T where none does: how an extension point asked of its first pricing
-// plug-in picks it.
-func Pricing[T Plugin](ps []T, s *Shard) T {
-	for _, p := range ps {
-		if p.Prices(s) {
-			return p
 		}
 	}
 	var zero T

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -58,21 +59,48 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestPricing: the first plug-in that prices the shard, in order; the
-// zero value (nil) where none does.
-func TestPricing(t *testing.T) {
-	ps := []Plugin{named("ring"), other("any"), named("late")}
-	var s Shard
-	s.Plan.CP = 1
-	if got := Pricing(ps, &s); got == nil || got.Name() != "any" {
-		t.Errorf("CP 1: %v, want any (ring prices only CP above 1)", got)
+// TestDecide: the record of a registry's plug-ins that price a shard,
+// bit i the i-th registered: a, c (bits 1 and 4) at CP 1, all three at
+// CP 2, and over two shards those pricing either; Named reads it back
+// in order, Bit finds a plug-in's bit by name (0: not registered);
+// Union keeps the first record's code base; a 65th plug-in is refused.
+func TestDecide(t *testing.T) {
+	r := MustRegistry(other("a"), named("b"), other("c"))
+	var one, two Shard
+	one.Plan.CP, two.Plan.CP = 1, 2
+	for _, c := range []struct {
+		ss   []*Shard
+		want Set
+	}{
+		{[]*Shard{&one}, 5},
+		{[]*Shard{&two}, 7},
+		{[]*Shard{&one, &two}, 7},
+		{nil, 0},
+	} {
+		if got := r.Decide(c.ss...); got != c.want {
+			t.Errorf("Decide of %d shards: %b, want %b", len(c.ss), got, c.want)
+		}
 	}
-	s.Plan.CP = 2
-	if got := Pricing(ps, &s); got == nil || got.Name() != "ring" {
-		t.Errorf("CP 2: %v, want ring, the first", got)
+	if got := r.Named(5); !reflect.DeepEqual(got, []string{"a", "c"}) {
+		t.Errorf("Named(101): %v, want [a c]", got)
 	}
-	s.Plan.CP = 1
-	if got := Pricing([]Plugin{named("ring")}, &s); got != nil {
-		t.Errorf("none pricing: %v, want nil", got)
+	if got := r.Named(0); got != nil {
+		t.Errorf("Named(0): %v, want nil", got)
+	}
+	if r.Bit(named("b")) != 2 || r.Bit(other("c")) != 4 || r.Bit(other("d")) != 0 {
+		t.Errorf("Bit: b %b, c %b, d %b; want 10, 100, 0", r.Bit(named("b")), r.Bit(other("c")), r.Bit(other("d")))
+	}
+	u := Record{Families: 1, Mechanisms: 2, CodeBase: 1}.Union(Record{Families: 4, Mechanisms: 2, CodeBase: 2})
+	if u != (Record{Families: 5, Mechanisms: 2, CodeBase: 1}) {
+		t.Errorf("Union: %+v, want families 101, mechanisms 10, code base 1", u)
+	}
+	full := &Registry{}
+	for i := range 64 {
+		if err := full.Register(other(fmt.Sprint("p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := full.Register(other("p64")); err == nil || !strings.Contains(err.Error(), "at most 64") {
+		t.Errorf("a 65th plug-in: %v, want refused", err)
 	}
 }

@@ -27,6 +27,11 @@ type Shard struct {
 	// BF16 GEMM's time at its shape, forward and backward, where the
 	// blocks' GEMMs run in FP8 (0: BF16): Kernels.FP8Speedups' inverses.
 	FP8Fwd, FP8Bwd float64
+	// Priced is which registered plug-ins price this shard's step, as
+	// the framework decided once when it made the shard (Registry.Decide;
+	// planner: newCoster, the step's shard): it asks an extension
+	// point's plug-ins by it, not their Prices again.
+	Priced Record
 }
 
 // FusedAttn is one fused attention call on one GPU: its kernel (FLOPs

@@ -59,6 +59,8 @@ func (st *Stage) BwdWindow() plan.Window { return Window(st.Bwd, st.BwdSM) }
 // forward: planner's dpExposed): what it adds to the step of
 // shard s over stages (every pipeline device), seconds. The first
 // registered plug-in that implements it and prices the step is asked.
+//
+// Dispatch: Pricing.
 type DataParallel interface {
 	Plugin
 	DPExposed(s *Shard, stages []Stage) float64
@@ -70,6 +72,8 @@ type DataParallel interface {
 // step on another pod (p at another clock). A step it does not change
 // comes back as held. The first registered plug-in that implements it
 // is asked.
+//
+// Dispatch: First.
 type StepClock interface {
 	Plugin
 	Clocked(p *plan.Pod, held Breakdown, at func(q *plan.Pod) Breakdown) Breakdown
@@ -79,6 +83,8 @@ type StepClock interface {
 // the most loaded device of stages (the step's, every pipeline device),
 // seconds. The first registered plug-in that implements it and prices
 // the step is asked (one optimizer a stack).
+//
+// Dispatch: Pricing.
 type Optimizer interface {
 	Plugin
 	OptimizerStep(s *Shard, stages []Stage) float64
@@ -90,6 +96,8 @@ type Optimizer interface {
 // far, with its kernels added after it (t itself where it runs none).
 // Each registered plug-in that implements it is asked, in the order
 // registered.
+//
+// Dispatch: Each.
 type StepKernels interface {
 	Plugin
 	StepKernels(s *Shard, stages []Stage, t float64) float64
@@ -100,6 +108,8 @@ type StepKernels interface {
 // it adds to stage st's forward and backward per micro-batch, asked of
 // each registered plug-in that implements it and prices shard s (the
 // stage's), in the order registered.
+//
+// Dispatch: EachPricing.
 type StageKernels interface {
 	Plugin
 	StageKernels(s *Shard, st *Stage) (fwd, bwd Phase)
@@ -115,6 +125,8 @@ type StageKernels interface {
 // parameters one GPU holds sharded, lin of them the blocks' linear
 // weights in linears linears). The first registered plug-in that
 // implements it and prices the step is asked.
+//
+// Dispatch: Pricing.
 type FSDP interface {
 	Plugin
 	Gathers(s *Shard, st *Stage) (fwd, bwd, times float64)
@@ -128,6 +140,8 @@ type FSDP interface {
 // first registered plug-in that implements it and prices the step is
 // asked; without one every parameter goes in the pod's weight format
 // and none apart.
+//
+// Dispatch: Pricing.
 type GatherWire interface {
 	Plugin
 	Bytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64
@@ -140,7 +154,9 @@ type GatherWire interface {
 // from the rest (Slower: pod p at another clock), and the SM-bound part
 // of a phase from its time on the pod (at) and on Slower's (SMBound:
 // Stage's FwdSM and BwdSM). The first registered plug-in that implements
-// it is asked, where it prices the step.
+// it and prices the step is asked.
+//
+// Dispatch: Pricing.
 type Contention interface {
 	Plugin
 	Slower(p *plan.Pod) plan.Pod
@@ -153,6 +169,8 @@ type Contention interface {
 // synchronization before a whole-step graph's replay). Each registered
 // plug-in that implements it and prices shard s is asked; their waits
 // add to the step's compute and to its host's exposed time.
+//
+// Dispatch: EachPricing.
 type StepHost interface {
 	Plugin
 	StepWait(s *Shard, h *kernels.Host) float64
@@ -166,6 +184,8 @@ type StepHost interface {
 // st's host against its GPU (StageHost). The first registered plug-in
 // that implements it is asked; without one the GPU never waits on its
 // host.
+//
+// Dispatch: First.
 type Host interface {
 	Plugin
 	Expose(h *kernels.Host, ph Phase, bwd bool) Phase

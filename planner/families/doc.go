@@ -10,7 +10,7 @@
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.
-// planner names those that priced a step (PricedByOf).
+// planner names those that priced a step (Result.PricedBy).
 //
 // May import: graph/..., evaluate/roofline, planner/cost,
 // planner/mechanisms, planner/plan

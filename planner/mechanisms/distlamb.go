@@ -45,8 +45,14 @@ const distLAMBWire = 2
 func (DistLAMB) Name() string { return "distributed-fused-lamb" }
 
 // Prices is whether s's stack runs LAMB sharded over its data-parallel
-// replicas (distopt=on: --distributed_lamb).
-func (DistLAMB) Prices(s *cost.Shard) bool {
+// replicas (distributedLAMB).
+func (DistLAMB) Prices(s *cost.Shard) bool { return distributedLAMB(s) }
+
+// distributedLAMB is whether s's stack runs LAMB sharded over its
+// data-parallel replicas (distopt=on: --distributed_lamb): a fact of the
+// plan that DistLAMB prices the exchange by and LAMB its step's share
+// by, each on its own (no plug-in asks another).
+func distributedLAMB(s *cost.Shard) bool {
 	return s.Plan.Run.LAMB && s.Plan.DistOpt && s.Plan.DP*s.Plan.CP > 1
 }
 

@@ -24,7 +24,8 @@
 // (HostIssue: cost.Host) and the clock a power limit holds (PowerLimit:
 // cost.StepClock).
 // planner composes a step from them and names those that priced
-// it (planner.PricedByOf). docs/stacks.md, "Adding a mechanism", walks
+// it (planner.Result.PricedBy). No plug-in makes another to ask it.
+// docs/stacks.md, "Adding a mechanism", walks
 // through adding one.
 //
 // May import: graph/..., evaluate/profile, evaluate/roofline, planner/cost,

@@ -43,10 +43,11 @@ var _ cost.Optimizer = LAMB{}
 
 // OptimizerStep is LAMB's step on the most loaded of stages: Adam's
 // (adamStep) with LAMB's extra bytes a parameter of the device's share.
-// Under apex's DistributedFusedLAMB (DistLAMB prices the step) the share
-// is the parameters over DistLAMBShards GPUs, not over every replica.
+// Under apex's DistributedFusedLAMB (distributedLAMB: DistLAMB prices
+// the step) the share is the parameters over DistLAMBShards GPUs, not
+// over every replica.
 func (LAMB) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
-	if (DistLAMB{}).Prices(s) {
+	if distributedLAMB(s) {
 		return adamStepOver(s, stages, LAMBExtraRead, LAMBExtraWrite, DistLAMBShards(s))
 	}
 	return adamStep(s, stages, LAMBExtraRead, LAMBExtraWrite)

@@ -36,8 +36,16 @@ var _ cost.ExpertLoad = RandomRouting{}
 func (RandomRouting) Name() string { return "random-routing" }
 
 // Prices is whether s's plan routes at random over more than one
-// expert-parallel rank.
-func (RandomRouting) Prices(s *cost.Shard) bool {
+// expert-parallel rank (forceBalanced).
+func (RandomRouting) Prices(s *cost.Shard) bool { return forceBalanced(s) }
+
+// forceBalanced is whether s's plan routes every token's top-k to a
+// uniformly random k of its experts over more than one expert-parallel
+// rank: Megatron-Core's layers with neither a stated imbalance nor
+// capacity routing. A fact of the plan that RandomRouting prices the
+// load by and TEGroupedGEMM its GEMMs' spread by, each on its own (no
+// plug-in asks another).
+func forceBalanced(s *cost.Shard) bool {
 	pl := &s.Plan
 	return s.M.MoE() && pl.EP > 1 && pl.Imbalance <= 1 && pl.Run.Capacity == 0 && s.MegatronLayers()
 }

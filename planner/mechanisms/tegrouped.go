@@ -80,9 +80,9 @@ func (c teGrouped) groupedGEMM(g cost.Kernel, local, rows, n float64) cost.Kerne
 // expert does so with probability k/E, so its rows are binomial, mean
 // per and variance per (1 - k/E), and, the rank's total given, (1 -
 // 1/local) of that (local exchangeable counts of a fixed sum). 0 where
-// the router is not the random one, or for one local expert.
+// the router is not the random one (forceBalanced), or for one local expert.
 func expertSpread(s *cost.Shard, per, local float64) float64 {
-	if !(RandomRouting{}).Prices(s) || local <= 1 || per <= 0 {
+	if !forceBalanced(s) || local <= 1 || per <= 0 {
 		return 0
 	}
 	p := float64(s.M.TopK) / float64(s.M.Experts)
