@@ -370,6 +370,7 @@ test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s tools/timmbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/dle -p 'test_*.py'
 
 # The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
 # submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of rounds
@@ -381,6 +382,17 @@ MIRRORS ?=
 .PHONY: mlperf-bench-data bench-fits
 mlperf-bench-data:
 	$(PYTHON) tools/mlperf/mlperf_bench.py --out measurements/mlperf $(MIRRORS)
+
+# NVIDIA DeepLearningExamples' PyTorch README tables (measurements/dle,
+# issue 93): training throughput and inference latency per model, GPU,
+# GPUs, batch and precision, read from a bare mirror (fetch
+# github:NVIDIA/DeepLearningExamples) at DLE_COMMIT. About 2 s; Debian's
+# python3 with python3-yaml.
+DLE_MIRROR ?= /work/.mirror/NVIDIA+DeepLearningExamples/repo
+DLE_COMMIT ?= 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd
+.PHONY: dle-bench-data
+dle-bench-data:
+	$(PYTHON) tools/dle/dle_bench.py --mirror $(DLE_MIRROR) --commit $(DLE_COMMIT) --out measurements/dle
 
 # The bench's fits test (evaluate/scale/bench TestBenchRunsFit): every
 # MLPerf submission that ran must be predicted to fit. make test runs it
