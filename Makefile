@@ -394,6 +394,20 @@ DLE_COMMIT ?= 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd
 dle-bench-data:
 	$(PYTHON) tools/dle/dle_bench.py --mirror $(DLE_MIRROR) --commit $(DLE_COMMIT) --out measurements/dle
 
+# The rows of measurements/dle that tools/dle/dle_predict.py builds
+# (ConvNets' ResNet-50, ResNeXt-101, SE-ResNeXt-101 and EfficientNet
+# training at 1 and 8 GPUs on V100 and A100) exported as the example trains
+# them (cached in $XDG_CACHE_HOME/placer/dle; the first run exports 42
+# steps, 15-45 s each on this project's machine) and predicted with placer
+# eval (dp=8 for the 8-GPU rows); results.csv, summary.json, report.txt
+# into measurements/dle, validation as aggregates only.
+.PHONY: dle-bench
+dle-bench: build venv-test
+	nice -n 10 $(TORCH_PY) tools/dle/dle_predict.py export
+	$(TORCH_PY) tools/dle/dle_predict.py report --placer $(BIN) \
+		--placer-version "$$(git rev-parse --short HEAD 2>/dev/null)" --rows > measurements/dle/report.txt
+	cat measurements/dle/report.txt
+
 # The bench's fits test (evaluate/scale/bench TestBenchRunsFit): every
 # MLPerf submission that ran must be predicted to fit. make test runs it
 # on the development part (its failures listed by row) and logs the

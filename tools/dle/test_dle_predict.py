@@ -1,0 +1,46 @@
+"""Tests of tools/dle/dle_predict.py's row selection and figures (no torch)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dle_predict  # noqa: E402
+
+
+def row(**kw):
+    r = {"kind": "train", "model": "resnet50", "batch": "256", "gpu": "A100", "gpu_mem_gb": "80",
+         "gpus": "8", "precision": "AMP", "code_path": "launch.py --image-size 224 --batch-size 256"}
+    r.update(kw)
+    return r
+
+
+class TestPredict(unittest.TestCase):
+    def test_wanted(self):
+        cases = [
+            (row(), True),
+            (row(kind="infer"), False),                 # inference: not a training step
+            (row(model="jasper"), False),               # no network built for it
+            (row(gpu="T4", gpu_mem_gb=""), False),      # no placer preset
+            (row(gpus="4"), False),                     # 1 and 8 GPUs only
+            (row(batch=""), False),
+            (row(gpu="V100", gpu_mem_gb="32", gpus="1"), True),
+        ]
+        for r, want in cases:
+            self.assertEqual(dle_predict.wanted([r]) == [r], want, r)
+
+    def test_step_of(self):
+        self.assertEqual(dle_predict.step_of(row(model="efficientnet-b4", batch="64",
+                                                 code_path="--image-size 380 --batch-size 64")),
+                         ("efficientnet-b4", 512, 380, "AMP"))
+        self.assertEqual(dle_predict.step_of(row(code_path="launch.py")), ("resnet50", 2048, 224, "AMP"))
+
+    def test_spearman(self):
+        cases = [([1, 2, 3], [10, 20, 30], 1.0), ([1, 2, 3], [3, 2, 1], -1.0),
+                 ([1, 2, 3, 4], [1, 3, 2, 4], 0.8)]
+        for xs, ys, want in cases:
+            self.assertAlmostEqual(dle_predict.spearman(xs, ys), want)
+
+
+if __name__ == "__main__":
+    unittest.main()
