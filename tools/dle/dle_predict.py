@@ -170,15 +170,21 @@ def cmd_export(a):
     return 0
 
 
-def predict(placer, graph, hardware, gpus, fmt, host):
+def predict(placer, graph, hardware, gpus, fmt, host, mem_gb=""):
+    """placer eval's step time (s) and out-of-memory flag of graph on gpus
+    GPUs of hardware (dp=gpus: DDP's buckets), the GPU's memory mem_gb GB
+    where the row names it (the v100 preset holds 32)."""
     cmd = [placer, "eval", "--graph", graph, "--hardware", hardware, "--gpus", str(gpus), "--json",
            "--memory-format", fmt, "--host=%s" % ("true" if host else "false")]
+    if mem_gb:
+        cmd += ["--memory", str(int(mem_gb) * 1024 ** 3)]
     if gpus > 1:
         cmd += ["--strategy", f"dp={gpus}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or ["placer eval exited %d" % p.returncode])[-1])
-    return float(json.loads(p.stdout)["step_time_s"])
+    d = json.loads(p.stdout)
+    return float(d["step_time_s"]), bool(d.get("oom"))
 
 
 def spearman(xs, ys):
@@ -205,7 +211,7 @@ def spearman(xs, ys):
 
 
 RESULT_FIELDS = ("id", "part", "model", "gpu", "gpu_mem_gb", "gpus", "batch", "precision", "hardware",
-                 "published_ms", "strict_ms", "strict_err", "host_ms", "host_err", "net", "status")
+                 "published_ms", "strict_ms", "strict_err", "host_ms", "host_err", "oom", "net", "status")
 
 
 def cmd_report(a):
@@ -226,14 +232,14 @@ def cmd_report(a):
             continue
         fmt = "nhwc" if r["precision"] == "AMP" else "nchw"
         try:
-            st = predict(a.placer, g, hw, gpus, fmt, False)
-            ho = predict(a.placer, g, hw, gpus, fmt, True)
+            st, oom = predict(a.placer, g, hw, gpus, fmt, False, r["gpu_mem_gb"])
+            ho, _ = predict(a.placer, g, hw, gpus, fmt, True, r["gpu_mem_gb"])
         except RuntimeError as e:
             row["status"] = "refused: " + str(e)[:200]
             out.append(row)
             continue
         row.update(strict_ms="%.3f" % (st * 1e3), strict_err="%.4f" % (st / pub - 1),
-                   host_ms="%.3f" % (ho * 1e3), host_err="%.4f" % (ho / pub - 1), status="ok")
+                   host_ms="%.3f" % (ho * 1e3), host_err="%.4f" % (ho / pub - 1), oom="yes" if oom else "no", status="ok")
         out.append(row)
     with open(os.path.join(a.dir, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=RESULT_FIELDS, lineterminator="\n")
@@ -249,11 +255,11 @@ def cmd_report(a):
             agg[fld + "_mean_abs_err"] = round(sum(errs) / len(errs), 4) if errs else None
             sweeps = {}
             for x in pr:
-                sweeps.setdefault((x["model"], x["hardware"], x["gpus"]), []).append(x)
+                sweeps.setdefault(x["model"], []).append(x)
             rhos = {}
             for k, xs in sorted(sweeps.items()):
                 if len(xs) >= 3:
-                    rhos["%s/%s/%s" % k] = round(spearman([float(x["published_ms"]) for x in xs],
+                    rhos[k] = round(spearman([float(x["published_ms"]) for x in xs],
                                                           [float(x[fld + "_ms"]) for x in xs]), 3)
             agg[fld + "_spearman_by_sweep"] = rhos if part == "development" else None
             vals = [v for v in rhos.values() if not math.isnan(v)]
