@@ -260,7 +260,7 @@ def col(header, *pats, exclude=()):
 NOT_VALUE = (r"speed ?-?up", r"scaling", r"time", r"accuracy", r"loss", r"ratio", r"latency",
              r"batch", r"gpus", r"model", r"percentile", r"bleu", r"perplexity")
 
-SETTING_COLS = (r"model size", r"dataset", r"sequence length", r"seq", r"grad(ient)? accumulation", r"accumulat", r"concat",
+SETTING_COLS = (r"model size", r"dataset", r"sequence length", r"grad(ient)? accumulation", r"accumulat", r"concat",
                 r"beam", r"input length", r"wn channels", r"duration", r"audio", r"max ?len")
 
 
