@@ -51,6 +51,8 @@ NETS = {
     "efficientnet-b4": ("timm:efficientnet_b4", "timm efficientnet_b4"),
     "efficientnet-widese-b0": ("timm:efficientnet_b0", "timm efficientnet_b0 (the example's SE on the expanded width: nearer, not the same)"),
     "efficientnet-widese-b4": ("timm:efficientnet_b4", "timm efficientnet_b4 (the example's SE on the expanded width: nearer, not the same)"),
+    "bert": ("hf:bert-large", "transformers BertForPreTraining, BERT-large (vocab 30528 as the example pads it), "
+             "SDPA attention, AdamW foreach for apex FusedLAMB; one micro-batch with its optimizer step"),
 }
 
 HARDWARE = {("V100", "16"): "v100", ("V100", "32"): "v100", ("A100", "80"): "a100", ("A100", "40"): "a100-40gb"}
@@ -68,10 +70,32 @@ def image_size(row):
     return int(m.group(1)) if m else 224
 
 
+def bert_micro(row):
+    """BERT's micro-batch per GPU and sequence length: the A100 table gives
+    the micro-batch, the V100 table the accumulated batch (its batch /
+    the row's accumulation steps); None for rows other than pre-training."""
+    st = row["settings"]
+    if not st.startswith("Pre-training"):
+        return None
+    m = re.search(r"Sequence length=(\d+)", st)
+    seq = int(m.group(1)) if m else 128
+    b = int(row["batch"])
+    if "Accumulated Batch size" not in st:
+        m = re.search(r"Accumulation steps \((\w+) and (\w+)\)=(\d+) and (\d+)", st)
+        if not m:
+            return None
+        first = row["precision"] == ("AMP" if m.group(1) in ("FP16", "AMP") else m.group(1))
+        b //= int(m.group(3) if first else m.group(4))
+    return b, seq
+
+
 def step_of(row):
     """The export's settings for a row: (model, global batch, image, precision).
     The graph holds the run's global batch (batch per GPU x GPUs); placer
     eval --strategy dp=N simulates one replica at batch / N (graph.AtBatch)."""
+    if row["model"] == "bert":
+        b, seq = bert_micro(row)
+        return row["model"], b * int(row["gpus"]), seq, row["precision"]
     return row["model"], int(row["batch"]) * int(row["gpus"]), image_size(row), row["precision"]
 
 
@@ -81,6 +105,8 @@ def wanted(rows):
         if r["kind"] != "train" or r["model"] not in NETS or not r["batch"]:
             continue
         if (r["gpu"], r["gpu_mem_gb"]) not in HARDWARE or r["gpus"] not in ("1", "8"):
+            continue
+        if r["model"] == "bert" and bert_micro(r) is None:
             continue
         out.append(r)
     return out
@@ -110,7 +136,34 @@ def graph_path(step, fp):
     return os.path.join(cache_root(), fp, f"{net}-b{batch}-i{img}-{prec}.json")
 
 
+def export_bert(batch, seq, prec, out):
+    import torch
+    sys.path.insert(0, PKG)
+    from placer_torch.exporter import export_training_step
+    from transformers import BertConfig, BertForPreTraining
+    cfg = BertConfig(vocab_size=30528, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                     intermediate_size=4096)
+
+    def make_inputs():
+        return (torch.zeros(batch, seq, dtype=torch.long),
+                (torch.zeros(batch, seq, dtype=torch.long), torch.zeros(batch, dtype=torch.long)))
+
+    def loss_fn(o, t):
+        f = torch.nn.functional.cross_entropy
+        return f(o.prediction_logits.reshape(-1, cfg.vocab_size), t[0].reshape(-1)) + f(o.seq_relationship_logits, t[1])
+
+    tf32 = prec == "TF32"
+    execution = {"device": "cuda", "optimizer_impl": "foreach", "autocast": "f16" if prec == "AMP" else None,
+                 "tf32_matmul": tf32, "tf32_cudnn": tf32 or prec != "FP32"}
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    export_training_step(lambda: BertForPreTraining(cfg), make_inputs, loss_fn, torch.optim.AdamW, {"lr": 6e-3},
+                         out=out, name=os.path.basename(out)[:-len(".json")], fake=True, batch_dim=0,
+                         execution=execution)
+
+
 def export_one(model, batch, img, prec, out):
+    if model == "bert":
+        return export_bert(batch, img, prec, out)
     import torch
     sys.path.insert(0, PKG)
     from placer_torch.exporter import export_training_step
@@ -223,14 +276,15 @@ def cmd_report(a):
         g = graph_path(s, fp)
         hw = HARDWARE[(r["gpu"], r["gpu_mem_gb"])]
         gpus = int(r["gpus"])
-        pub = int(r["batch"]) * gpus / float(r["value"])
+        b = bert_micro(r)[0] if r["model"] == "bert" else int(r["batch"])
+        pub = b * gpus / float(r["value"])
         row = {k: r[k] for k in ("id", "part", "model", "gpu", "gpu_mem_gb", "gpus", "batch", "precision")}
         row.update(hardware=hw, published_ms="%.3f" % (pub * 1e3), net=NETS[r["model"]][1])
         if not os.path.exists(g):
             row["status"] = "not exported"
             out.append(row)
             continue
-        fmt = "nhwc" if r["precision"] == "AMP" else "nchw"
+        fmt = "graph" if r["model"] == "bert" else ("nhwc" if r["precision"] == "AMP" else "nchw")
         try:
             st, oom = predict(a.placer, g, hw, gpus, fmt, False, r["gpu_mem_gb"])
             ho, _ = predict(a.placer, g, hw, gpus, fmt, True, r["gpu_mem_gb"])
