@@ -370,6 +370,7 @@ test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s tools/timmbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/dle -p 'test_*.py'
 
 # The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
 # submission of GPT-3 175B and Llama 2 70B LoRA on NVIDIA GPUs of rounds
@@ -392,6 +393,31 @@ CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo \
 .PHONY: codebase-bench-data
 codebase-bench-data:
 	$(PYTHON) tools/codebases/codebases_bench.py --out measurements $(CODEBASE_MIRRORS)
+
+# NVIDIA DeepLearningExamples' PyTorch README tables (measurements/dle,
+# DESIGN.md §14): training throughput and inference latency per model, GPU,
+# GPUs, batch and precision, read from a bare mirror (fetch
+# github:NVIDIA/DeepLearningExamples) at DLE_COMMIT. About 2 s; Debian's
+# python3 with python3-yaml.
+DLE_MIRROR ?= /work/.mirror/NVIDIA+DeepLearningExamples/repo
+DLE_COMMIT ?= 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd
+.PHONY: dle-bench-data
+dle-bench-data:
+	$(PYTHON) tools/dle/dle_bench.py --mirror $(DLE_MIRROR) --commit $(DLE_COMMIT) --out measurements/dle
+
+# The rows of measurements/dle that tools/dle/dle_predict.py builds
+# (ConvNets' ResNet-50, ResNeXt-101, SE-ResNeXt-101 and EfficientNet
+# training at 1 and 8 GPUs on V100 and A100) exported as the example trains
+# them (cached in $XDG_CACHE_HOME/placer/dle; the first run exports 42
+# steps, 15-45 s each on this project's machine) and predicted with placer
+# eval (dp=8 for the 8-GPU rows); results.csv, summary.json, report.txt
+# into measurements/dle, validation as aggregates only.
+.PHONY: dle-bench
+dle-bench: build venv-test
+	nice -n 10 $(TORCH_PY) tools/dle/dle_predict.py export
+	$(TORCH_PY) tools/dle/dle_predict.py report --placer $(BIN) \
+		--placer-version "$$(git rev-parse --short HEAD 2>/dev/null)" --rows > measurements/dle/report.txt
+	cat measurements/dle/report.txt
 
 # The bench's fits test (planner/bench TestBenchRunsFit): every
 # MLPerf submission that ran must be predicted to fit. make test runs it
