@@ -118,7 +118,11 @@ refused (docs/stacks.md).`,
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
 			have, out := rep.Found()
 			s.kept = keptResult("best result", out, have)
-			return emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
+			err = emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
+			if sr, ok := rep.(jobs.SearchReport); ok {
+				return oomFails(err, sr.Result.OOM)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
