@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -115,6 +116,26 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	return sp
 }
 
+// checkFigures refuses plan r of workload m as an answer where a figure
+// is not one: a step time or throughput not finite or negative, a count
+// of bytes negative or past int64's range (transformer.Bytes saturates
+// there). The workload's sizes are bounded before anything is computed
+// (transformer.MaxCount), so this never fires on a parsed workload; it
+// holds the rule that no overflow reaches an answer as a number.
+func checkFigures(m transformer.Spec, r scale.Result) error {
+	for _, f := range []float64{r.Step, r.TFLOPs, r.MFU, r.Compute} {
+		if !(f >= 0 && f <= math.MaxFloat64) {
+			return fmt.Errorf("workload %s: plan %s: a time or throughput is %g: too large to count", m, r.Plan, f)
+		}
+	}
+	for _, b := range []int64{r.Memory, r.Weights, r.Grads, r.OptState, r.Activations} {
+		if b < 0 || b == math.MaxInt64 {
+			return fmt.Errorf("workload %s: plan %s: its memory passes int64's range: too large to count", m, r.Plan)
+		}
+	}
+	return nil
+}
+
 // cpuStack is the stack line of a plan priced from CPU profile pr: the
 // profile's own run (the layer it timed, torch, the backend), not the
 // GPU stack (placer's default: Megatron-Core with Transformer Engine's
@@ -211,6 +232,9 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
+	if err := checkFigures(m, r); err != nil {
+		return report.ScalePlan{}, err
+	}
 	return scalePlan(m, p, r), nil
 }
 
@@ -268,6 +292,11 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	if !got.Found {
 		return report.ScaleSearch{}, noPlan(m, p, o.Strat, space.For.Name, got)
+	}
+	for _, r := range got.Top {
+		if err := checkFigures(m, r); err != nil {
+			return report.ScaleSearch{}, err
+		}
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		Tight: got.Tight, AllowTight: o.AllowTight, Refused: got.Refused, RefusedWhy: got.RefusedWhy,
