@@ -1028,7 +1028,7 @@ const MaxDegree = 1 << 20
 func positive(v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > MaxDegree {
-		return 0, fmt.Errorf("%q is not a whole number from 1 to %d", v, MaxDegree)
+		return 0, fmt.Errorf("%q is not a whole number of at least 1 and at most %d", v, MaxDegree)
 	}
 	return n, nil
 }
