@@ -141,5 +141,9 @@ func For(m transformer.Spec, s plan.Strategy, p plan.Pod) (Error, error) {
 	if err != nil {
 		return Error{}, err
 	}
-	return t.For(RegimeOf(m, s, p)), nil
+	e := t.For(RegimeOf(m, s, p))
+	if fw := s.Software.Framework(); fw != plan.FrameworkMegatron && e.Regime.Stack == StackMegatron {
+		e.Stack = s.Software.Stack + " compiled"
+	}
+	return e, nil
 }
