@@ -100,3 +100,26 @@ func TestHintsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpLeadsWithClusterPlanner: search's help, its examples and the
+// root's command list open with the cluster planner, as the README does
+// (issue 95, item 12); the op-level placer comes second.
+func TestHelpLeadsWithClusterPlanner(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := runContext(context.Background(), []string{"search", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("search --help: exit %d, %s", code, errb.String())
+	}
+	help := out.String()
+	cluster, op := strings.Index(help, "The cluster planner"), strings.Index(help, "The op-level placer")
+	ex := help[strings.Index(help, "Examples:"):]
+	if !strings.HasPrefix(help, "The cluster planner") || op < cluster || strings.Index(ex, "--cluster") > strings.Index(ex, "trxl2") {
+		t.Errorf("search --help opens %q; want the cluster planner first, in its text and its examples", help[:min(len(help), 200)])
+	}
+	out.Reset()
+	runContext(context.Background(), []string{"--help"}, strings.NewReader(""), &out, &errb)
+	for _, c := range []string{"  search      Find the fastest plan of a transformer", "  eval        Predict one plan's training step on a cluster"} {
+		if !strings.Contains(out.String(), c) {
+			t.Errorf("placer --help: no %q", c)
+		}
+	}
+}
