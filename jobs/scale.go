@@ -3,17 +3,14 @@ package jobs
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/placer/placer/internal/rank"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
@@ -22,7 +19,6 @@ import (
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/planner"
 	"github.com/placer/placer/planner/bench/calibration"
-	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/planner/search"
@@ -122,6 +118,26 @@ func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePla
 	return sp
 }
 
+// checkFigures refuses plan r of workload m as an answer where a figure
+// is not one: a step time or throughput not finite or negative, a count
+// of bytes negative or past int64's range (transformer.Bytes saturates
+// there). The workload's sizes are bounded before anything is computed
+// (transformer.MaxCount), so this never fires on a parsed workload; it
+// holds the rule that no overflow reaches an answer as a number.
+func checkFigures(m transformer.Spec, r planner.Result) error {
+	for _, f := range []float64{r.Step, r.TFLOPs, r.MFU, r.Compute} {
+		if !(f >= 0 && f <= math.MaxFloat64) {
+			return fmt.Errorf("workload %s: plan %s: a time or throughput is %g: too large to count", m, r.Plan, f)
+		}
+	}
+	for _, b := range []int64{r.Memory, r.Weights, r.Grads, r.OptState, r.Activations} {
+		if b < 0 || b == math.MaxInt64 {
+			return fmt.Errorf("workload %s: plan %s: its memory passes int64's range: too large to count", m, r.Plan)
+		}
+	}
+	return nil
+}
+
 // cpuStack is the stack line of a plan priced from CPU profile pr: the
 // profile's own run (the layer it timed, torch, the backend), not the
 // GPU stack (placer's default: Megatron-Core with Transformer Engine's
@@ -218,6 +234,9 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
+	if err := checkFigures(m, r); err != nil {
+		return report.ScalePlan{}, err
+	}
 	return scalePlan(m, p, r), nil
 }
 
@@ -274,7 +293,12 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, err
 	}
 	if !got.Found {
-		return report.ScaleSearch{}, noPlan(m, p, o.Strat, space.For.Name, got)
+		return report.ScaleSearch{}, noPlan(ctx, o, m, p, space.For.Name, got)
+	}
+	for _, r := range got.Top {
+		if err := checkFigures(m, r); err != nil {
+			return report.ScaleSearch{}, err
+		}
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		Tight: got.Tight, AllowTight: o.AllowTight, Refused: got.Refused, RefusedWhy: got.RefusedWhy,
@@ -416,20 +440,25 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	return space, nil
 }
 
-// noPlan is the one-line error of a search (keeping strat, for framework
-// forName) that found no plan: every plan of the space refused by the
-// framework's export, with the first reason and the frameworks whose
-// export runs that plan (--for megatron-bridge for LoRA), or none fitting
-// the GPUs' memory, with the plans set aside as tight or refused, the
-// least memory a plan needed and what would lower it (more nodes, LoRA,
-// recomputation).
-func noPlan(m transformer.Spec, p plan.Pod, strat, forName string, got search.Result) error {
+// noPlan is the one-line error of search o (for framework forName on
+// model m and pod p) that found no plan: every plan of the space refused
+// by the framework's export, with the first reason and the frameworks
+// whose export runs that plan (--for megatron-bridge for LoRA); no plan
+// at all, where the batch has too few sequences to spread over the
+// GPUs; or none fitting the GPUs' memory, with the plans set aside as
+// tight or refused, the least memory a plan needed and what would lower
+// it (lessMemory: each hint searched first, offered only where it finds
+// a plan).
+func noPlan(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod, forName string, got search.Result) error {
 	kept := ""
-	if strat != "" {
-		kept = " keeping " + strat
+	if o.Strat != "" {
+		kept = " keeping " + o.Strat
 	}
 	if got.Evaluated == 0 && got.Refused > 0 {
 		return fmt.Errorf("workload %s on %s: no plan%s runs under %s: its export refuses all %d plans of the space (first: %s); %s", m, p.Name, kept, forName, got.Refused, got.RefusedWhy, runsUnder(m, p, forName, got.RefusedPlan))
+	}
+	if got.Evaluated == 0 && got.Refused == 0 {
+		return noGrid(ctx, o, m, p, kept)
 	}
 	runs := ""
 	if forName != "" {
@@ -452,11 +481,76 @@ func noPlan(m transformer.Spec, p plan.Pod, strat, forName string, got search.Re
 	if got.Evaluated > 0 {
 		l := got.Least
 		least = fmt.Sprintf("; the least a plan needs is %s a %s (%s)", report.GB(l.Memory), rank, l.Plan)
-		if hints := lessMemory(m, p, l.Plan); len(hints) > 0 {
+		if hints := lessMemory(ctx, o, m, p, l.Plan); len(hints) > 0 {
 			least += ": " + strings.Join(hints, ", ")
 		}
 	}
 	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)%s", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs, least)
+}
+
+// noGrid is noPlan's error where the space held no plan at all for
+// model m on pod p (o's search, keeping kept): a batch of B sequences
+// is at most B data-parallel replicas, and no plan of tensor, pipeline
+// and context parallelism spreads each over the rest of the GPUs: the
+// largest pod of the same nodes that has a plan (searched, as lessMemory's
+// hints are) is named.
+func noGrid(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod, kept string) error {
+	cause := fmt.Sprintf("a batch of %d sequences is at most %d data-parallel replicas, and no plan%s of tensor, pipeline and context parallelism spreads them over %d GPUs", m.Batch, m.Batch, kept, p.GPUs())
+	if m.Batch == 1 {
+		cause = fmt.Sprintf("a batch of 1 sequence is one data-parallel replica, and no plan%s of tensor, pipeline and context parallelism spreads it over %d GPUs", kept, p.GPUs())
+	}
+	hint := "a larger batch (batch=)"
+	if name := nodeName(p); name != "" {
+		for n := p.Nodes / 2; n >= 1; n /= 2 {
+			o2 := o
+			o2.Cluster, o2.GPUs = fmt.Sprintf("%s:%d", name, n), 0
+			if finds(ctx, o2) {
+				hint = fmt.Sprintf("fewer nodes (--cluster %s:%d finds a plan) or a larger batch (batch=)", name, n)
+				break
+			}
+		}
+	}
+	return fmt.Errorf("workload %s on %s: no plan to try: %s; %s", m, p.Name, cause, hint)
+}
+
+// nodeName is pod p's node preset as --cluster names it ("dgx-h100"),
+// "" for a CPU's pod.
+func nodeName(p plan.Pod) string {
+	if p.CPU() {
+		return ""
+	}
+	name, _, _ := strings.Cut(p.Name, ":")
+	name, _, _ = strings.Cut(name, ",")
+	return name
+}
+
+// finds reports whether search o finds a plan: a hint's check, run
+// before it is offered (its own failure is no answer: false).
+func finds(ctx context.Context, o ScaleOptions) bool {
+	m, p, err := o.inputs()
+	if err != nil {
+		return false
+	}
+	space, err := o.space(m, p)
+	if err != nil {
+		return false
+	}
+	got, err := search.Search(ctx, m, p, space)
+	return err == nil && got.Found
+}
+
+// withKey is strategy text strat with key k set to v (and the keys in
+// drop left out): a hint's --strategy, keeping what the user kept.
+func withKey(strat, k, v string, drop ...string) string {
+	var out []string
+	for _, kv := range strings.Split(strat, ",") {
+		key, _, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if key == "" || key == k || slices.Contains(drop, key) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return strings.Join(append(out, k+"="+v), ",")
 }
 
 // runsUnder is the hint of a search whose framework's export refused
@@ -475,28 +569,45 @@ func runsUnder(m transformer.Spec, p plan.Pod, forName string, refused plan.Plan
 	return strings.Join(runs, " or ") + " runs it (--for any searches every plan)"
 }
 
-// lessMemory is what would bring plan least, the search's least memory
-// that did not fit, under the GPUs' memory: more nodes (the data- and
-// pipeline-parallel degrees spread the weights, optimizer state and
-// activations further), LoRA fine-tuning (a frozen base: no gradients or
-// optimizer state for it; exported by Megatron-Bridge alone) where the
-// model's blocks are LoRA's and the plan is not already LoRA, full
-// recomputation where the plan does not recompute every layer.
-func lessMemory(m transformer.Spec, p plan.Pod, least plan.Plan) []string {
+// maxNodesHint is how many times the pod's nodes lessMemory's "more
+// nodes" hint searches up to (doubling): past it the hint is left out.
+const maxNodesHint = 16
+
+// lessMemory is what would bring search o, whose least memory (plan
+// least) did not fit, under the GPUs' memory, each hint searched before
+// it is offered (finds: a hint is a command that gets further, never one
+// that fails the same way): the fewest nodes, doubling up to
+// maxNodesHint times the pod's, on which a plan fits; LoRA fine-tuning
+// (a frozen base: no gradients or optimizer state for it; exported by
+// Megatron-Bridge alone) where the model's blocks are LoRA's and the
+// plan is not already LoRA; full recomputation where the plan does not
+// recompute every layer and the framework runs it.
+func lessMemory(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod, least plan.Plan) []string {
 	var hints []string
-	if !p.CPU() {
-		name, _, _ := strings.Cut(p.Name, ":")
-		name, _, _ = strings.Cut(name, ",")
-		hints = append(hints, fmt.Sprintf("more nodes (--cluster %s:%d or more)", name, 2*p.Nodes))
+	if name := nodeName(p); name != "" {
+		for k := 2; k <= maxNodesHint; k *= 2 {
+			o2 := o
+			o2.Cluster, o2.GPUs = fmt.Sprintf("%s:%d", name, k*p.Nodes), 0
+			if finds(ctx, o2) {
+				hints = append(hints, fmt.Sprintf("more nodes (--cluster %s:%d or more)", name, k*p.Nodes))
+				break
+			}
+		}
 	}
 	if lora := least.Strategy; !lora.FineTune.LoRA() {
 		lora.FineTune.LoRARank = plan.DefaultLoRARank
-		if plan.FineTuneFits(m, lora) == nil {
-			hints = append(hints, "LoRA fine-tuning (--strategy peft=lora --for megatron-bridge, the export that runs LoRA)")
+		o2 := o
+		o2.Strat, o2.For = withKey(o.Strat, "peft", "lora"), "megatron-bridge"
+		if plan.FineTuneFits(m, lora) == nil && finds(ctx, o2) {
+			hints = append(hints, fmt.Sprintf("LoRA fine-tuning (--strategy %s --for megatron-bridge, the export that runs LoRA)", o2.Strat))
 		}
 	}
 	if least.Recompute != plan.FullRecompute {
-		hints = append(hints, "full recomputation (--strategy recompute=full)")
+		o2 := o
+		o2.Strat = withKey(o.Strat, "recompute", "full", "recompute-layers", "recompute_layers")
+		if finds(ctx, o2) {
+			hints = append(hints, fmt.Sprintf("full recomputation (--strategy %s)", o2.Strat))
+		}
 	}
 	return hints
 }
@@ -747,110 +858,3 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 
 // PodPresets lists the node presets of --cluster.
 func PodPresets() []string { return plan.PodPresets() }
-
-// LayersOptions are placer report layers'.
-type LayersOptions struct {
-	// Measured is the file of measured blocks (published.ReadMeasuredLayers).
-	Measured string
-	// Steps is a kernelbench file whose whole one-GPU steps and their
-	// parts are checked too (published.ReadMeasuredSteps); "": none.
-	Steps string
-	// Cluster is the pod whose kernels predict them ("" = dgx-h100).
-	Cluster string
-}
-
-// Layers is placer report layers: each measured block against the pod's
-// prediction of it, and the GEMM efficiency the blocks give (the fit,
-// with each block's leave-one-out error).
-func Layers(o LayersOptions) (report.Layers, error) {
-	if o.Measured == "" && o.Steps == "" {
-		return report.Layers{}, fail.Usagef("--measured: a file of measured blocks is required (or --kernelbench, a kernelbench file)")
-	}
-	cluster := o.Cluster
-	if cluster == "" {
-		cluster = "dgx-h100"
-	}
-	p, err := plan.ParsePod(cluster)
-	if err != nil {
-		return report.Layers{}, fail.Usagef("--cluster: %w", err)
-	}
-	// The blocks and kernels were timed in bursts on a rested GPU: they
-	// are predicted at the same clock, the pod's power limit left out.
-	p = p.AtBurst()
-	rep := report.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
-	if o.Steps != "" {
-		if err := kernelBench(&rep, o.Steps, &p); err != nil {
-			return report.Layers{}, err
-		}
-	}
-	if o.Measured == "" {
-		return rep, nil
-	}
-	layers, err := readFile(o.Measured, published.ReadMeasuredLayers)
-	if err != nil {
-		return report.Layers{}, err
-	}
-	if rep.Layers, err = published.CheckLayers(layers, p); err != nil {
-		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
-	}
-	fit, err := published.FitGEMM(layers, p)
-	if err != nil {
-		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
-	}
-	rep.Fit = &fit
-	return rep, nil
-}
-
-// readFile opens name and reads it with read; its errors name the file.
-// kernelBench checks what kernelbench file name holds against pod p:
-// whole steps (its between section), attention cases, the MoE layer's
-// glue, whole eager MoE layers (moehost); a file with none of them is an
-// error.
-func kernelBench(rep *report.Layers, name string, p *plan.Pod) error {
-	steps, err := readFile(name, published.ReadMeasuredSteps)
-	if err != nil && !errors.Is(err, published.ErrNoSteps) {
-		return err
-	}
-	if len(steps) > 0 {
-		if rep.Steps, err = published.CheckSteps(steps, *p); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	attn, err := readFile(name, kernels.ReadAttentionBench)
-	if err != nil {
-		return err
-	}
-	if len(attn) > 0 {
-		if rep.Attention, err = kernels.CheckAttention(attn, p.Kernels); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	moe, err := readFile(name, published.ReadMoEBench)
-	if err != nil {
-		return err
-	}
-	rep.MoE = published.CheckMoE(moe, p)
-	host, err := readFile(name, published.ReadMoEHostBench)
-	if err != nil {
-		return err
-	}
-	rep.MoEHost = published.CheckMoEHost(host, p)
-	if len(rep.Steps) == 0 && len(rep.Attention) == 0 && len(rep.MoE) == 0 && len(rep.MoEHost) == 0 {
-		return fmt.Errorf("%s: no whole steps, attention cases, MoE parts or MoE layers (kernelbench's between, attention, moe and moehost sections)", name)
-	}
-	return nil
-}
-
-func readFile[T any](name string, read func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	f, err := os.Open(name)
-	if err != nil {
-		return zero, err
-	}
-	defer f.Close()
-	v, err := read(f)
-	if err != nil {
-		return zero, fmt.Errorf("%s: %w", name, err)
-	}
-	return v, nil
-}

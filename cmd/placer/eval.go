@@ -37,7 +37,7 @@ func newEvalCmd(s *streams) *cobra.Command {
 	o := &evalOptions{}
 	cmd := &cobra.Command{
 		Use:   "eval (--graph FILE | --workload NAME) [--gpus N | --cluster PRESET:NODES]",
-		Short: "Evaluate a placement, schedule and fusion with the roofline model",
+		Short: "Predict one plan's training step on a cluster, or evaluate one graph's placement, schedule and fusion",
 		Long: `Evaluate one decision (placement + schedule + fusion) for a graph on a cluster
 with the roofline performance model: step time, lower bound, efficiency,
 per-device busy time and peak memory, bytes moved, and out-of-memory.

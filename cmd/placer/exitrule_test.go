@@ -98,6 +98,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"report", "sweeps", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"report", "bench", "extra"}, 2, `unknown command "extra"`},
 		{[]string{"search", "--workload", "nosuch"}, 2, "unknown workload"},
+		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--evals", "0"}, 2, "--evals 0: out of range [1, 1000000000]"},
 		{[]string{"search", "--workload", "llama3-70:seq=8192,batch=512", "--cluster", "dgx-h100:4"}, 2, `--workload "llama3-70:seq=8192,batch=512": unknown workload (nearest: llama3-70b`},
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},

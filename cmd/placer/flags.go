@@ -42,6 +42,7 @@ var flagRanges = map[string]flagRange{
 	"samples":          {0, 4096, "0 = the command's default"},
 	"budget":           {0, maxCount, "0 = each method's default"},
 	"evaluations":      {1, maxCount, ""},
+	"evals":            {1, maxCount, "left out: the command's default (no budget of 0)"},
 	"best-budget":      {0, maxCount, "0 = the larger of 50000 and --budgets"},
 	"train-graphs":     {1, 1_000_000, ""},
 	"repeats":          {1, 10_000, ""},

@@ -80,7 +80,7 @@ func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, method string) error {
 	have := rep.Result.Method != ""
 	s.kept = keptResult("best result", rep.Out, have)
-	return emit(s, o.JSON, rep, func() error {
+	err = emit(s, o.JSON, rep, func() error {
 		if werr := report.WriteBaselines(s.Out, rep.Comparison); werr != nil {
 			return werr
 		}
@@ -106,6 +106,7 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 		}
 		return nil
 	}, err, !have)
+	return oomFails(err, rep.Result.OOM)
 }
 
 // flags binds the flags infer and finetune share (and finetune's own).

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/layers"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type layersOptions struct {
-	jobs.LayersOptions
+	layers.LayersOptions
 	JSON bool
 }
 
@@ -37,7 +37,7 @@ shard), measured against placer's prediction of the same work.`,
   placer report layers --kernelbench measurements/2026-11-26-h100/kernelbench.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := jobs.Layers(o.LayersOptions)
+			rep, err := layers.Layers(o.LayersOptions)
 			return emit(s, o.JSON, rep, func() error { return report.WriteLayers(s.Out, rep) }, err)
 		},
 	}

@@ -51,6 +51,22 @@ func warnOOM(s *streams, oom bool) {
 	}
 }
 
+// errNothingFits is the error (exit 1: the run failed, the README's
+// rule) of an op-level search, inference or fine-tuning whose best
+// decision runs out of device memory, as "no plan fits" is at cluster
+// scale: its table, summary and out-of-memory result are still printed
+// and written (marked oom), so what came closest can be read.
+var errNothingFits = errors.New("nothing fits: no decision found fits in device memory (more GPUs, --memory, or a smaller graph)")
+
+// oomFails is err, or errNothingFits where the run ended without error
+// (or interrupted: its own status stands) with an out-of-memory best.
+func oomFails(err error, oom bool) error {
+	if err == nil && oom {
+		return errNothingFits
+	}
+	return err
+}
+
 // progressTo is where a command's progress goes: stderr, or nowhere with
 // -q.
 func progressTo(s *streams, quiet bool) io.Writer {

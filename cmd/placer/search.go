@@ -26,9 +26,39 @@ func newSearchCmd(s *streams) *cobra.Command {
 	o := &searchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search (--workload NAME | --graph FILE) [--gpus N | --cluster PRESET:NODES]",
-		Short: "Find placer's best decision for one graph: the quick baselines, then a search anchored on the best",
-		Long: `Find the best decision placer can for one graph on one cluster: where each op
-runs, in what order, and what fuses. The quick baselines run first (with
+		Short: "Find the fastest plan of a transformer that fits a cluster's GPUs, or the best placement of one graph's ops",
+		Long: `The cluster planner: a transformer (--workload llama3-8b:seq=8192,batch=256,
+a preset with its run; hf:PATH/config.json:seq=...,batch=...; or by its
+shape, gpt:layers=...,hidden=...,heads=...,seq=...,vocab=...,batch=... or
+llama:...) on a pod of nodes (--cluster dgx-h100:NODES, or --gpus N) is
+planned at cluster scale: every plan of tensor, pipeline and data parallelism, micro-batch size,
+virtual stages, sequence parallelism, recomputation and the distributed
+optimizer is evaluated, and the fastest that fits is the answer. --strategy
+keeps what it names as given and searches the rest (a key no plan can keep,
+tp=3 for 32 heads say, is refused before searching, with eval's line): the run's settings
+(fp8=current|delayed|blockwise, grads=bf16, imbalance=F, fsdp=on, which
+the search does not choose for you) or any degree of the plan. --for
+names the framework the plan is for, and the search proposes only plans
+its export (placer export --to) writes: megatron (the default: one
+tensor-parallel degree for every stage, end stages of first= or last=
+layers a multiple of the virtual stages, and the splits counting the
+embedding and the loss as layers beside them), megatron-bridge (the same
+plans as a Megatron-Bridge recipe's overrides; the one export that runs
+LoRA, --strategy peft=lora), torchtitan (0.3's config module, or @0.2's
+TOML), deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's
+experts), or any (every plan placer models, stage-tp included). Every
+plan is costed on the software stack that framework's file runs, which
+the "stack" line (and "stack" in --json and -o's file) names: placer's
+default (Megatron-Core, Transformer Engine's fused kernels) for megatron,
+megatron-bridge and deepspeed, torchtitan compiled for torchtitan
+(stack=torchtitan-0.2,compile=on; compile=off for its eager run); a
+stack= or compile= in --strategy that the framework does not run is
+refused (docs/stacks.md).
+
+The op-level placer: for one computation graph (the papers' workloads,
+--graph FILE, a PyTorch model's training step) on one cluster, search finds
+the best decision placer can: where each op runs, in what order, and what
+fuses. The quick baselines run first (with
 their compositions, their decisions on fewer GPUs and fusion variants); then
 the search (--method, default ` + anchored.DefaultMethod + `: anchored local search whose
 moves a learned head picks) starts from the best of them. The answer is never
@@ -58,43 +88,18 @@ result.json' reproduces its step time exactly. --rows DIR writes every
 row's decision the same way, one file per row (DIR/ddp.json,
 DIR/go-scored_dp=2,shard=fsdp.json, ...), and the index DIR/rows.json:
 each row's method, step time, strategy and file, or why it has none, and
-which row's decision the answer is.
-
-A transformer named by its shape (--workload gpt:layers=...,hidden=...,
-heads=...,seq=...,vocab=...,batch=... or llama:...) on a pod of nodes
-(--cluster dgx-h100:NODES, or --gpus N) is planned at cluster scale instead:
-every plan of tensor, pipeline and data parallelism, micro-batch size,
-virtual stages, sequence parallelism, recomputation and the distributed
-optimizer is evaluated, and the fastest that fits is the answer. --strategy
-keeps what it names as given and searches the rest (a key no plan can keep,
-tp=3 for 32 heads say, is refused before searching, with eval's line): the run's settings
-(fp8=current|delayed|blockwise, grads=bf16, imbalance=F, fsdp=on, which
-the search does not choose for you) or any degree of the plan. --for
-names the framework the plan is for, and the search proposes only plans
-its export (placer export --to) writes: megatron (the default: one
-tensor-parallel degree for every stage, end stages of first= or last=
-layers a multiple of the virtual stages, and the splits counting the
-embedding and the loss as layers beside them), megatron-bridge (the same
-plans as a Megatron-Bridge recipe's overrides; the one export that runs
-LoRA, --strategy peft=lora), torchtitan (0.3's config module, or @0.2's
-TOML), deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's
-experts), or any (every plan placer models, stage-tp included). Every
-plan is costed on the software stack that framework's file runs, which
-the "stack" line (and "stack" in --json and -o's file) names: placer's
-default (Megatron-Core, Transformer Engine's fused kernels) for megatron,
-megatron-bridge and deepspeed, torchtitan compiled for torchtitan
-(stack=torchtitan-0.2,compile=on; compile=off for its eager run); a
-stack= or compile= in --strategy that the framework does not run is
-refused (docs/stacks.md).`,
-		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
-  placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
-  placer search --graph g.json --gpus 4 --method go --steps 200 --json
-
-  # A transformer at cluster scale: the fastest plan of tensor, pipeline and
+which row's decision the answer is.`,
+		Example: `  # A transformer at cluster scale: the fastest plan of tensor, pipeline and
   # data parallelism that fits (docs/cluster-scale.md)
+  placer search --workload llama3-8b:seq=8192,batch=256 --cluster dgx-h100:4 -o plan.json
   placer search --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 --cluster dgx-h100:288
-  # ... in FP8 with BF16 gradients, tensor parallelism 8
-  placer search --workload qwen3-235b-a22b:seq=4096,batch=2048 --cluster dgx-h100:32 --strategy fp8=current,grads=bf16,tp=2`,
+  # ... in FP8 with BF16 gradients, tensor parallelism 2
+  placer search --workload qwen3-235b-a22b:seq=4096,batch=2048 --cluster dgx-h100:32 --strategy fp8=current,grads=bf16,tp=2
+
+  # One graph's ops: placement, order and fusion
+  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
+  placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
+  placer search --graph g.json --gpus 4 --method go --steps 200 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.OpGraph.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
@@ -118,7 +123,11 @@ refused (docs/stacks.md).`,
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
 			have, out := rep.Found()
 			s.kept = keptResult("best result", out, have)
-			return emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
+			err = emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
+			if sr, ok := rep.(jobs.SearchReport); ok {
+				return oomFails(err, sr.Result.OOM)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

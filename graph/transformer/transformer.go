@@ -558,7 +558,10 @@ func (m Spec) Check() error {
 	if err := m.checkHybrid(); err != nil {
 		return err
 	}
-	return m.checkMixers()
+	if err := m.checkMixers(); err != nil {
+		return err
+	}
+	return m.checkSizes()
 }
 
 // LayerParams is the parameter count of one transformer block: the

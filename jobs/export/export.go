@@ -349,6 +349,26 @@ func (o Options) metaPath() string {
 	return strings.TrimSuffix(o.OpGraph.Graph.Path, ".json") + ".meta.json"
 }
 
+// searchCommand is the placer search that finds o's plans that export
+// to format on pod p: the same workload, the same cluster (and layers
+// profile and margin where given) and --for the format's framework
+// (--for any for torch-plan, placer's own, which runs every plan): a
+// hint that runs as written (TestExportHintsRun).
+func searchCommand(o Options, p plan.Pod, format string) string {
+	forName := format
+	if !slices.Contains(export.SearchTargets, format) {
+		forName = "any"
+	}
+	cmd := fmt.Sprintf("placer search --workload %s --cluster %s --for %s", o.Scale.Workload, p.Name, forName)
+	if pr := o.Scale.Pod.Profile; pr != "" {
+		cmd += " --profile " + pr
+	}
+	if mm := o.Scale.Pod.MemoryMargin; mm > 0 {
+		cmd += fmt.Sprintf(" --memory-margin %g", mm)
+	}
+	return cmd
+}
+
 // exportTransformer writes a transformer's plan at cluster scale as a
 // version-2 torch plan (tools/torchplan runs it with torch.distributed),
 // as Megatron-LM's arguments (a bash array for pretrain_gpt.py) or as a
@@ -376,7 +396,7 @@ func exportTransformer(o Options) ([]byte, error) {
 		if errors.As(err, new(export.ModelError)) {
 			return err // no plan of this model runs there
 		}
-		return fmt.Errorf("%w; placer search --for %s proposes only plans it runs", err, format)
+		return fmt.Errorf("%w; %s proposes only plans it runs", err, searchCommand(o, p, format))
 	}
 	var out, moe []byte
 	if format == "deepspeed" {
@@ -415,7 +435,7 @@ func exportTransformer(o Options) ([]byte, error) {
 		out = append(out, '\n')
 	}
 	if over != "" && !o.Scale.AllowOver {
-		return nil, fmt.Errorf("export: %s (placer search --workload %s -o FILE finds plans that fit, --plan FILE exports its best; --allow-over writes this one anyway)", over, o.Scale.Workload)
+		return nil, fmt.Errorf("export: %s (%s -o FILE finds plans that fit, --plan FILE exports its best; --allow-over writes this one anyway)", over, searchCommand(o, p, format))
 	}
 	if o.Out != "" {
 		if moe != nil { // the module first: the configuration appears with it

@@ -133,7 +133,7 @@ func (b *traceBuilder) tensors(total, piece float64) tensorSpan { return b.tenso
 func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) tensorSpan {
 	sp := tensorSpan{first: b.next}
 	for n := range pieces(total, piece) {
-		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
+		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: bytesOf(n)})
 		b.next++
 	}
 	sp.n = b.next - sp.first

@@ -216,17 +216,19 @@ func (step *Step) Count(stages []Stage) Peak {
 			peak, at = tot, sm
 		}
 	}
-	pk.Bytes = int64(peak)
-	pk.Weights, pk.Grads, pk.OptState, pk.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
+	// Each count converted checked (bytesOf): past int64's range it is
+	// more than any GPU holds, never a wrapped negative that fits.
+	pk.Bytes = bytesOf(peak)
+	pk.Weights, pk.Grads, pk.OptState, pk.Activations = bytesOf(at.weights+at.fp8), bytesOf(at.grads), bytesOf(at.opt), bytesOf(at.acts+at.logits)
 	// Room for finish's three parts outside the allocator: one
 	// allocation a plan, not a second to grow it.
 	pk.Parts = append(make([]plan.MemoryPart, 0, 9), []plan.MemoryPart{
-		{Name: "weights", Bytes: int64(at.weights)},
-		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
-		{Name: "gradients", Bytes: int64(at.grads)},
-		{Name: "optimizer state", Bytes: int64(at.opt)},
-		{Name: "activations in flight", Bytes: int64(at.acts)},
-		{Name: "logits and loss", Bytes: int64(at.logits)},
+		{Name: "weights", Bytes: bytesOf(at.weights)},
+		{Name: "FP8 weight copies", Bytes: bytesOf(at.fp8)},
+		{Name: "gradients", Bytes: bytesOf(at.grads)},
+		{Name: "optimizer state", Bytes: bytesOf(at.opt)},
+		{Name: "activations in flight", Bytes: bytesOf(at.acts)},
+		{Name: "logits and loss", Bytes: bytesOf(at.logits)},
 	}...)
 	pk.finish(&cs[0], plan.RegimeError{})
 	return pk
@@ -262,6 +264,14 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 	pk.Error, pk.ErrorSource = e.Frac, e.Source
 	pk.Reserved = pk.Bytes
 	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)
+}
+
+// bytesOf is the memory model's count f in bytes, checked
+// (transformer.Bytes): past int64's range (or no count at all, NaN)
+// math.MaxInt64, which no GPU's memory fits.
+func bytesOf(f float64) int64 {
+	n, _ := transformer.Bytes(f)
+	return n
 }
 
 // ReservedBound is the most by which PyTorch's caching allocator's

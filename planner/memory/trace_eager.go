@@ -60,7 +60,7 @@ func (t *memTrace) alloc(bytes float64, c memCat) int32 {
 	id := int32(len(t.cat))
 	t.cat = append(t.cat, c)
 	if t.peakOnly {
-		b := int64(bytes)
+		b := bytesOf(bytes)
 		t.size = append(t.size, b)
 		t.tot += b
 		t.live[c] += b
@@ -69,7 +69,7 @@ func (t *memTrace) alloc(bytes float64, c memCat) int32 {
 		}
 		return id
 	}
-	t.ev = append(t.ev, alloc.Event{Tensor: id, Size: int64(bytes)})
+	t.ev = append(t.ev, alloc.Event{Tensor: id, Size: bytesOf(bytes)})
 	return id
 }
 

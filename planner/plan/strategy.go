@@ -693,10 +693,17 @@ func onOff(v string) (bool, error) {
 	return false, fmt.Errorf("%q is not on or off", v)
 }
 
+// MaxDegree is the largest count a strategy's key takes (a degree, a
+// micro-batch size, a stage's layers): 2^20, past any pod's GPUs, any
+// batch and any model's layers, and small enough that the products its
+// checks form (tp x cp x pp x dp, dp x mbs) stay inside int64 (pp=2^62
+// made a slice of 2^62 stages and panicked).
+const MaxDegree = 1 << 20
+
 func positive(v string) (int, error) {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q is not a whole number of at least 1", v)
+	if err != nil || n < 1 || n > MaxDegree {
+		return 0, fmt.Errorf("%q is not a whole number of at least 1 and at most %d", v, MaxDegree)
 	}
 	return n, nil
 }

@@ -204,7 +204,9 @@ func pipelineFits(m transformer.Spec, P, units int) error {
 // batchFits checks that D replicas of micro-batches of mbs samples
 // divide model m's batch.
 func batchFits(m transformer.Spec, D, mbs int) error {
-	if m.Batch%(D*mbs) != 0 {
+	// mbs past batch/D first: D x mbs, computed only then, cannot wrap
+	// (dp=8,mbs=2^63-1 wrapped to -8, which divided the batch).
+	if D < 1 || mbs < 1 || mbs > m.Batch/D || m.Batch%(D*mbs) != 0 {
 		return fmt.Errorf("the batch of %d is not divisible by dp=%d x mbs=%d", m.Batch, D, mbs)
 	}
 	return nil

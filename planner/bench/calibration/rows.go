@@ -164,6 +164,9 @@ func For(m transformer.Spec, s plan.Strategy, p plan.Pod) (Error, error) {
 		return Error{}, err
 	}
 	e := t.For(RegimeOf(m, s, p))
+	if fw := s.Software.Framework(); fw != plan.FrameworkMegatron && e.Regime.Stack == StackMegatron {
+		e.Stack = s.Software.Stack + " compiled"
+	}
 	f := FactsOf(m, s, p)
 	if t.covers(f) {
 		return e, nil // every fact shared: no row's error beyond the regime's is needed

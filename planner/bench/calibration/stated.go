@@ -75,6 +75,13 @@ type Error struct {
 	// where the bench covers every fact of the plan).
 	Outside []Outside `json:"outside,omitempty"`
 	Widened float64   `json:"widened,omitempty"`
+	// Stack is the plan's own stack where its regime's stack fact
+	// (StackMegatron: fused kernels) was measured on another code base's
+	// rows: a torchtitan plan compiled ("torchtitan-0.2 compiled") is
+	// in the regime of Megatron-Core's fused kernels, and the line says
+	// so rather than naming Megatron-Core as its stack ("": the plan's
+	// stack is the regime's).
+	Stack string `json:"plan_stack,omitempty"`
 }
 
 // String is the error as the step's line carries it: "±12% (90th
@@ -90,6 +97,9 @@ func (e Error) String() string {
 		of = fmt.Sprintf("the nearest regime, %s (its own, %s, has too few)", e.From, e.Regime)
 	case BasisWhole:
 		of = fmt.Sprintf("the whole bench (its regime, %s, and every coarser one have too few)", e.Regime)
+	}
+	if e.Stack != "" {
+		of += fmt.Sprintf("; the plan runs %s, in this regime for its fused kernels, not on Megatron-Core", e.Stack)
 	}
 	return fmt.Sprintf("±%s stated error (the %.0fth percentile of |error| on %d development rows of %d sweeps of %s%s)",
 		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of, outsideText(e))
