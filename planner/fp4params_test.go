@@ -22,7 +22,7 @@ import (
 // 1/32) = 2.0625 (69,214,464). The embedding and output
 // layer stay BF16. A LoRA run's adapters are BF16 with their masters
 // as before. fp8-transpose-cache=off with a block-scaled recipe, and
-// fp8-activation=on with one, are refused in one line.
+// fp8-dpa=on with one, are refused in one line.
 func TestBlockScaledPrimaryWeights(t *testing.T) {
 	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,kv_heads=8,ffn=4096,vocab=32000,seq=2048,batch=8")
 	p, err := plan.ParsePod("dgx-b200:1")
@@ -66,7 +66,7 @@ func TestBlockScaledPrimaryWeights(t *testing.T) {
 	}
 	for _, c := range []struct{ strategy, err string }{
 		{"dp=8,fp4=nvfp4,fp8-params=on,fp8-transpose-cache=off", "fp8-transpose-cache=off with fp8=nvfp4"},
-		{"dp=8,fp4=nvfp4,fp8-params=on,fp8-activation=on", "without fp8=delayed or fp8=current"},
+		{"dp=8,fp4=nvfp4,fp8-params=on,fp8-dpa=on", "without fp8=delayed or fp8=current"},
 		{"dp=8,fp8=mxfp8,fp8-params=on,fsdp=on", "fp8-params=on with fsdp=on"},
 	} {
 		s, err := plan.ParseStrategy(c.strategy)
@@ -76,6 +76,35 @@ func TestBlockScaledPrimaryWeights(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line with %q", c.strategy, err, c.err)
 		}
+	}
+}
+
+// TestBlockScaledFP8Activation: fp8-activation=on under fp4=nvfp4 is
+// Megatron-Core's plain FP8 cast of the activation's saved input
+// (fused_bias_swiglu.py), whatever the GEMMs' recipe: by hand, a SwiGLU
+// block's saved input is its fc1 output, 2 x 4096 elements a token in
+// BF16 (4 bytes x 4096 = 16,384 bytes), FP8 halves it: 8,192 bytes a
+// token saved less in each block. One micro-batch of 2,048 tokens on
+// each of 2 blocks, all in flight without a pipeline: 2 x 2,048 x
+// 8,192 = 33,554,432 bytes.
+func TestBlockScaledFP8Activation(t *testing.T) {
+	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,kv_heads=8,ffn=4096,vocab=32000,seq=2048,batch=8")
+	p, err := plan.ParsePod("dgx-b200:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2]Result
+	for i, text := range []string{"dp=8,mbs=1,fp4=nvfp4,recompute=none", "dp=8,mbs=1,fp4=nvfp4,recompute=none,fp8-activation=on"} {
+		s, err := plan.ParseStrategy(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i], err = Evaluate(m, s, p); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+	}
+	if d := got[0].Activations - got[1].Activations; d != 2*2048*8192 {
+		t.Errorf("fp8-activation=on under fp4=nvfp4 saves %d bytes of activations, want 2 x 2048 x 8192 = %d", d, 2*2048*8192)
 	}
 }
 
