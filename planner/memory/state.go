@@ -40,6 +40,18 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 			fp8 = st.Layers
 		}
 		switch {
+		case (bridgeBlockParams(pl) || pl.FP8Params && plan.BlockScaled(pl.FP8)) && !pl.FSDP:
+			// Block-scaled primary weights (Bridge's MXFP8 and late
+			// NVFP4 recipes, or fp8-params=on with fp8=mxfp8 or
+			// fp4=nvfp4: Transformer Engine's quantized_model_init,
+			// plan/recipe.go): the blocks' weights are their rowwise
+			// and columnwise copies alone (NVFP4Tensor: FP4 packed two
+			// to a byte and an E4M3 scale a 16-element block, each
+			// usage; TransformerEngine d0067d0
+			// transformer_engine/pytorch/tensor/nvfp4_tensor.py
+			// NVFP4Quantizer.inner_tensor_specs). The embedding and
+			// the output layer stay BF16 (st.Params - st.Layers).
+			w -= st.Layers * bf16
 		case (bridgeFP8Params(pl) || pl.FP8Params) && !pl.FSDP:
 			// FP8 primary weights (Bridge's FP8 current-scaling runs,
 			// or fp8-params=on: plan/recipe.go): the blocks' weights
@@ -53,10 +65,6 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 			if noT {
 				fp8 = 0
 			}
-		case bridgeBlockParams(pl) && !pl.FSDP:
-			// Block-scaled primary weights: the blocks' weights are
-			// their rowwise and columnwise copies alone.
-			w -= st.Layers * bf16
 		}
 	}
 	if pl.FSDP {

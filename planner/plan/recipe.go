@@ -126,9 +126,31 @@ func (r MemoryRecipe) check(s Strategy) error {
 			fp8Keys = append(fp8Keys, kv.k)
 		}
 	}
+	// Under a block-scaled recipe (fp8=mxfp8, fp4=nvfp4) fp8-params=on
+	// is Megatron-Core's fp8_param/fp4_param: the blocks' weights built
+	// under Transformer Engine's quantized_model_init with that recipe
+	// (TransformerEngine d0067d0 (v2.18)
+	// transformer_engine/pytorch/quantization.py quantized_model_init:
+	// modules "hold only quantized copies of its parameters", named for
+	// "LoRA-like fine-tuning, where the main parameters of the model do
+	// not change"), MXFP8Tensor or NVFP4Tensor parameters
+	// (memory/state.go); fp8-activation=on is Megatron-Core's
+	// activation_func_fp8_input_store, a plain cast of the activation's
+	// saved input whatever the GEMMs' recipe (NVIDIA/Megatron-LM b1030e9
+	// megatron/core/fusions/fused_bias_swiglu.py BiasSwiGLUFunction
+	// .forward: input.to(torch.float8_e4m3fn) if fp8_input_store).
+	// fp8-dpa=on stays the per-tensor recipes'.
+	block := BlockScaled(s.FP8) && !r.FP8DPA
 	if len(fp8Keys) > 0 {
 		keys := strings.Join(fp8Keys, ", ")
 		switch {
+		case block && r.FP8Params && r.NoTransposeCache:
+			return strategyError("fp8-transpose-cache=off with fp8=%s: a block-scaled weight keeps its rowwise and columnwise copies, no transpose to drop", s.FP8)
+		case block && strings.HasPrefix(s.Software.Stack, "torchtitan"):
+			return strategyError("%s on %s: Transformer Engine's switches (Megatron-Core's stacks), not torchao's", keys, s.Software.Stack)
+		case block && s.FSDP && r.FP8Params:
+			return strategyError("fp8-params=on with fsdp=on: quantized primary weights are modelled under the distributed optimizer (Megatron-FSDP shards its own)")
+		case block:
 		case s.FP8 != FP8Delayed && s.FP8 != FP8Current:
 			return strategyError("%s without fp8=delayed or fp8=current: Transformer Engine's per-tensor FP8 recipes hold these (fp8=%q)", keys, s.FP8)
 		case strings.HasPrefix(s.Software.Stack, "torchtitan"):

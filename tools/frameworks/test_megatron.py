@@ -430,7 +430,9 @@ class Megatron(unittest.TestCase):
             if graphs == "full" and "experts" in model:
                 scope.append("moe")
         # The memory recipe's keys.
-        want["fp8_param"] = on("fp8-params")
+        want["fp8_param"] = on("fp8-params") and "fp4" not in k
+        want["fp4_param"] = on("fp8-params") and "fp4" in k
+        want["fp4"] = "e2m1" if k.get("fp4") == "nvfp4" else None
         want["cpu_offloading"] = "offload-layers" in k
         want["cpu_offloading_num_layers"] = int(k.get("offload-layers", 0))
         if k.get("hidden-dropout") == "0":
@@ -471,7 +473,7 @@ class Megatron(unittest.TestCase):
         # --cp-comm-type, Megatron-LM's default p2p when unset.
         self.assertEqual(a.cp_comm_type, [k.get("cp-comm-type", "p2p")], key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
-                 "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
+                 "recompute", "recompute-modules", "recompute-layers", "fp8", "fp4", "first", "last", "embedding-layer", "loss-layer", "mb",
                  "stack", "pack", "pack-len", "loss-fusion", "cp-comm-type",
                  "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
@@ -527,6 +529,12 @@ class Megatron(unittest.TestCase):
         for name, (workload, gpus, plan) in SETTINGS.items():
             with self.subTest(name=name):
                 self.check_export("settings/" + name, workload, plan, gpus=gpus)
+
+    def test_fp4_params(self):
+        # NVFP4 primary weights (fp8-params=on under fp4=nvfp4) on a
+        # Blackwell pod: --fp4-param-gather, TransformerConfig.fp4_param.
+        self.check_export("settings/fp4-params", SMALL_LLAMA, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp4=nvfp4,fp8-params=on",
+                          cluster="dgx-b200:1")
 
     def test_bridge_recipes(self):
         """Megatron-Bridge's rows as its recipes set Megatron-Core: accepted."""

@@ -338,7 +338,7 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 	if has("--cross-entropy-loss-fusion") && slices.Contains(flags["--cross-entropy-fusion-impl"], "te") {
 		k["loss-fusion"] = "on"
 	}
-	if has("--fp8-param-gather") {
+	if has("--fp8-param-gather") || has("--fp4-param-gather") {
 		k["fp8-params"] = "on"
 	}
 	if n := num("--cpu-offloading-num-layers", 0); n > 0 {

@@ -625,7 +625,14 @@ func megatronRecipe(s plan.Strategy, dropped bool, add func(...string)) error {
 	case r.FP8Params && !s.DistOpt:
 		return fmt.Errorf("megatron arguments: --fp8-param-gather: fp8-params=on without distopt=on: Megatron-LM core_v0.16.1's validate_args: \"--fp8-param-gather only supported with distributed optimizer, torch fsdp2, megatron fsdp, or inference mode\"")
 	}
-	if r.FP8Params {
+	switch {
+	case r.FP8Params && s.FP8 == plan.FP4NV:
+		// NVFP4 primary weights: core_v0.16.1's --fp4-param-gather
+		// (TransformerConfig.fp4_param, fp4_utils.py get_fp4_context
+		// builds the weights under quantized_model_init with the NVFP4
+		// recipe; testdata/megatron-lm-core_v0.16.1-args.txt).
+		add("--fp4-param-gather")
+	case r.FP8Params:
 		add("--fp8-param-gather")
 	}
 	if r.NoHiddenDropout && !dropped {

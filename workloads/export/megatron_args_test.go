@@ -107,6 +107,7 @@ func TestMegatronArgsNames(t *testing.T) {
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fsdp=on,fp8=blockwise"},
 		{llama, "dgx-b200:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=mxfp8"},
 		{llama, "dgx-b200:1", "tp=1,pp=2,dp=4,mbs=1,distopt=on,fp4=nvfp4"},
+		{llama, "dgx-b200:1", "tp=1,pp=1,dp=8,mbs=1,distopt=on,fp4=nvfp4,fp8-params=on"},
 		{moe, "dgx-h100:1", "tp=2,pp=2,dp=2,vp=2,mbs=1,sp=on,distopt=on,ep=2,etp=1,epoverlap=on"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,recompute-modules=moe_act+layernorm"},
 		{strings.Replace(moe, "topk=2", "topk=1", 1), "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4"},

@@ -103,6 +103,28 @@ func TestMegatronRecipeKeys(t *testing.T) {
 	}
 }
 
+// fp8-params=on under fp4=nvfp4 is core_v0.16.1's --fp4-param-gather
+// (TransformerConfig.fp4_param), not --fp8-param-gather; under
+// fp8=mxfp8 it is --fp8-param-gather (fp8_param, with --fp8-recipe
+// mxfp8).
+func TestMegatronBlockScaledParams(t *testing.T) {
+	m := recipeModel(t)
+	for _, c := range []struct{ keys, want, not string }{
+		{"fp4=nvfp4,fp8-params=on", "--fp4-param-gather", "--fp8-param-gather"},
+		{"fp8=mxfp8,fp8-params=on", "--fp8-param-gather", "--fp4-param-gather"},
+		{"fp4=nvfp4", "", "--fp4-param-gather"},
+	} {
+		args, err := MegatronArgs(m, recipeStrategy(t, c.keys), 8)
+		if err != nil {
+			t.Errorf("%s: %v", c.keys, err)
+			continue
+		}
+		if c.want != "" && !slices.Contains(args, c.want) || slices.Contains(args, c.not) {
+			t.Errorf("%s: %q, want %q and not %q", c.keys, args, c.want, c.not)
+		}
+	}
+}
+
 // A config.json's model has --hidden-dropout 0 written by its settings
 // (megatronModel): hidden-dropout=0 writes it once.
 func TestMegatronHiddenDropoutOnce(t *testing.T) {
