@@ -1,4 +1,4 @@
-// Package scale evaluates a plan of a uniform transformer
+// Package planner evaluates a plan of a uniform transformer
 // (graph/transformer) on a pod of nodes, both written in the plan
 // language of planner/plan (plan.Strategy, plan.Pod, resolved
 // by plan.Resolve): tensor, pipeline and data parallelism with sequence
