@@ -167,7 +167,7 @@ func (c ring) qkvoA2A(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Ph
 	call := c.Attention(f, backward)
 	q, kv := msg.Out*cost.BF16, msg.KV
 	in, out := c.cpAllToAll(q)+c.cpAllToAll(kv/2)*2, c.cpAllToAll(q) // Q, K, V; the output
-	launches := 1.0 + 4                                                // the call, four all-to-alls
+	launches := 1.0 + 4                                              // the call, four all-to-alls
 	if backward {
 		in, out = out, in // the output's gradient; dQ, dK, dV
 		launches++        // the backward's preprocessing
