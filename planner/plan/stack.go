@@ -526,8 +526,13 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
 		// the CP ranks (AttnFuncWithCPAndQKVOA2A.forward: "cp_comm_type='a2a'
 		// requires num_heads % cp_size == 0 for Q, K, V").
 		for _, T := range pl.TPs {
-			if m.Heads%(T*pl.CP) != 0 || m.KVHeads%(T*pl.CP) != 0 {
-				return fmt.Errorf("strategy %s: cp-comm-type=a2a: tp=%d x cp=%d does not divide the %d attention heads and %d key/value heads (each CP rank attends to heads/(tp x cp) of them)", written, T, pl.CP, m.Heads, m.KVHeads)
+			for _, h := range []struct {
+				n    int
+				what string
+			}{{m.Heads, "attention heads"}, {m.KVHeads, "key/value heads"}} {
+				if h.n%(T*pl.CP) != 0 {
+					return fmt.Errorf("strategy %s: cp-comm-type=a2a: tp=%d x cp=%d does not divide the %d %s (each CP rank attends to heads/(tp x cp) of them)", written, T, pl.CP, h.n, h.what)
+				}
 			}
 		}
 	}
