@@ -238,7 +238,7 @@ func TestStackRefused(t *testing.T) {
 		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-rotate=alltoall", "cp-rotate=alltoall: the stack runs Transformer Engine's context-parallel ring"},
 		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,stack=torchtitan-0.2,cp-rotate=ring", `"ring": want allgather or alltoall`},
 		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,stack=torchtitan-0.2,cp-comm-type=all_gather", "cp-comm-type=all_gather: the stack runs torch's context_parallel"},
-		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-comm-type=a2a", `"a2a": want p2p or all_gather`},
+		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-comm-type=a2a+p2p", `"a2a+p2p": want p2p, all_gather or a2a`},
 	} {
 		m := mustSpec(t, c.workload)
 		s, err := plan.ParseStrategy(c.plan)

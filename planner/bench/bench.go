@@ -100,7 +100,10 @@ type Row struct {
 	// cpu_offloading_num_layers.
 	NoTransposeCache, HiddenDropout, LoRADropout string
 	// LoRAA2A is NeMo's a2a_experimental (LORA_A2A; 1/0, "": not said).
-	LoRAA2A                         string
+	LoRAA2A string
+	// CPCommType is Megatron-Core's --cp-comm-type as the config sets it
+	// (cp_comm_type: "a2a", ...; "": not said, the p2p ring).
+	CPCommType                      string
 	CPUOffloadLayers                int
 	DistOptimizer, TPOverlap, Sharp string
 	// Connections is CUDA_DEVICE_MAX_CONNECTIONS as the config scripts
@@ -218,7 +221,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
 			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
-			LoRAA2A: get("lora_a2a"), CPUOffloadLayers: num("cpu_offload_layers"),
+			LoRAA2A: get("lora_a2a"), CPCommType: get("cp_comm_type"), CPUOffloadLayers: num("cpu_offload_layers"),
 			GradAccum: num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
 			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
@@ -691,6 +694,12 @@ func loraKeys(r Row, rd *Reading) (string, error) {
 	// config_common.sh); where the row does not say, not priced.
 	if r.LoRAA2A == "1" {
 		key += ",lora-a2a=on"
+	}
+	// Transformer Engine's context-parallel exchange as the config sets
+	// it (NVIDIA's v4.1 b200_preview LoRA config: cp_comm_type a2a by
+	// default); where the row does not say, Megatron-Core's p2p ring.
+	if r.CP > 1 && r.CPCommType != "" {
+		key += ",cp-comm-type=" + r.CPCommType
 	}
 	return key, nil
 }

@@ -61,8 +61,11 @@ func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.
 		// preprocessing (the output's and its gradient's row sums).
 		return cost.Phase{Busy: c.Attention(f, backward), Launches: map[bool]float64{false: 1, true: 2}[backward]}
 	}
-	if c.Plan.Run.CPRing == plan.CPRingKVAllGather {
+	switch c.Plan.Run.CPRing {
+	case plan.CPRingKVAllGather:
 		return c.kvAllGather(f, backward, msg)
+	case plan.CPRingQKVOA2A:
+		return c.qkvoA2A(f, backward, msg)
 	}
 	f.K.FLOPs /= float64(C)
 	steps := make([]float64, C)
@@ -136,6 +139,40 @@ func (c ring) kvAllGather(f cost.FusedAttn, backward bool, msg cost.RingMsg) cos
 		launches += 2
 	}
 	return cost.Phase{Busy: calls + comm, CPExposed: comm, Launches: launches}
+}
+
+// qkvoA2A is fused attention f (forward, or backward) on one GPU of a
+// context group that exchanges heads for sequence by all-to-alls
+// (DeepSpeed Ulysses, arXiv 2309.14509) as Transformer Engine runs it
+// for Megatron-Core's --cp-comm-type a2a (NVIDIA/TransformerEngine
+// d0067d0, transformer_engine/pytorch/attention/dot_product_attention/
+// context_parallel.py, AttnFuncWithCPAndQKVOA2A and
+// flash_attn_a2a_communicate):
+//   - forward: Q, K and V each all_to_all_single'd over the CP group
+//     ("a2a: gather s and split h", [s/cp, h, d] -> [s, h/cp, d]; each
+//     waited before the call), one causal call over the whole sequence
+//     for heads/cp of the rank's heads, the output all-to-all'd back;
+//   - backward: the output's gradient all-to-all'd in, the call's
+//     backward, dQ, dK and dV all-to-all'd back.
+//
+// Each all-to-all moves the tensor the rank holds (BF16): Q and the
+// output of msg.Out elements, K and V of msg.KV bytes together; all on
+// the compute stream's path, exposed. The call holds f's FLOPs (the
+// rank's 1/C of the causal half: every token's queries, 1/C of the
+// heads) and its elements; its causal tail is a row of the whole
+// sequence, C times the row of the rank's own tokens (f.Tail). One
+// call's fixed terms.
+func (c ring) qkvoA2A(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
+	f.Tail *= float64(c.Plan.CP)
+	call := c.Attention(f, backward)
+	q, kv := msg.Out*cost.BF16, msg.KV
+	in, out := c.cpAllToAll(q)+c.cpAllToAll(kv/2)*2, c.cpAllToAll(q) // Q, K, V; the output
+	launches := 1.0 + 4                                              // the call, four all-to-alls
+	if backward {
+		in, out = out, in // the output's gradient; dQ, dK, dV
+		launches++        // the backward's preprocessing
+	}
+	return cost.Phase{Busy: call + in + out, CPExposed: in + out, Launches: launches}
 }
 
 // torchRing is torch's ring of calls steps (compute seconds in all) with
@@ -387,6 +424,17 @@ func (c ring) cpAllGather(bytes float64) float64 {
 // alone.
 func (c ring) cpReduceScatter(bytes float64) float64 {
 	return c.cpCollective(roofline.ReduceScatter, bytes)
+}
+
+// cpAllToAll is an all-to-all over the plan's context group in which
+// every rank sends bytes in all, placed as cpAllGather's. 0 when the
+// layer is costed alone.
+func (c ring) cpAllToAll(bytes float64) float64 {
+	if c.NoComm || bytes <= 0 {
+		return 0
+	}
+	in := max(1, min(c.Plan.CP, c.Pod.PerNode/max(1, c.Plan.TP)))
+	return c.Pod.AllToAll(plan.Group{PerNode: in, Nodes: (c.Plan.CP + in - 1) / in}, bytes)
 }
 
 // cpCollective is the collective op of bytes in all over the plan's

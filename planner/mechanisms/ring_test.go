@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/graph"
@@ -338,5 +339,57 @@ func TestRingFullCallsByHand(t *testing.T) {
 		if want := c.want + co.ringMerges(false, msg); math.Abs(got.Busy-want) > 1e-12 || math.Abs(got.CPExposed) > 1e-12 {
 			t.Errorf("%s: busy %g, exposed %g; want %g, 0", c.name, got.Busy, got.CPExposed, want)
 		}
+	}
+}
+
+// TestQKVOA2AByHand: Transformer Engine's a2a context parallelism
+// (Ulysses) on 2 ranks, priced by a hand-written kernel: one causal call
+// over the whole sequence with the rank's share of the FLOPs (every
+// token, half the heads), its tail a row of the whole sequence (2 times
+// the rank's own), one fixed term; and four all-to-alls exposed, each
+// moving the half of its tensor bound for the other rank at 1 GB/s:
+// Q (2 MB: 1 ms), K and V (1 MB each: 0.5 ms each), the output (2 MB:
+// 1 ms), forward; backward the output's gradient, then dQ, dK, dV.
+// A plan whose tp x cp does not divide the heads is refused.
+func TestQKVOA2AByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.AtBurst()
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	pl, err := plan.Resolve(m, plan.Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1,
+		Software: plan.Software{CPComm: plan.CPCommA2A}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Run.CPRing != plan.CPRingQKVOA2A {
+		t.Fatalf("cp-comm-type=a2a runs ring %q, want %q", pl.Run.CPRing, plan.CPRingQKVOA2A)
+	}
+	hand := kernels.Attention{Backend: "hand", Fwd: kernels.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
+	hand.Bwd = hand.Fwd
+	p.Kernels.Attention = []*kernels.Attention{&hand}
+	p.Kernels.IntraBus = 1e9
+	p.Hardware.NVLinkLatency = 0
+	p.Profile = nil
+	f := cost.FusedAttn{K: cost.Kernel{FLOPs: 1e12}, Elems: 1e8, Tail: 1e6, HeadDim: 128}
+	msg := cost.RingMsg{KV: 2e6, Out: 1e6}
+	call := 1e12/500e12 + 1e-12*1e8 + 10e-12*2*1e6 + 10e-6 // 2.13 ms
+	comm := 1e-3 + 0.5e-3 + 0.5e-3 + 1e-3                  // 3 ms
+	co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 2048}}
+	for _, c := range []struct {
+		backward bool
+		launches float64
+	}{{false, 5}, {true, 6}} {
+		got := co.attention(f, c.backward, msg)
+		if math.Abs(got.Busy-(call+comm)) > 1e-12 || math.Abs(got.CPExposed-comm) > 1e-12 || got.Launches != c.launches {
+			t.Errorf("backward %t: busy %g, exposed %g, %g launches; want %g, %g, %g", c.backward, got.Busy, got.CPExposed, got.Launches, call+comm, comm, c.launches)
+		}
+	}
+	// 6 heads over cp=4: TE asserts num_heads % cp_size == 0.
+	m6 := mustSpec(t, "llama:layers=2,hidden=768,heads=6,seq=4096,vocab=1000,batch=8")
+	_, err = plan.Resolve(m6, plan.Strategy{Context: 4, Replicas: 2, MicroBatchSize: 1, Software: plan.Software{CPComm: plan.CPCommA2A}}, p)
+	if want := "tp=1 x cp=4 does not divide the 6 attention heads"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("heads=6, cp=4: %v, want an error with %q", err, want)
 	}
 }

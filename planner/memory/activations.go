@@ -91,6 +91,14 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		// at once while one layer's attention runs, at every head
 		// (repeat_kv precedes the attention: titanBlockExtra).
 		acts += 2 * float64(pl.CP) * n * float64(m.Heads) / T * float64(m.HeadDim()) * bf16
+	case pl.CP > 1 && pl.Run.CPRing == plan.CPRingQKVOA2A:
+		// Transformer Engine's a2a (mechanisms.Ring's qkvoA2A): while one
+		// layer's attention runs, the whole sequence's Q, K and V for
+		// heads/cp of the heads, as many elements as the rank's own
+		// Q, K and V, which the call's inputs still hold
+		// (flash_attn_a2a_communicate's outputs are new tensors,
+		// torch.empty_like); backward, dQ, dK and dV likewise.
+		acts += n * (float64(m.Heads) + 2*kv) / T * float64(m.HeadDim()) * bf16
 	case pl.CP > 1:
 		// The context ring's buffers while one layer's attention runs:
 		// the K and V chunk received and, in the backward, the chunk

@@ -238,3 +238,35 @@ func TestFP8NoTransposeOnBlackwell(t *testing.T) {
 		}
 	}
 }
+
+// TestCPA2ABuffers: while one layer's attention runs, Transformer
+// Engine's a2a context parallelism holds the whole sequence's Q, K and
+// V for half the heads on each of cp=2 ranks: 2,048 tokens x (8 + 2 x 8)
+// heads x 128 x 2 bytes = 12,582,912 bytes; the p2p ring three chunks
+// of the rank's K and V, 3 x 2,048 x 2 x 8 x 128 x 2 = 25,165,824. a2a
+// keeps 12,582,912 bytes fewer.
+func TestCPA2ABuffers(t *testing.T) {
+	p, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,kv_heads=8,ffn=4096,seq=4096,vocab=1024,batch=8")
+	acts := func(comm string) float64 {
+		s, err := plan.ParseStrategy("cp=2,dp=4,mbs=1,cp-comm-type=" + comm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCounter(&Step{Model: m, Plan: pl, Pod: &p}, 1)
+		lm := co.layerMemory()
+		st := StageOf(&m, &pl, 0, float64(m.LayerParams()))
+		a, _ := co.stageActivations(0, &st, &lm)
+		return a
+	}
+	if got, want := acts("a2a")-acts("p2p"), -12_582_912.0; !near(got, want) {
+		t.Errorf("cp-comm-type=a2a keeps %.0f bytes more than p2p, want %.0f", got, want)
+	}
+}

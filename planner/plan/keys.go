@@ -630,12 +630,12 @@ var Keys = []Key{
 			return nil
 		},
 		write: func(s Strategy) string { return s.Software.CPRotate }},
-	{Name: "cp-comm-type", Aliases: []string{"cp_comm_type"}, Values: "p2p|all_gather", Default: "p2p",
+	{Name: "cp-comm-type", Aliases: []string{"cp_comm_type"}, Values: "p2p|all_gather|a2a", Default: "p2p",
 		Help: "Megatron-Core's context-parallel exchange", Doc: docStacks, Exports: toMegatron, group: groupRest,
 		set: func(s *Strategy, v string, _ map[string]bool) error {
 			s.Software.CPComm = strings.ToLower(v)
-			if s.Software.CPComm != CPCommP2P && s.Software.CPComm != CPCommAllGather {
-				return fmt.Errorf("%q: want p2p or all_gather", v)
+			if c := s.Software.CPComm; c != CPCommP2P && c != CPCommAllGather && c != CPCommA2A {
+				return fmt.Errorf("%q: want p2p, all_gather or a2a", v)
 			}
 			return nil
 		},

@@ -57,7 +57,8 @@ type Software struct {
 	CPRotate string
 	// CPComm is Megatron-Core's --cp-comm-type, the exchange of
 	// Transformer Engine's context parallelism (CPCommP2P, its ring, or
-	// CPCommAllGather: CPRingKVAllGather; "": the stack's). Only a stack
+	// CPCommAllGather: CPRingKVAllGather, CPCommA2A: CPRingQKVOA2A; "":
+	// the stack's). Only a stack
 	// that runs TE's ring takes it.
 	CPComm string
 }
@@ -365,6 +366,8 @@ func (sw Software) Settings() Settings {
 		st.CPRing = CPRingP2P
 	case CPCommAllGather:
 		st.CPRing = CPRingKVAllGather
+	case CPCommA2A:
+		st.CPRing = CPRingQKVOA2A
 	}
 	if sw.LossFusion != Unset {
 		st.FusedLoss = sw.LossFusion == On
@@ -414,9 +417,9 @@ func (sw Software) check() error {
 		return strategyError("cp-rotate %q: want allgather or alltoall", sw.CPRotate)
 	}
 	switch sw.CPComm {
-	case "", CPCommP2P, CPCommAllGather:
+	case "", CPCommP2P, CPCommAllGather, CPCommA2A:
 	default:
-		return strategyError("cp-comm-type %q: want p2p or all_gather", sw.CPComm)
+		return strategyError("cp-comm-type %q: want p2p, all_gather or a2a", sw.CPComm)
 	}
 	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
 		if t > Off {
@@ -516,6 +519,21 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
 		base.CPComm = ""
 		if r := base.Settings().CPRing; r == CPRingAllGather || r == CPRingAllToAll {
 			return fmt.Errorf("strategy %s: cp-comm-type=%s: the stack runs torch's context_parallel, not Transformer Engine's context parallelism (cp-rotate picks its rotater)", written, sw.CPComm)
+		}
+	}
+	if sw.CPComm == CPCommA2A && pl.CP > 1 {
+		// Transformer Engine's a2a splits each TP rank's heads over
+		// the CP ranks (AttnFuncWithCPAndQKVOA2A.forward: "cp_comm_type='a2a'
+		// requires num_heads % cp_size == 0 for Q, K, V").
+		for _, T := range pl.TPs {
+			for _, h := range []struct {
+				n    int
+				what string
+			}{{m.Heads, "attention heads"}, {m.KVHeads, "key/value heads"}} {
+				if h.n%(T*pl.CP) != 0 {
+					return fmt.Errorf("strategy %s: cp-comm-type=a2a: tp=%d x cp=%d does not divide the %d %s (each CP rank attends to heads/(tp x cp) of them)", written, T, pl.CP, h.n, h.what)
+				}
+			}
 		}
 	}
 	if !m.MoE() {
@@ -648,14 +666,23 @@ const (
 	// one call for each of the rank's two query chunks; backward K and V
 	// gathered again and dK, dV reduce-scattered, exposed.
 	CPRingKVAllGather = "kv-allgather"
+	// CPRingQKVOA2A is Transformer Engine's all-to-all context
+	// parallelism (Megatron-Core's --cp-comm-type a2a: TE
+	// AttnFuncWithCPAndQKVOA2A, "Like Ulysses, applying A2A to QKVO",
+	// arXiv 2309.14509): Q, K and V all-to-all'd so that each rank holds
+	// the whole sequence for heads/cp of its heads, one call over the
+	// whole sequence, the output all-to-all'd back; backward the
+	// output's gradient in, dQ, dK, dV out (mechanisms.Ring's qkvoA2A).
+	CPRingQKVOA2A = "qkvo-a2a"
 )
 
 // The values of cp-comm-type (Software.CPComm): Megatron-Core's
 // --cp-comm-type choices that placer costs (megatron/training/arguments.py;
-// a2a and a2a+p2p are not costed).
+// the hierarchical a2a+p2p is not costed).
 const (
 	CPCommP2P       = "p2p"
 	CPCommAllGather = "all_gather"
+	CPCommA2A       = "a2a"
 )
 
 // The registered layer costs' names.

@@ -38,6 +38,8 @@ PLANS = {
                                      {"model.context_parallel_size": 2, "ddp.use_distributed_optimizer": True, "train.global_batch_size": 256}),
     "cp, all-gather exchange": (LLAMA, 32, "tp=2,cp=2,pp=1,dp=8,mbs=1,cp-comm-type=all_gather,distopt=on",
                                 {"model.context_parallel_size": 2, "model.cp_comm_type": "all_gather"}),
+    "cp, a2a exchange": (LLAMA, 32, "tp=2,cp=2,pp=1,dp=8,mbs=1,cp-comm-type=a2a,distopt=on",
+                         {"model.context_parallel_size": 2, "model.cp_comm_type": "a2a"}),
     "interleaved, uneven ends": (LLAMA, 64, "tp=4,pp=4,vp=2,dp=4,mbs=1,sp=on,tpoverlap=on,first=6,last=6,distopt=on",
                                  {"model.virtual_pipeline_model_parallel_size": 2, "model.num_layers_in_first_pipeline_stage": 6,
                                   "model.tp_comm_overlap": True, "model.sequence_parallel": True}),

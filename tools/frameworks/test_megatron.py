@@ -91,6 +91,7 @@ SETTINGS = {
     "head-dim": (HEAD_DIM, 4, "tp=2,pp=1,dp=2,mbs=1,sp=on"),
     "cp": (SMALL_LLAMA, 8, "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on"),
     "cp-all-gather": (SMALL_LLAMA, 8, "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on,cp-comm-type=all_gather"),
+    "cp-a2a": (SMALL_LLAMA, 8, "tp=1,cp=2,pp=1,dp=4,mbs=1,cp-comm-type=a2a"),
     "vp": (SMALL_GPT, 8, "tp=1,pp=4,dp=2,vp=2,mbs=1"),
     "vp-pp2": (SMALL_GPT, 4, "tp=1,pp=2,dp=2,vp=2,mbs=1"),
     "first-last": (SMALL_LLAMA, 8, "tp=1,pp=4,dp=2,mbs=1,first=1,last=1"),

@@ -42,7 +42,7 @@ COLUMNS = [
     "framework", "container", "te_revision", "nemo_revision", "megatron_revision",
     "host_cpu", "host_sockets", "host_nics", "host_nic_gbps", "host_networking",
     "gpu_interconnect", "gpu_host_link",
-    "tp", "pp", "vp", "cp", "sp", "dp", "mbs", "gbs", "seq_len",
+    "tp", "pp", "vp", "cp", "cp_comm_type", "sp", "dp", "mbs", "gbs", "seq_len",
     "fp8", "fp8_format", "fp8_amax_history", "fp8_amax_algo", "fp8_reduce_amax",
     "amax_dp_interval", "amax_async",
     "fp8_params", "fp8_dpa", "fp8_activation",
@@ -584,6 +584,10 @@ KEYS = [
     ("pp", ["pipeline_model_parallel_size"], ["PIPELINE_MODEL_PARALLEL", "PP"]),
     ("vp", ["virtual_pipeline_model_parallel_size"], ["INTERLEAVED_PIPELINE", "VP"]),
     ("cp", ["context_parallel_size"], ["CP"]),
+    # Megatron-Core's --cp-comm-type as NeMo passes it to Transformer
+    # Engine (model.cp_comm_type: NVIDIA's v4.1 b200_preview LoRA config's
+    # ${oc.env:CP_COMM_TYPE,'a2a'}); "": the config does not set it (p2p).
+    ("cp_comm_type", ["cp_comm_type"], ["CP_COMM_TYPE"]),
     ("sp", ["sequence_parallel"], ["SEQ_PARALLEL", "SP"]),
     ("mbs", ["micro_batch_size"], ["MICRO_BATCH_SIZE", "MBS"]),
     ("seq_len", ["encoder_seq_length"], ["MAX_SEQLEN", "SEQ_LEN"]),

@@ -241,11 +241,17 @@ func bridgeParallel(m transformer.Spec, s plan.Strategy, T int, set func(string,
 		set("model.virtual_pipeline_model_parallel_size", nil)
 	}
 	set("model.context_parallel_size", s.ContextDegree())
-	if s.ContextDegree() > 1 && s.Software.Settings().CPRing == plan.CPRingKVAllGather {
+	if s.ContextDegree() > 1 {
 		// TransformerConfig.cp_comm_type (Megatron-Core's --cp-comm-type):
-		// Transformer Engine's all-gather context parallelism, as placer
-		// costs the plan; unset, Megatron-Core runs its p2p ring.
-		set("model.cp_comm_type", plan.CPCommAllGather)
+		// Transformer Engine's all-gather or all-to-all context
+		// parallelism, as placer costs the plan; unset, Megatron-Core
+		// runs its p2p ring.
+		switch s.Software.Settings().CPRing {
+		case plan.CPRingKVAllGather:
+			set("model.cp_comm_type", plan.CPCommAllGather)
+		case plan.CPRingQKVOA2A:
+			set("model.cp_comm_type", plan.CPCommA2A)
+		}
 	}
 	set("model.sequence_parallel", s.SequenceParallel)
 	if m.MoE() {

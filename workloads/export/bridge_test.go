@@ -327,11 +327,10 @@ func TestBridgeFlexBackend(t *testing.T) {
 
 // TestBridgeCPCommType: the context-parallel exchange placer costs,
 // Megatron-Core's TransformerConfig.cp_comm_type: written for
-// cp-comm-type=all_gather under context parallelism, left to
+// cp-comm-type=all_gather or a2a under context parallelism, left to
 // Megatron-Core's p2p ring otherwise (and without context parallelism).
 func TestBridgeCPCommType(t *testing.T) {
 	dense, _ := bridgeModels(t)
-	const written = "model.cp_comm_type=all_gather"
 	for _, c := range []struct {
 		name  string
 		cp    int
@@ -342,7 +341,13 @@ func TestBridgeCPCommType(t *testing.T) {
 		{"p2p under cp 2", 2, plan.CPCommP2P, false},
 		{"the stack's under cp 2", 2, "", false},
 		{"all-gather without cp", 1, plan.CPCommAllGather, false},
+		{"a2a under cp 2", 2, plan.CPCommA2A, true},
+		{"a2a without cp", 1, plan.CPCommA2A, false},
 	} {
+		written := "model.cp_comm_type" // none written
+		if c.wants {
+			written += "=" + c.comm
+		}
 		s := plan.Strategy{Context: c.cp, Replicas: 8 / c.cp, MicroBatchSize: 1, MicroBatches: 2 * c.cp, DistOpt: true,
 			Software: plan.Software{CPComm: c.comm}}
 		got, err := BridgeOverrides(dense, s, 8)

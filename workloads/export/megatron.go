@@ -289,8 +289,11 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	add(arg("--pipeline-model-parallel-size", P)...)
 	if C > 1 {
 		add(arg("--context-parallel-size", C)...)
-		if s.Software.Settings().CPRing == plan.CPRingKVAllGather {
+		switch s.Software.Settings().CPRing {
+		case plan.CPRingKVAllGather:
 			add("--cp-comm-type", plan.CPCommAllGather)
+		case plan.CPRingQKVOA2A:
+			add("--cp-comm-type", plan.CPCommA2A)
 		}
 	}
 	uneven := s.FirstLayers > 0 || s.LastLayers > 0

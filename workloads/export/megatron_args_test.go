@@ -97,6 +97,7 @@ func TestMegatronArgsNames(t *testing.T) {
 		{small, "dgx-h100:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,tpoverlap=on,distopt=on,grads=bf16"},
 		{llama, "dgx-h100:1", "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on,recompute=full"},
 		{llama, "dgx-h100:1", "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on,cp-comm-type=all_gather"},
+		{llama, "dgx-h100:1", "tp=1,cp=2,pp=1,dp=4,mbs=1,cp-comm-type=a2a"},
 		{llama, "dgx-h100:1", "tp=1,pp=4,dp=2,vp=2,mbs=1,recompute=full,recompute-layers=1"},
 		{llama, "dgx-h100:1", "tp=1,pp=4,dp=2,vp=2,mbs=1,first=2,last=2"},
 		{strings.Replace(llama, "layers=16", "layers=14", 1), "dgx-h100:1", "tp=1,pp=4,dp=2,vp=2,mbs=1,embedding-layer=on,loss-layer=on"},
