@@ -66,6 +66,11 @@ type ScaleOptions struct {
 	// search and the same answer at --tie fastest, for callers that
 	// read only the answer (placer size, over many clusters).
 	BestOnly bool
+	// NoHints leaves out of a refusal (no plan fits, or none to try) the
+	// hints that are searched before they are offered (more nodes, fewer
+	// nodes, LoRA): the cause alone, for callers that ask many clusters
+	// and read only whether each has a plan (placer size).
+	NoHints bool
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
@@ -500,7 +505,7 @@ func noGrid(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod,
 		cause = fmt.Sprintf("a batch of 1 sequence is one data-parallel replica, and no plan%s of tensor, pipeline and context parallelism spreads it over %d GPUs", kept, p.GPUs())
 	}
 	hint := "a larger batch (batch=)"
-	if name := nodeName(p); name != "" {
+	if name := nodeName(p); name != "" && !o.NoHints {
 		for n := p.Nodes / 2; n >= 1; n /= 2 {
 			o2 := o
 			o2.Cluster, o2.GPUs = fmt.Sprintf("%s:%d", name, n), 0
@@ -583,6 +588,9 @@ const maxNodesHint = 16
 // plan is not already LoRA; full recomputation where the plan does not
 // recompute every layer and the framework runs it.
 func lessMemory(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod, least plan.Plan) []string {
+	if o.NoHints {
+		return nil
+	}
 	var hints []string
 	if name := nodeName(p); name != "" {
 		for k := 2; k <= maxNodesHint; k *= 2 {

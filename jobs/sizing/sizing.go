@@ -192,7 +192,7 @@ func (o Options) candidate(ctx context.Context, c string, phases []report.SizePh
 // answer alone where bestOnly).
 func (o Options) search(c string, ph report.SizePhase, bestOnly bool) jobs.ScaleOptions {
 	return jobs.ScaleOptions{Workload: phaseWorkload(o.Workload, ph), Cluster: c, For: o.For, Strat: o.Strat,
-		AllowTight: o.AllowTight, MemoryMargin: o.MemoryMargin, BestOnly: bestOnly}
+		AllowTight: o.AllowTight, MemoryMargin: o.MemoryMargin, BestOnly: bestOnly, NoHints: true}
 }
 
 func goodput(o Options) float64 {
