@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -29,7 +30,7 @@ func parsePolicy(s string) (*policy.Config, error) {
 		c := smallPolicy
 		return &c, nil
 	}
-	data, err := os.ReadFile(s)
+	data, err := bounded.ReadFile(s, bounded.Config, "a policy configuration")
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(s, "./") {
 			return nil, fail.Usagef("--policy %q: neither default, small nor a file", s)
