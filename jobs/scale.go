@@ -78,26 +78,8 @@ func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
 	if err != nil || p.CPU() {
 		return m, p, err
 	}
-	p.MemoryError = peakError(m, o.Strat, p)
+	p.MemoryError = published.VerdictError(m, o.Strat, p)
 	return m, p, nil
-}
-
-// peakError is the error a memory verdict of model m's plans on pod p
-// is judged within: the largest out-of-sample error of placer's peak on
-// the published peaks of m's family and the precision strategy text
-// keeps (published.MemoryErrorOf; every published peak where that
-// regime has none). A peak within it of the usable memory is "tight",
-// which the search sets aside unless --allow-tight: the memory line
-// states that error beside the plan, so a plan closer than it to the
-// GPU's limit is not called a fit. A strategy that does not parse is
-// read as BF16 (its error is reported where it is read).
-func peakError(m transformer.Spec, strategy string, p plan.Pod) plan.RegimeError {
-	w, _ := plan.ParseWritten(strategy)
-	me := published.MemoryErrorOf(published.Checked(), published.TraitsOf(m, w.Strategy, p))
-	if me.Rows == 0 {
-		return plan.RegimeError{}
-	}
-	return plan.RegimeError{Frac: me.MaxAbs, Source: me.String()}
 }
 
 func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePlan {

@@ -155,11 +155,9 @@ type ScaleSearch struct {
 	// search --for; "" = any plan).
 	For string `json:"for,omitempty"`
 	// Tied is how many of the plans shown, the best first, are closer
-	// to the best's step than the error of a difference between two
-	// plans (the best's stated error's PairMean: the mean |error| of the
-	// ratio of two development runs' steps of one sweep): a tie, placer's
-	// figures too rough to order them. 0: no two development runs of the
-	// best's basis share a sweep; 1: the best stands apart.
+	// to the best's step than the error of a difference (the best's
+	// stated error's PairMean): a tie, placer's figures too rough to
+	// order them. 0: no pair to measure it on; 1: the best stands apart.
 	Tied int `json:"tied_within_error,omitempty"`
 	// Tie is the tie ordered by what is cheaper to run (OrderTie); nil
 	// where fewer than two plans are tied.
@@ -282,9 +280,7 @@ func TiedWithin(steps []float64, err float64) int {
 }
 
 // tieLine says, below the search's table, that its first plans are a
-// tie: closer to the best step than the error of a difference between
-// two plans (calibration.Error's PairMean, measured on the development
-// part's runs of one sweep); "" where they are not.
+// tie within the error of a difference (PairMean); "" where not.
 func tieLine(s ScaleSearch) string {
 	all := s.shown()
 	e := all[0].StatedError
@@ -293,24 +289,11 @@ func tieLine(s ScaleSearch) string {
 	}
 	last := all[s.Tied-1]
 	line := fmt.Sprintf("a tie within the error of a difference: the best %d of the %d plans shown are within %s of the best step, closer than %s, the mean |error| of the ratio of two runs' steps on %d pairs of development runs of one sweep (%s)",
-		s.Tied, len(all), Percent(last.Step/all[0].Step-1), Percent(e.PairMean), e.Pairs, pairBasis(e))
+		s.Tied, len(all), Percent(last.Step/all[0].Step-1), Percent(e.PairMean), e.Pairs, e.BasisText())
 	if s.Tie == nil {
 		return line + "\n"
 	}
 	return line + "; the table orders them by what is cheaper to run (" + tieKeyWords(s.Tie) + ")\n" + cheapestLine(s.Tie)
-}
-
-// pairBasis names the rows a tie's error of a difference is measured
-// on: the plan's regime, the nearest coarser one or the whole bench,
-// as its stated error's basis.
-func pairBasis(e *calibration.Error) string {
-	switch e.Basis {
-	case calibration.BasisRegime:
-		return "its regime, " + e.From.String()
-	case calibration.BasisNearest:
-		return "the nearest regime, " + e.From.String()
-	}
-	return "the whole bench"
 }
 
 // tieKeyWords is the levels of the tie's key, the GPUs left out where
@@ -530,7 +513,7 @@ func memoryLine(p *ScalePlan, fits string) string {
 		line += fmt.Sprintf("%s%s %s", sep, name, partSize(pt.Bytes))
 	}
 	if p.PeakRegimeError != nil && p.PeakRegimeError.String() != r.MemoryErrorSource {
-		line += "; " + p.PeakRegimeError.String() // said once: errorWords may have said it
+		line += "; " + p.PeakRegimeError.String() // once: errorWords may say it
 	}
 	return line
 }

@@ -19,9 +19,8 @@ import (
 // for quick pre-training on a CPU (and the default model).
 var smallPolicy = policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
 
-// parsePolicy reads --policy: "default" (or "": nil, the defaults),
-// "small" (smallPolicy) or a JSON file of policy.Config fields, checked
-// before any network is built.
+// parsePolicy reads --policy: "default" (or "": nil, the defaults), "small"
+// (smallPolicy) or a JSON file of policy.Config fields, checked first.
 func parsePolicy(s string) (*policy.Config, error) {
 	switch s {
 	case "", "default":

@@ -112,6 +112,18 @@ func (e Error) String() string {
 		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of, outsideText(e))
 }
 
+// BasisText names the rows e is measured on: "its regime, R", "the
+// nearest regime, R" or "the whole bench".
+func (e Error) BasisText() string {
+	switch e.Basis {
+	case BasisRegime:
+		return "its regime, " + e.From.String()
+	case BasisNearest:
+		return "the nearest regime, " + e.From.String()
+	}
+	return "the whole bench"
+}
+
 // BoundText is the bound as a whole percent ("12%").
 func (e Error) BoundText() string { return fmt.Sprintf("%.0f%%", 100*e.Bound) }
 
