@@ -74,7 +74,12 @@ type ScaleOptions struct {
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
-	return inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
+	m, p, err := inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
+	if err != nil || p.CPU() {
+		return m, p, err
+	}
+	p.MemoryError = published.VerdictError(m, o.Strat, p)
+	return m, p, nil
 }
 
 func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePlan {
@@ -316,8 +321,8 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
 		steps = append(steps, r.Step)
 	}
-	if e := rep.Best.RegimeError; e != nil && e.Rows > 0 {
-		rep.Tied = report.TiedWithin(steps, e.MeanAbs)
+	if e := rep.Best.StatedError; e != nil && e.Pairs > 0 {
+		rep.Tied = report.TiedWithin(steps, e.PairMean)
 	}
 	answerTie(&rep, o.Tie)
 	if o.Tie != TieCheapest {

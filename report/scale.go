@@ -155,10 +155,9 @@ type ScaleSearch struct {
 	// search --for; "" = any plan).
 	For string `json:"for,omitempty"`
 	// Tied is how many of the plans shown, the best first, are closer
-	// to the best's step than the best plan's regime error (its mean
-	// |error|): a tie within the regime's error, placer's figures too
-	// rough to order them. 0: the best's regime has no published row
-	// (or none can apply); 1: the best stands apart.
+	// to the best's step than the error of a difference (the best's
+	// stated error's PairMean): a tie, placer's figures too rough to
+	// order them. 0: no pair to measure it on; 1: the best stands apart.
 	Tied int `json:"tied_within_error,omitempty"`
 	// Tie is the tie ordered by what is cheaper to run (OrderTie); nil
 	// where fewer than two plans are tied.
@@ -281,18 +280,16 @@ func TiedWithin(steps []float64, err float64) int {
 }
 
 // tieLine says, below the search's table, that its first plans are a
-// tie within the best plan's regime error; "" where they are not.
+// tie within the error of a difference (PairMean); "" where not.
 func tieLine(s ScaleSearch) string {
 	all := s.shown()
-	e := all[0].RegimeError
-	if s.Tied < 2 || e == nil || len(s.Runners) == 0 || s.Tied > len(all) {
+	e := all[0].StatedError
+	if s.Tied < 2 || e == nil || e.Pairs == 0 || len(s.Runners) == 0 || s.Tied > len(all) {
 		return ""
 	}
 	last := all[s.Tied-1]
-	// The regime's error as the step's line rounds it (one figure, one
-	// rounding).
-	line := fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)",
-		s.Tied, len(all), Percent(last.Step/all[0].Step-1), e.Regime, e.MeanAbsText(), e.Kind)
+	line := fmt.Sprintf("a tie within the error of a difference: the best %d of the %d plans shown are within %s of the best step, closer than %s, the mean |error| of the ratio of two runs' steps on %d pairs of development runs of one sweep (%s)",
+		s.Tied, len(all), Percent(last.Step/all[0].Step-1), Percent(e.PairMean), e.Pairs, e.BasisText())
 	if s.Tie == nil {
 		return line + "\n"
 	}
@@ -515,8 +512,8 @@ func memoryLine(p *ScalePlan, fits string) string {
 		}
 		line += fmt.Sprintf("%s%s %s", sep, name, partSize(pt.Bytes))
 	}
-	if p.PeakRegimeError != nil {
-		line += "; " + p.PeakRegimeError.String()
+	if p.PeakRegimeError != nil && p.PeakRegimeError.String() != r.MemoryErrorSource {
+		line += "; " + p.PeakRegimeError.String() // once: errorWords may say it
 	}
 	return line
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
@@ -138,9 +139,9 @@ func TestMemoryLineError(t *testing.T) {
 	}
 }
 
-// TestTied: the plans closer to the best than its regime's error are a
-// tie, counted from the best; the line says so only where two or more
-// are (steps and error by hand).
+// TestTied: the plans closer to the best than the error of a
+// difference are a tie, counted from the best; the line says so only
+// where two or more are (steps and error by hand).
 func TestTied(t *testing.T) {
 	for _, c := range []struct {
 		steps []float64
@@ -156,27 +157,18 @@ func TestTied(t *testing.T) {
 			t.Errorf("%v within %g: %d tied, want %d", c.steps, c.err, got, c.want)
 		}
 	}
-	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.InSample, Rows: 4, MeanAbs: 0.30}
-	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: planner.Result{Step: 10}},
+	e := &calibration.Error{Basis: calibration.BasisWhole, Rows: 30, Pairs: 12, PairMean: 0.30}
+	s := ScaleSearch{Best: ScalePlan{StatedError: e, Result: planner.Result{Step: 10}},
 		Runners: []ScalePlan{{Result: planner.Result{Step: 10.5}}, {Result: planner.Result{Step: 20}}}, Tied: 2}
-	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30% (in-sample)\n"
+	want := "a tie within the error of a difference: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than 30.0%, the mean |error| of the ratio of two runs' steps on 12 pairs of development runs of one sweep (the whole bench)\n"
 	if got := tieLine(s); got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 	if s.Tied = 1; tieLine(s) != "" {
 		t.Errorf("one plan tied: %q, want no line", tieLine(s))
 	}
-}
-
-// TestTieRoundsAsStep: the tie's line says the regime's mean |error| as
-// the step's line does (9.54% is "10%" in both, not "9.5%" in one).
-func TestTieRoundsAsStep(t *testing.T) {
-	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.OutOfSample, Rows: 5, MeanAbs: 0.0954, MaxAbs: 0.12}
-	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: planner.Result{Step: 10}},
-		Runners: []ScalePlan{{Result: planner.Result{Step: 10.5}}}, Tied: 2}
-	const figure = "mean |error| 10%"
-	if !strings.Contains(e.String(), figure) || !strings.Contains(tieLine(s), figure) {
-		t.Errorf("step line %q, tie line %q: want both to say %q", e.String(), tieLine(s), figure)
+	if s.Tied, e.Pairs = 2, 0; tieLine(s) != "" {
+		t.Errorf("no pairs: %q, want no line", tieLine(s))
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // TieFastest and TieCheapest are placer search --tie's answers: within a
-// tie (plans closer than their regime's error), the fastest predicted
+// tie (plans closer than the error of a difference between two plans),
+// the fastest predicted
 // plan (the default) or the cheapest to run (RunCost's order).
 const (
 	TieFastest  = "fastest"
@@ -105,7 +106,7 @@ func (c RunCost) Less(o RunCost) bool {
 }
 
 // Tie is a search's tie (ScaleSearch.Tied plans closer to the fastest
-// than its regime's error) ordered by what is cheaper to run.
+// than the error of a difference) ordered by what is cheaper to run.
 type Tie struct {
 	// Order is the tied plans, the cheapest to run first.
 	Order   []RunCost `json:"order"`

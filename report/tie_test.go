@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/bench/calibration"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/planner/published"
 )
 
 // tiePlan is a hand-made plan of a search: its degrees, FSDP and
@@ -93,10 +93,10 @@ func TestOrderTie(t *testing.T) {
 }
 
 // tieSearch is a search of four plans, fastest first, the first three
-// tied within dense BF16 FSDP's 10%: cp+full (4 moving parts, 6.30 s),
+// tied within an error of a difference of 10%: cp+full (4 moving parts, 6.30 s),
 // fsdp (1, 6.34 s), sel (2, 6.60 s); tp (2, 7.00 s, +11.1%) outside.
 func tieSearch(tied int) ScaleSearch {
-	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.OutOfSample, Rows: 9, MeanAbs: 0.10}
+	e := &calibration.Error{Basis: calibration.BasisWhole, Rows: 30, Pairs: 40, PairMean: 0.10}
 	plans := []ScalePlan{
 		tiePlan("cp+full", 1, 2, 1, 1, 1, 16, true, plan.FullRecompute, 54, 6.30),
 		tiePlan("fsdp", 1, 1, 1, 1, 1, 32, true, plan.NoRecompute, 54, 6.34),
@@ -104,7 +104,7 @@ func tieSearch(tied int) ScaleSearch {
 		tiePlan("tp", 2, 1, 1, 1, 1, 16, true, plan.NoRecompute, 53, 7.00),
 	}
 	for i := range plans {
-		plans[i].RegimeError = e
+		plans[i].StatedError = e
 	}
 	s := ScaleSearch{Best: plans[0], Runners: plans[1:], Tied: tied}
 	s.Tie, _ = OrderTie(plans, tied, "")
@@ -135,7 +135,7 @@ func TestTieTable(t *testing.T) {
 		lines []string
 	}{
 		{"tie", 3, []string{"fsdp", "sel", "cp+full", "tp"}, []string{
-			"a tie within the regime's error: the best 3 of the 4 plans shown are within 4.8% of the best step",
+			"a tie within the error of a difference: the best 3 of the 4 plans shown are within 4.8% of the best step",
 			"; the table orders them by what is cheaper to run (fewer moving parts, then less memory, then the shorter step)\n" +
 				"cheapest to run in the tie: fsdp (1 moving part: fsdp; 54.0 GB), its step +0.6% of the fastest\n"}},
 		{"no tie", 1, []string{"cp+full", "fsdp", "sel", "tp"}, nil},

@@ -136,6 +136,8 @@ func TestOutputsAndInputsThroughWhatPathsName(t *testing.T) {
 		{name: "--rows -", args: []string{"search", "--workload", "trxl2", "--gpus", "2", "--rows", "-"}, code: 2, want: "--rows -: standard output is not a folder"},
 		{name: "--plan an endless stream", args: []string{"eval", "--workload", "llama3-8b:seq=8192,batch=256", "--cluster", "dgx-h100:4", "--plan", "zeros"}, code: 1, want: "more than 64 MiB, the most a plan file may be",
 			set: endless},
+		{name: "--model past a model file's limit", args: []string{"infer", "--workload", "trxl2", "--gpus", "2", "--model", "big"}, code: 1,
+			want: "more than 1 GiB, the most a policy file may be", set: sparse("big", 1<<30+1)},
 		{name: "--placement an endless stream", args: with(opGraph, "--placement", "zeros"), code: 1, want: "more than 256 MiB, the most a decision or result file may be", set: endless, limit: 60 * time.Second},
 		{name: "--placement past its size", args: with(opGraph, "--placement", "sparse.json"), code: 1, want: "more than 256 MiB",
 			set: func(t *testing.T, dir string) func(*testing.T, result) {
@@ -181,6 +183,22 @@ func TestOutputsAndInputsThroughWhatPathsName(t *testing.T) {
 				check(t, r)
 			}
 		})
+	}
+}
+
+// sparse makes dir/name a sparse file of n bytes (no disk written):
+// a file past a read limit, refused on its size before it is read.
+func sparse(name string, n int64) func(*testing.T, string) func(*testing.T, result) {
+	return func(t *testing.T, dir string) func(*testing.T, result) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(n); err != nil {
+			t.Fatal(err)
+		}
+		return nil
 	}
 }
 

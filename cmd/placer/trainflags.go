@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -18,9 +19,8 @@ import (
 // for quick pre-training on a CPU (and the default model).
 var smallPolicy = policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
 
-// parsePolicy reads --policy: "default" (or "": nil, the defaults),
-// "small" (smallPolicy) or a JSON file of policy.Config fields, checked
-// before any network is built.
+// parsePolicy reads --policy: "default" (or "": nil, the defaults), "small"
+// (smallPolicy) or a JSON file of policy.Config fields, checked first.
 func parsePolicy(s string) (*policy.Config, error) {
 	switch s {
 	case "", "default":
@@ -29,7 +29,7 @@ func parsePolicy(s string) (*policy.Config, error) {
 		c := smallPolicy
 		return &c, nil
 	}
-	data, err := os.ReadFile(s)
+	data, err := bounded.ReadFile(s, bounded.Config, "a policy configuration")
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(s, "./") {
 			return nil, fail.Usagef("--policy %q: neither default, small nor a file", s)

@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // BenchOptions are the options of `placer hw bench`.
@@ -473,7 +474,7 @@ func calibrationBase(asked, gpu string) (roofline.Hardware, string, error) {
 	base := asked
 	if _, err := roofline.Preset(asked); err != nil { // a file: its own base, if it names one
 		base = ""
-		if data, err := os.ReadFile(asked); err == nil {
+		if data, err := bounded.ReadFile(asked, bounded.Config, "a hardware file"); err == nil {
 			var probe struct {
 				Base string `json:"base"`
 			}

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // ProfileTimings are the measured ops of a profiled graph (graph.Op.HasTime)
@@ -84,7 +84,7 @@ var ErrNoHardware = errors.New("hw: calibrate --from-profile: name the hardware 
 // times before and after, and the launch time fitted (with the error
 // the efficiencies alone reach at the base's launch time).
 func CalibrateFromProfile(out, errw io.Writer, o CalibrateOptions) error {
-	f, err := os.Open(o.FromProfile)
+	f, err := bounded.Open(o.FromProfile, bounded.Decision, "a profile")
 	if err != nil {
 		return fmt.Errorf("calibrate --from-profile: %w", err)
 	}
@@ -138,7 +138,7 @@ func CalibrateFromProfile(out, errw io.Writer, o CalibrateOptions) error {
 // profiledDevice is the device the exporter's meta file beside path says
 // the graph was profiled on, or "".
 func profiledDevice(path string) string {
-	data, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".meta.json")
+	data, err := bounded.ReadFile(strings.TrimSuffix(path, ".json")+".meta.json", bounded.Decision, "an exporter's meta file")
 	if err != nil {
 		return ""
 	}

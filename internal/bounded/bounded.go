@@ -18,6 +18,12 @@ const (
 	// graph: some tens of bytes an op (a 2,000,000-op graph's are tens of
 	// MiB).
 	Decision int64 = 256 << 20
+	// Model is a learned model or its checkpoint: a GDP policy, a move
+	// head, a REGAL model, their training states and teacher files. The
+	// default policy is 254 KiB (methods/gdp/defaultmodel/data); a
+	// checkpoint adds its optimizer's two moments. 1 GiB holds a policy
+	// thousands of times larger.
+	Model int64 = 1 << 30
 	// Graph is a graph file, read as a stream (docs/robustness.md: a
 	// 2,000,000-op chain).
 	Graph int64 = 8 << 30

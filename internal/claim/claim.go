@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // DefaultLease is a claim's lease when none is given: a worker that
@@ -124,7 +125,7 @@ func History(path string) ([]File, error) {
 
 func read(name string) (File, error) {
 	var f File
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name, bounded.Config, "a claim file")
 	if err != nil {
 		return f, err
 	}

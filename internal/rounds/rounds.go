@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/claim"
 )
 
@@ -126,7 +127,7 @@ func (d *Run[S]) Go(ctx context.Context) (Outcome[S], error) {
 	if _, err := CreateFile(filepath.Join(d.Dir, "rounds.json"), d.Header); err != nil {
 		return out, err
 	}
-	if hb, err := os.ReadFile(filepath.Join(d.Dir, "rounds.json")); err != nil {
+	if hb, err := bounded.ReadFile(filepath.Join(d.Dir, "rounds.json"), bounded.Config, "a rounds header"); err != nil {
 		return out, err
 	} else if !bytes.Equal(hb, d.Header) {
 		return out, fmt.Errorf("%s: %s holds the rounds of another run (%s; this run: %s): use another folder", d.What, d.Dir, hb, d.Header)

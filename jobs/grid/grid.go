@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/claim"
 	"github.com/placer/placer/report"
 )
@@ -214,7 +215,7 @@ func Do[F any](ctx context.Context, g Grid, c Cell[F]) (F, Outcome, error) {
 // this cell's (a file that does not decode, half-written by a writer
 // that did not use atomicfile, is not).
 func read[F any](path string, c Cell[F]) (f F, ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a grid cell's file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/claim"
 )
 
@@ -345,7 +346,7 @@ func Loop[R any](ctx context.Context, g Grid, pass func() (R, error)) (R, error)
 func (w *Work) Cells() int { return w.next }
 
 func readManifest(path string) ([]Listed, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "a grid's manifest")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

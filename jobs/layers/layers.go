@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
@@ -109,7 +109,7 @@ func kernelBench(rep *report.Layers, name string, p *plan.Pod) error {
 
 func readFile[T any](name string, read func(io.Reader) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(name)
+	f, err := bounded.Open(name, bounded.Decision, "a measurements file")
 	if err != nil {
 		return zero, err
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
@@ -168,7 +168,7 @@ func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report
 		rep.Model = fmt.Sprintf("%s (sha256 %s)", o.Model, model.sha[:12])
 	}
 	if o.Head != "" {
-		data, err := os.ReadFile(o.Head)
+		data, err := bounded.ReadFile(o.Head, bounded.Model, "a move head file")
 		if err != nil {
 			return rep, fmt.Errorf("equal-time: head: %w", err)
 		}
@@ -415,7 +415,7 @@ func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *re
 			if !o.Cascade {
 				return nil
 			}
-			if data, err := os.ReadFile(g.Path(decisionFile)); err == nil {
+			if data, err := bounded.ReadFile(g.Path(decisionFile), bounded.Decision, "a decision file"); err == nil {
 				_ = json.Unmarshal(data, &f.decision)
 			}
 			if f.decision.Validate(p.Graph, p.Devices()) != nil {
@@ -493,7 +493,7 @@ type modelRef struct {
 
 // loadModel reads a policy file.
 func loadModel(path string) (modelRef, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Model, "a policy file")
 	if err != nil {
 		return modelRef{}, fmt.Errorf("model: %w", err)
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
 )
@@ -78,7 +78,7 @@ func (o Options) loadPrices() ([]report.Price, string, error) {
 		p, err := ReadPrices(bytes.NewReader(DefaultPrices), "prices.csv")
 		return p, DefaultPricesName, err
 	}
-	f, err := os.Open(o.Prices)
+	f, err := bounded.Open(o.Prices, bounded.Config, "a prices file")
 	if err != nil {
 		return nil, "", err
 	}

@@ -46,7 +46,7 @@ func readRuns(t *testing.T) []publishedRun {
 // prediction that moves more than 3 points from it fails, so that the
 // table in the docs stays true.
 var recordedGaps = map[string]float64{
-	"deepseek-v3":  +0.58,
+	"deepseek-v3":  +0.61,
 	"llama3.1-70b": -0.32,
 	"llama3.1-8b":  -0.64,
 }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/nn"
 )
 
@@ -165,7 +165,7 @@ func DecodeMoveHead(b []byte) (*MoveHead, error) {
 
 // LoadMoveHead reads a head from path.
 func LoadMoveHead(path string) (*MoveHead, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Model, "a move head file")
 	if err != nil {
 		return nil, err
 	}

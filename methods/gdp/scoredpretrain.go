@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
@@ -103,7 +103,7 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 		if err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(sp.Resume + ".state.json")
+		b, err := bounded.ReadFile(sp.Resume+".state.json", bounded.Model, "a training state file")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sp.Resume, err)
 		}

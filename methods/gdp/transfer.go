@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/nn/ppo"
@@ -191,7 +191,7 @@ func SaveCheckpoint(path string, pol *policy.Policy, c Checkpoint) error {
 func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	var c Checkpoint
 	sp := CheckpointState(path)
-	js, err := os.ReadFile(sp)
+	js, err := bounded.ReadFile(sp, bounded.Model, "a checkpoint's state file")
 	if err != nil {
 		return nil, c, fmt.Errorf("checkpoint: %w (a checkpoint is a policy file and its state file)", err)
 	}
@@ -208,7 +208,7 @@ func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	}
 	data, from := c.Policy, sp
 	if data == nil { // a checkpoint from before the state held the policy
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = bounded.ReadFile(path, bounded.Model, "a checkpoint"); err != nil {
 			return nil, c, fmt.Errorf("checkpoint: %w", err)
 		}
 		from = path

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/methods/brkga"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
@@ -475,7 +475,7 @@ func (im *Imitation) readTeachers(key teacherKey, decs [][]decision.Decision, co
 	if im.TeacherFile == "" {
 		return false
 	}
-	data, err := os.ReadFile(im.TeacherFile)
+	data, err := bounded.ReadFile(im.TeacherFile, bounded.Model, "a teacher file")
 	if err != nil {
 		return false
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
@@ -117,7 +117,7 @@ func ReadNamed(r io.Reader, name string) (*Model, error) {
 
 // Load reads the model file at path.
 func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, err := bounded.Open(path, bounded.Model, "a REGAL model")
 	if err != nil {
 		return nil, fmt.Errorf("regal: %w", err)
 	}

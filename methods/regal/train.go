@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/methods/brkga"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
@@ -145,7 +145,7 @@ type bestAction struct {
 
 // LoadCheckpoint reads a checkpoint written by Train.
 func LoadCheckpoint(path string) (*Model, *trainState, error) {
-	f, err := os.Open(path)
+	f, err := bounded.Open(path, bounded.Model, "a REGAL checkpoint")
 	if err != nil {
 		return nil, nil, fmt.Errorf("regal: checkpoint: %w", err)
 	}

@@ -261,6 +261,9 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 		// share of the GPU (alloc.Config.Fraction).
 		pk.Usable = min(pk.Usable, int64(f*float64(pk.Capacity)))
 	}
+	if e.Frac == 0 {
+		e = c.pod.MemoryError // the caller's, where the stack states none
+	}
 	pk.Error, pk.ErrorSource = e.Frac, e.Source
 	pk.Reserved = pk.Bytes
 	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)

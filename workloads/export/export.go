@@ -3,10 +3,10 @@ package export
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/workloads/costgraph"
 )
 
@@ -141,7 +141,7 @@ const TorchMetaFormat = "placer-torch-meta"
 // ReadTorchMeta reads the exporter's meta file and checks it against g:
 // one entry per op, with the same names.
 func ReadTorchMeta(path string, g *graph.Graph) (*TorchMeta, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Decision, "an exporter's meta file")
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}

@@ -8,9 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/bounded"
 )
 
 // The policy file: a magic string, the format version, a JSON header with
@@ -93,7 +93,7 @@ func (p *Policy) Clone() (*Policy, error) {
 // file, has another format version, is truncated or is corrupt is a
 // one-line error naming path.
 func Load(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Model, "a policy file")
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}

@@ -185,3 +185,28 @@ func TestDevelopmentCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestPaired: the error of a difference, by hand. Sweep a: errors +10%
+// and -10%, steps' ratio predicted over measured 1.1/0.9 = 1.2222, its
+// larger way round 22.22%; sweep b: 0, +20%, +20%: pairs 20%, 20%, 0;
+// sweep c one row, no pair; a refused row counts in no pair. Four pairs,
+// mean (0.2222 + 0.2 + 0.2 + 0) / 4 = 0.15556.
+func TestPaired(t *testing.T) {
+	rows := []Lazy{
+		{Row: Row{Sweep: "a"}, ErrorOf: func() (float64, bool) { return 0.1, true }},
+		{Row: Row{Sweep: "b"}, ErrorOf: func() (float64, bool) { return 0, true }},
+		{Row: Row{Sweep: "a"}, ErrorOf: func() (float64, bool) { return -0.1, true }},
+		{Row: Row{Sweep: "b"}, ErrorOf: func() (float64, bool) { return 0.2, true }},
+		{Row: Row{Sweep: "b"}, ErrorOf: func() (float64, bool) { return 0.2, true }},
+		{Row: Row{Sweep: "c"}, ErrorOf: func() (float64, bool) { return 0.5, true }},
+		{Row: Row{Sweep: "a"}, ErrorOf: func() (float64, bool) { return 3, false }},
+	}
+	tb := NewLazyTable(rows, StatedLevel)
+	pairs, mean := Paired(tb.rows)
+	if want := (1.1/0.9 - 1 + 0.2 + 0.2) / 4; pairs != 4 || math.Abs(mean-want) > 1e-12 {
+		t.Errorf("Paired: %d pairs, mean %.6f; want 4, %.6f", pairs, mean, want)
+	}
+	if pairs, _ := Paired(NewLazyTable(rows[5:6], StatedLevel).rows); pairs != 0 {
+		t.Errorf("one row: %d pairs, want 0", pairs)
+	}
+}

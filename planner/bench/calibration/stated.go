@@ -82,6 +82,13 @@ type Error struct {
 	// so rather than naming Megatron-Core as its stack ("": the plan's
 	// stack is the regime's).
 	Stack string `json:"plan_stack,omitempty"`
+	// Pairs is how many pairs of From's rows ran in one sweep, and
+	// PairMean the mean |error| of the ratio of their steps, predicted
+	// over measured (Paired): the error of a difference between two
+	// plans, which is what tells two plans of one search apart. 0 where
+	// no two of From's rows share a sweep.
+	Pairs    int     `json:"pairs,omitempty"`
+	PairMean float64 `json:"pair_mean_abs_error,omitempty"`
 }
 
 // String is the error as the step's line carries it: "±12% (90th
@@ -103,6 +110,18 @@ func (e Error) String() string {
 	}
 	return fmt.Sprintf("±%s stated error (the %.0fth percentile of |error| on %d development rows of %d sweeps of %s%s)",
 		e.BoundText(), 100*e.Level, e.Rows, e.Sweeps, of, outsideText(e))
+}
+
+// BasisText names the rows e is measured on: "its regime, R", "the
+// nearest regime, R" or "the whole bench".
+func (e Error) BasisText() string {
+	switch e.Basis {
+	case BasisRegime:
+		return "its regime, " + e.From.String()
+	case BasisNearest:
+		return "the nearest regime, " + e.From.String()
+	}
+	return "the whole bench"
 }
 
 // BoundText is the bound as a whole percent ("12%").
@@ -238,9 +257,48 @@ func (t *Table) For(g Regime) Error {
 		case l.Whole():
 			basis = BasisWhole
 		}
-		return Error{Regime: g, From: l, Basis: basis, Level: t.level, Rows: len(abs), Sweeps: len(sweeps), Bound: b}
+		pairs, pm := Paired(in)
+		return Error{Regime: g, From: l, Basis: basis, Level: t.level, Rows: len(abs), Sweeps: len(sweeps), Bound: b,
+			Pairs: pairs, PairMean: pm}
 	}
 	return Error{Regime: g, Level: t.level}
+}
+
+// Paired is the error of a difference between two runs of one sweep:
+// over every pair (a, b) of es's rows that placer predicts and that ran
+// in one sweep, the mean of |(1 + error_a) / (1 + error_b) - 1|, the
+// ratio of their predicted steps over the ratio of their measured ones,
+// less 1, taken both ways round (a pair counts once, its larger
+// |error|). A sweep runs one model on one code base under several plans
+// or scales, as a search weighs plans against each other, so this is
+// the error that decides whether placer can tell two plans apart; it is
+// measured, like the stated error, on the development part alone.
+func Paired(es []*entry) (pairs int, mean float64) {
+	by := map[string][]float64{}
+	var order []string
+	for _, e := range es {
+		if !e.get() {
+			continue
+		}
+		if _, ok := by[e.Sweep]; !ok {
+			order = append(order, e.Sweep)
+		}
+		by[e.Sweep] = append(by[e.Sweep], e.Error)
+	}
+	for _, sw := range order {
+		xs := by[sw]
+		for i := range xs {
+			for j := i + 1; j < len(xs); j++ {
+				a, b := 1+xs[i], 1+xs[j]
+				mean += max(math.Abs(a/b-1), math.Abs(b/a-1))
+				pairs++
+			}
+		}
+	}
+	if pairs > 0 {
+		mean /= float64(pairs)
+	}
+	return pairs, mean
 }
 
 // covers says every way's family of f has a development row (the

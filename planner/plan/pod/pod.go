@@ -40,6 +40,13 @@ type Pod struct {
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: DefaultMemoryMargin; NoMemoryMargin: none).
 	MemoryMargin float64
+	// MemoryError is the measured error of the peak its caller states for
+	// the pod's plans (placer's jobs: the published peaks of the model's
+	// family and precision, their largest out-of-sample error), which a
+	// memory verdict is judged within where the plan's own stack states
+	// none (a traced eager step's): a peak within it of the usable memory
+	// is "tight" (Verdict). Zero: judged on the peak alone.
+	MemoryError RegimeError
 	// PowerLimit is the power limit its GPUs run under, watts: their
 	// compute priced at the clock they hold under it (power.go, set in
 	// Hardware.ComputeSlowdown when parsed; the preset's stated limit,
