@@ -389,7 +389,8 @@ mlperf-bench-data:
 # pinned commit by tools/codebases/codebases_bench.py, e.g.
 # CODEBASE_MIRRORS="--internevo /work/.mirror/InternLM+InternEvo/repo".
 CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo \
-	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo
+	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo \
+	--nanotron /work/.mirror/huggingface+nanotron/repo --fms-fsdp /work/.mirror/foundation-model-stack+fms-fsdp/repo
 .PHONY: codebase-bench-data
 codebase-bench-data:
 	$(PYTHON) tools/codebases/codebases_bench.py --out measurements $(CODEBASE_MIRRORS)
