@@ -370,6 +370,7 @@ test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s tools/timmbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/codebases -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/dle -p 'test_*.py'
 
 # The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
