@@ -377,6 +377,7 @@ test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s tools/timmbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/gpu -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/mlperf -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s tools/codebases -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/dle -p 'test_*.py'
 
 # The MLPerf Training bench (measurements/mlperf, DESIGN.md §14): every
@@ -396,7 +397,8 @@ mlperf-bench-data:
 # pinned commit by tools/codebases/codebases_bench.py, e.g.
 # CODEBASE_MIRRORS="--internevo /work/.mirror/InternLM+InternEvo/repo".
 CODEBASE_MIRRORS ?= --internevo /work/.mirror/InternLM+InternEvo/repo \
-	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo
+	--flashattn /work/.mirror/Dao-AILab+flash-attention/repo --torchtitan /work/.mirror/pytorch+torchtitan/repo \
+	--nanotron /work/.mirror/huggingface+nanotron/repo --fms-fsdp /work/.mirror/foundation-model-stack+fms-fsdp/repo
 .PHONY: codebase-bench-data
 codebase-bench-data:
 	$(PYTHON) tools/codebases/codebases_bench.py --out measurements $(CODEBASE_MIRRORS)

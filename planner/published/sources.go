@@ -55,6 +55,10 @@ func SourceSets() []SourceSet {
 		{SetFlashAttnValidation, flashAttnSource + ": the validation rows (the 1M-token batch rows)"},
 		{SetTorchtitanH200, titanH200Source + ": the development row (4 nodes)"},
 		{SetTorchtitanH200Validate, titanH200Source + ": the validation row (8 nodes)"},
+		{SetNanotron, nanotronSource + ": the development rows"},
+		{SetNanotronValidation, nanotronSource + ": the validation rows (the 3.57B model's)"},
+		{SetFMSFSDP, fmsSource + ": the development rows"},
+		{SetFMSFSDPValidation, fmsSource + ": the validation rows (the compiled table's H100 column)"},
 	}
 }
 

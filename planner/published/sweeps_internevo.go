@@ -26,7 +26,7 @@ const (
 // (bench.SweepPart), and no row of theirs in the checked table
 // (CheckRows), so that no file prints them row by row.
 func CodebaseValidationSets() []string {
-	return []string{SetInternEvoValidation, SetFlashAttnValidation, SetTorchtitanH200Validate}
+	return []string{SetInternEvoValidation, SetFlashAttnValidation, SetTorchtitanH200Validate, SetNanotronValidation, SetFMSFSDPValidation}
 }
 
 const internEvoSource = "InternLM/InternEvo doc/en/train_performance.md at 34fc28d7 (2024-01-25; tables of July 2023), measurements/internevo/runs.csv"

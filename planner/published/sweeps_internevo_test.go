@@ -67,7 +67,8 @@ func TestInternEvoRows(t *testing.T) {
 // tests: TestInternEvoRows, TestCodebaseRows).
 func isCodebaseSet(set string) bool {
 	switch set {
-	case SetInternEvo, SetInternEvoValidation, SetFlashAttn, SetFlashAttnValidation, SetTorchtitanH200, SetTorchtitanH200Validate:
+	case SetInternEvo, SetInternEvoValidation, SetFlashAttn, SetFlashAttnValidation, SetTorchtitanH200, SetTorchtitanH200Validate,
+		SetNanotron, SetNanotronValidation, SetFMSFSDP, SetFMSFSDPValidation:
 		return true
 	}
 	return false

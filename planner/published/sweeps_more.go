@@ -28,6 +28,8 @@ func publishedSweeps() []Sweep {
 	out = append(out, internEvoSweeps()...)
 	out = append(out, flashAttnSweeps()...)
 	out = append(out, titanH200Sweeps()...)
+	out = append(out, nanotronSweeps()...)
+	out = append(out, fmsSweeps()...)
 	return out
 }
 

@@ -300,6 +300,199 @@ def titanh200_rows(mirror):
     return rows
 
 
+# nanotron's scaling benchmarks (the Ultra-Scale Playbook's runs on
+# Hugging Face's H100 cluster): docs/benchmark_summary.svg, the README's
+# "Benchmarks" figure, whose every number is a text comment of the
+# matplotlib SVG; the models and the run's settings from
+# scripts/scaling_benchmarks.py and examples/config_tiny_llama_bench.yaml.
+NANOTRON_FILE = "docs/benchmark_summary.svg"
+NANOTRON_COMMIT = "c252843039cc167ff8d6894b87172af4637eb14b"
+NANOTRON_SCRIPT = ("scripts/scaling_benchmarks.py", "e24d2483a4e508e1298ed91b5f5abffa473dc647")
+NANOTRON_BASE = ("examples/config_tiny_llama_bench.yaml", "67c5ebb6a925cb47026b22013af8bd1bb6c46d93")
+NANOTRON_COLUMNS = ["id", "codebase", "source", "commit", "sweep", "part", "gpu", "gpus", "nodes", "model_b",
+                    "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "tied", "seq_len",
+                    "dp", "tp", "pp", "grad_accum", "micro_bsz", "global_batch", "zero_stage", "tp_mode",
+                    "published_mfu_pct", "published_memory_gb", "model_flops_per_token", "peak_tflops", "measured_tgs"]
+# H100 SXM's dense BF16 peak, TFLOP/s (NVIDIA's H100 datasheet: 1,979
+# with sparsity): the MFU's denominator.
+H100_PEAK_TFLOPS = 989.5
+
+
+# The validation part of nanotron's rows, chosen on 2026-11-29 before any
+# was predicted (measurements/nanotron/README.md): the 3.57B model's
+# column (7 rows, 1 to 64 nodes). Every other row is development.
+def nanotron_part(model_b):
+    return "validation" if model_b == "3.57" else "development"
+
+
+def nanotron_flops_per_token(layers, hidden, heads, kv_heads, ffn, vocab, seq):
+    """nanotron's get_flops (src/nanotron/models/llama.py) for one token
+    of a sequence of seq: 3 x (decoder + LM head) forward FLOPs."""
+    d = hidden // heads
+    dec = (2 * layers * seq * hidden * heads * d + 2 * layers * seq * hidden * 2 * kv_heads * d
+           + 2 * layers * heads * seq * d * seq + 2 * layers * heads * seq * seq * d
+           + 2 * layers * heads * seq * d * hidden + 4 * layers * seq * hidden * ffn + 2 * layers * seq * ffn * hidden)
+    return 3 * (dec + 2 * seq * hidden * vocab) / seq
+
+
+def nanotron_rows(mirror):
+    svg = git_show(mirror, NANOTRON_COMMIT, NANOTRON_FILE)
+    texts = [t.strip() for t in re.findall(r"<!-- (.*?) -->", svg)]
+    script = git_show(mirror, NANOTRON_SCRIPT[1], NANOTRON_SCRIPT[0])
+    base = git_show(mirror, NANOTRON_BASE[1], NANOTRON_BASE[0])
+    # The models: scaling_benchmarks.py's model_configs (layers, hidden,
+    # heads, intermediate), commented or not; embeddings tied below an
+    # intermediate of 10,000; KV heads = heads (NUM_KEY_VALUE_HEADS None).
+    models = {}
+    for m in re.finditer(r'"(\d+B)": \((\d+), (\d+), (\d+), (\d+)\)', script):
+        models[m.group(1)] = tuple(int(m.group(i)) for i in range(2, 6))
+    if not re.search(r"^NUM_KEY_VALUE_HEADS = None", script, re.M):
+        raise SystemExit(f"codebases_bench: {NANOTRON_SCRIPT[0]}: NUM_KEY_VALUE_HEADS is not None")
+    seq = int(re.search(r"^\s*SEQUENCE_LENGTHS = \[(\d+)\]", script, re.M).group(1))
+    vocab = int(re.search(r"^\s*VOCAB_SIZES = \[(\d+)\]", script, re.M).group(1))
+    if "tie_word_embeddings\"] = True if intermediate_size < 10_000" not in script:
+        raise SystemExit(f"codebases_bench: {NANOTRON_SCRIPT[0]}: the tied-embedding rule not found")
+    for k, want in (("dtype", "bfloat16"), ("tp_mode", "REDUCE_SCATTER"), ("pp_engine", "1f1b"), ("accumulate_grad_in_fp32", "true")):
+        if yaml_scalar(base, k) != want:
+            raise SystemExit(f"codebases_bench: {NANOTRON_BASE[0]}: {k} {yaml_scalar(base, k)!r}, want {want!r}")
+
+    def params(layers, hidden, heads, ffn):
+        tied = ffn < 10000
+        return (vocab * hidden * (1 if tied else 2) + layers * (3 * hidden * ffn + 4 * hidden * hidden)) / 1e9, tied
+    by_size = {}
+    for name, (layers, hidden, heads, ffn) in models.items():
+        n, tied = params(layers, hidden, heads, ffn)
+        by_size[f"{n:.2f}" if n < 10 else f"{n:.1f}"] = (name, layers, hidden, heads, ffn, tied)
+    # The SVG's texts: axes 1 (x ticks: model sizes, y ticks: nodes, top
+    # first; then MFU and memory a cell, row by row), axes 2 (the same
+    # ticks, then each cell's configuration as three texts).
+    i = texts.index("Model Size (Billion Parameters)")
+    sizes = texts[:i]
+    j = texts.index("Number of Nodes")
+    nodes = [int(float(t)) for t in texts[i + 1:j]]
+    k = texts.index("MFU and Memory Usage for Best Configurations")
+    cells = texts[j + 1:k]
+    mfu = [(float(cells[a]), float(cells[a + 1].rstrip("GB"))) for a in range(0, len(cells), 2)]
+    c0 = texts.index("Number of Nodes", k) + 1
+    c1 = texts.index("Best Configuration by Model Size and Number of Nodes")
+    cfg = []
+    for a in range(c0, c1, 3):
+        m1 = re.fullmatch(r"DP: (\d+)\s+TP: (\d+)\s+PP: (\d+)", texts[a])
+        m2 = re.fullmatch(r"GAS: (\d+)\s+MBS: (\d+)", texts[a + 1])
+        m3 = re.fullmatch(r"ZeRO-(\d)", texts[a + 2])
+        if not (m1 and m2 and m3):
+            raise SystemExit(f"codebases_bench: {NANOTRON_FILE}: configuration {texts[a:a + 3]} not read")
+        cfg.append(tuple(int(x) for x in m1.groups() + m2.groups() + m3.groups()))
+    if len(cfg) != len(mfu):
+        raise SystemExit(f"codebases_bench: {NANOTRON_FILE}: {len(cfg)} configurations, {len(mfu)} MFU cells")
+    # Cells row by row (nodes, top first), the model sizes left to right;
+    # a row holds a cell for each model size that ran at that node count:
+    # the largest sizes are the ones missing (80B does not fit 1 or 2
+    # nodes), checked by each configuration's GPU count.
+    rows, at = [], 0
+    for n in nodes:
+        cnt = 0
+        while at + cnt < len(cfg) and cfg[at + cnt][0] * cfg[at + cnt][1] * cfg[at + cnt][2] == 8 * n and cnt < len(sizes):
+            cnt += 1
+        for c in range(cnt):
+            dp, tp, pp, gas, mbs, zero = cfg[at + c]
+            (mf, mem), size = mfu[at + c], sizes[c]
+            name, layers, hidden, heads, ffn, tied = by_size[size]
+            gb = dp * gas * mbs
+            if gb * seq != 2**20:
+                raise SystemExit(f"codebases_bench: {NANOTRON_FILE}: {size}B on {n} nodes: global batch {gb} x {seq} is not 1M tokens")
+            fpt = nanotron_flops_per_token(layers, hidden, heads, heads, ffn, vocab, seq)
+            rows.append(dict(codebase="nanotron", source=NANOTRON_FILE, commit=NANOTRON_COMMIT,
+                             sweep=f"nanotron scaling benchmarks: {size}B, best configuration, 1 to 64 H100 nodes",
+                             part=nanotron_part(size), gpu="H100-SXM", gpus=8 * n, nodes=n, model_b=size, layers=layers, hidden=hidden,
+                             heads=heads, kv_heads=heads, ffn=ffn, vocab=vocab, tied=int(tied), seq_len=seq, dp=dp, tp=tp, pp=pp,
+                             grad_accum=gas, micro_bsz=mbs, global_batch=gb, zero_stage=zero, tp_mode="REDUCE_SCATTER",
+                             published_mfu_pct=mf, published_memory_gb=mem, model_flops_per_token=round(fpt),
+                             peak_tflops=H100_PEAK_TFLOPS, measured_tgs=round(mf / 100 * H100_PEAK_TFLOPS * 1e12 / fpt, 1)))
+        at += cnt
+    if at != len(cfg):
+        raise SystemExit(f"codebases_bench: {NANOTRON_FILE}: {len(cfg) - at} cells not placed on a node row")
+    for i, r in enumerate(rows):
+        r["id"] = f"nanotron-{i + 1:03d}"
+    return rows
+
+
+# IBM's fms-fsdp (FSDP pretraining of Llama 2 shapes): README.md's two
+# tables of tokens a second per GPU on 128 A100s and 96 H100s, eager (the
+# last commit before the compile numbers) and under torch.compile, each
+# with its MFU/HFU table.
+FMS_FILE = "README.md"
+FMS_COMMITS = {"eager": "4ffb9bdfa30e957e339ccfbb617a589fd07c495e", "compile": "ed74fd5ddec00e309eac20f478de883464c86526"}
+FMS_COLUMNS = ["id", "codebase", "source", "commit", "sweep", "part", "gpu", "gpus", "node_gbps", "model", "layers", "hidden",
+               "heads", "kv_heads", "ffn", "vocab", "seq_len", "sharding", "compile", "ac", "ac_fraction", "micro_bsz",
+               "published_mfu", "published_hfu", "measured_tgs"]
+# fms_fsdp/utils/config_utils.py get_model_config: (layers, hidden, heads,
+# kv heads, ffn); 7b is fms's LLaMAConfig() default (Llama 2 7B).
+FMS_MODELS = {"7b": (32, 4096, 32, 32, 11008), "13b": (40, 5120, 40, 40, 13824),
+              "34b": (48, 8192, 64, 8, 22016), "70b": (80, 8192, 64, 8, 28672)}
+# fms's LLaMAConfig src_vocab_size default (Llama 2's tokenizer), which
+# training.py's vocab_size (where it has one) passes on.
+FMS_VOCAB = 32000
+
+
+# The validation part of fms-fsdp's rows, chosen on 2026-11-29 before any
+# was predicted (measurements/fms-fsdp/README.md): the compiled table's
+# H100 column (4 rows). Every other row is development.
+def fms_part(table, gpu):
+    return "validation" if table == "compile" and gpu == "H100" else "development"
+
+
+def fms_rows(mirror):
+    rows = []
+    for table, commit in FMS_COMMITS.items():
+        text = git_show(mirror, commit, FMS_FILE)
+        cu = git_show(mirror, commit, "fms_fsdp/utils/config_utils.py")
+        for v, (layers, hidden, heads, kv, ffn) in FMS_MODELS.items():
+            if v != "7b" and not re.search(rf'model_variant == "{v}":\s*llama_config = LLaMAConfig\(\s*emb_dim={hidden},[^)]*nheads={heads},'
+                                           + (rf'\s*kvheads={kv},' if kv != heads else "") + rf'\s*nlayers={layers},\s*hidden_grow_factor={ffn} / {hidden},', cu):
+                raise SystemExit(f"codebases_bench: fms_fsdp/utils/config_utils.py at {commit}: variant {v} not as read")
+        tc = git_show(mirror, commit, "fms_fsdp/config/training.py")
+        seq, vocab = int(re.search(r"seq_length: int = (\d+)", tc).group(1)), FMS_VOCAB
+        m = re.search(r"vocab_size: int = (\d+)", tc)
+        if m and int(m.group(1)) != vocab:
+            raise SystemExit(f"codebases_bench: fms_fsdp/config/training.py at {commit}: vocab_size {m.group(1)}, want {vocab}")
+        tabs = [t for t in md_tables(text) if t[2][0][0] == "Model Size"]
+        tput, util = tabs[0][2], tabs[1][2]
+        hdr = tput[0]
+        cols = {}
+        for ci, h in enumerate(hdr):
+            m = re.search(r"(A100|H100)(?: 80G)? (\d+) GPUs with (\d+) ?Gbps", h)
+            if m:
+                cols[m.group(1)] = (ci, int(m.group(2)), int(m.group(3)))
+        uh = util[0]
+        for r in tput[1:]:
+            d = dict(zip(hdr, r))
+            v = r[0].strip()
+            layers, hidden, heads, kv, ffn = FMS_MODELS[v]
+            u = next(x for x in util[1:] if x[0].strip().lower() == v)
+            ud = dict(zip(uh, u))
+            ac = d["Activation Checkpointing"].strip()
+            for gpu, (ci, gpus, gbps) in cols.items():
+                mfu, hfu = float(ud[f"MFU ({gpu} 80G)"]), float(ud[f"HFU ({gpu} 80G)"])
+                # The fraction of blocks checkpointed (ac_handler's p):
+                # none for "No AC", all for "Full AC"; "Selective AC" the
+                # table's own HFU/MFU = (3 + p) / 3, to the nearest block.
+                frac = {"No AC": 0.0, "Full AC": 1.0}.get(ac)
+                if frac is None:
+                    if ac != "Selective AC":
+                        raise SystemExit(f"codebases_bench: {FMS_FILE} at {commit}: activation checkpointing {ac!r} not read")
+                    frac = min(1.0, max(0.0, round(3 * (hfu / mfu - 1) * layers) / layers))
+                rows.append(dict(codebase="fms-fsdp", source=FMS_FILE, commit=commit,
+                                 sweep=f"fms-fsdp: Llama 2 7B to 70B, {'torch.compile' if table == 'compile' else 'eager'}, {gpus} {gpu}s",
+                                 part=fms_part(table, gpu), gpu=gpu, gpus=gpus, node_gbps=gbps, model=v, layers=layers, hidden=hidden,
+                                 heads=heads, kv_heads=kv, ffn=ffn, vocab=vocab, seq_len=seq, sharding=d["Sharding Strategy"].strip(),
+                                 compile=int(table == "compile"), ac=ac, ac_fraction=round(frac, 4), micro_bsz=int(d["Batch Size"]),
+                                 published_mfu=mfu, published_hfu=hfu, measured_tgs=int(r[ci])))
+    for i, r in enumerate(rows):
+        r["id"] = f"fms-fsdp-{i + 1:03d}"
+    return rows
+
+
 def write(outdir, codebase, rows, columns=COLUMNS):
     d = os.path.join(outdir, codebase)
     os.makedirs(d, exist_ok=True)
@@ -320,6 +513,8 @@ def main(argv):
     ap.add_argument("--internevo", help="a mirror of InternLM/InternEvo")
     ap.add_argument("--flashattn", help="a mirror of Dao-AILab/flash-attention")
     ap.add_argument("--torchtitan", help="a mirror of pytorch/torchtitan")
+    ap.add_argument("--nanotron", help="a mirror of huggingface/nanotron")
+    ap.add_argument("--fms-fsdp", dest="fms", help="a mirror of foundation-model-stack/fms-fsdp")
     a = ap.parse_args(argv)
     done = 0
     if a.internevo:
@@ -331,8 +526,14 @@ def main(argv):
     if a.torchtitan:
         write(a.out, "torchtitan-h200", titanh200_rows(a.torchtitan), TITANH200_COLUMNS)
         done += 1
+    if a.nanotron:
+        write(a.out, "nanotron", nanotron_rows(a.nanotron), NANOTRON_COLUMNS)
+        done += 1
+    if a.fms:
+        write(a.out, "fms-fsdp", fms_rows(a.fms), FMS_COLUMNS)
+        done += 1
     if not done:
-        raise SystemExit("codebases_bench: no mirror given (--internevo, --flashattn, --torchtitan)")
+        raise SystemExit("codebases_bench: no mirror given (--internevo, --flashattn, --torchtitan, --nanotron, --fms-fsdp)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,14 @@
+// Package fmsfsdp embeds the published training throughputs of
+// measurements/fms-fsdp as tools/codebases/codebases_bench.py read them
+// (README.md: the source, its commit and licence, and the validation
+// part).
+//
+// May import: no other placer package
+package fmsfsdp
+
+import _ "embed"
+
+// RunsCSV is runs.csv as committed.
+//
+//go:embed runs.csv
+var RunsCSV []byte

@@ -1,0 +1,77 @@
+package published
+
+import (
+	"fmt"
+	"math"
+
+	fmsfsdp "github.com/placer/placer/measurements/fms-fsdp"
+	"github.com/placer/placer/measurements/nanotron"
+)
+
+// Two more code bases read from measurements/ (tools/codebases/codebases_bench.py):
+// nanotron's scaling benchmarks (the Ultra-Scale Playbook's best
+// configurations on H100) and IBM's fms-fsdp README tables, each with its
+// own validation set (chosen before any row was predicted: the reader's
+// nanotron_part and fms_part).
+const (
+	SetNanotron           = "nanotron-scaling-2025-02"
+	SetNanotronValidation = "nanotron-scaling-2025-02-validation"
+	SetFMSFSDP            = "fms-fsdp-2024-05"
+	SetFMSFSDPValidation  = "fms-fsdp-2024-05-validation"
+)
+
+const nanotronSource = "huggingface/nanotron docs/benchmark_summary.svg at c2528430 (MFU a cell, read as tokens/s/GPU against 989.5 TFLOP/s with nanotron's get_flops), scripts/scaling_benchmarks.py at e24d2483, examples/config_tiny_llama_bench.yaml at 67c5ebb6; measurements/nanotron/runs.csv"
+
+const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1; 8 H100 SXM a node (Hugging Face's hopper-prod) read as dgx-h100"
+
+const fmsSource = "foundation-model-stack/fms-fsdp README.md at 4ffb9bd (eager) and ed74fd5 (torch.compile), fms_fsdp/utils/config_utils.py and config/training.py at the same commits; measurements/fms-fsdp/runs.csv"
+
+const fmsStack = "fms-fsdp (PyTorch FSDP1, BF16 mixed precision: BF16 compute weights, SDPA flash attention, AdamW) read as the eager PyTorch Llama of stack=torchtitan-0.2, compile=on for the compiled table; HSDP (shard within a node) read as fsdp=on over every rank; selective checkpointing of a fraction of the blocks as recompute=full,recompute-layers=N; 400 Gb/s a node (A100) as nics=4,nic-gbps=100, 800 Gb/s (H100) as nics=8,nic-gbps=100"
+
+// nanotronSweeps: one sweep a model size, 1 to 64 nodes.
+func nanotronSweeps() []Sweep {
+	const n = "nanotron"
+	return bySweep(readRuns(n, nanotron.RunsCSV), SetNanotron, SetNanotronValidation, nanotronSource, nanotronStack, func(r map[string]string) SweepRow {
+		tp, pp, dp := mustInt(n, r, "tp"), mustInt(n, r, "pp"), mustInt(n, r, "dp")
+		s := fmt.Sprintf("tp=%d,pp=%d,dp=%d,mbs=%d", tp, pp, dp, mustInt(n, r, "micro_bsz"))
+		if tp > 1 {
+			s += ",sp=on" // tp_mode REDUCE_SCATTER
+		}
+		if mustInt(n, r, "zero_stage") == 1 {
+			s += ",distopt=on"
+		}
+		w := fmt.Sprintf("llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d", mustInt(n, r, "layers"), mustInt(n, r, "hidden"),
+			mustInt(n, r, "heads"), mustInt(n, r, "kv_heads"), mustInt(n, r, "ffn"), mustInt(n, r, "seq_len"), mustInt(n, r, "vocab"), mustInt(n, r, "global_batch"))
+		if mustInt(n, r, "tied") == 1 {
+			w += ",tied=true"
+		}
+		return SweepRow{Label: fmt.Sprintf("%d nodes, dp %d tp %d pp %d, gas %d", mustInt(n, r, "nodes"), dp, tp, pp, mustInt(n, r, "grad_accum")),
+			Workload: w, Cluster: fmt.Sprintf("dgx-h100:%d,attention=flash", mustInt(n, r, "nodes")), Strategy: s,
+			Measured: mustFloat(n, r, "measured_tgs"), Note: fmt.Sprintf("MFU %s%% (%s)", r["published_mfu_pct"], r["id"])}
+	})
+}
+
+// fmsSweeps: one sweep a table and GPU, the four model sizes.
+func fmsSweeps() []Sweep {
+	const n = "fms-fsdp"
+	return bySweep(readRuns(n, fmsfsdp.RunsCSV), SetFMSFSDP, SetFMSFSDPValidation, fmsSource, fmsStack, func(r map[string]string) SweepRow {
+		gpus, mbs, layers := mustInt(n, r, "gpus"), mustInt(n, r, "micro_bsz"), mustInt(n, r, "layers")
+		s := fmt.Sprintf("dp=%d,mbs=%d,fsdp=on,stack=torchtitan-0.2", gpus, mbs)
+		if mustInt(n, r, "compile") == 1 {
+			s += ",compile=on"
+		}
+		if k := int(math.Round(mustFloat(n, r, "ac_fraction") * float64(layers))); k == layers {
+			s += ",recompute=full"
+		} else if k > 0 {
+			s += fmt.Sprintf(",recompute=full,recompute-layers=%d", k)
+		}
+		cluster := fmt.Sprintf("dgx-a100:%d,attention=flash,nics=4,nic-gbps=100", gpus/8)
+		if r["gpu"] == "H100" {
+			cluster = fmt.Sprintf("dgx-h100:%d,attention=flash,nics=8,nic-gbps=100", gpus/8)
+		}
+		return SweepRow{Label: r["model"] + " " + r["sharding"] + ", " + r["ac"],
+			Workload: fmt.Sprintf("llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d", layers, mustInt(n, r, "hidden"),
+				mustInt(n, r, "heads"), mustInt(n, r, "kv_heads"), mustInt(n, r, "ffn"), mustInt(n, r, "seq_len"), mustInt(n, r, "vocab"), mbs*gpus),
+			Cluster: cluster, Strategy: s, Measured: mustFloat(n, r, "measured_tgs"), Note: r["sharding"] + " as fsdp=on over every rank (" + r["id"] + ")"}
+	})
+}

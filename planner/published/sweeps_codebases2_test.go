@@ -1,0 +1,55 @@
+package published
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestCodebases2Rows: nanotron's and fms-fsdp's rows as their readings,
+// by hand from runs.csv's columns.
+//
+// nanotron-024 (1.34B on one node: DP 4, PP 2, GAS 16, MBS 4, ZeRO-1):
+// nanotron's get_flops a token at sequence 4,096 is 3 x (16 layers x
+// (QKV 6h^2 = 25,165,824 + attention 4sh = 33,554,432 + out 2h^2 =
+// 8,388,608 + MLP 6h x 8,192 = 100,663,296) + LM head 2h x 131,072 =
+// 536,870,912) = 9,663,676,416; MFU 44.32% of 989.5 TFLOP/s over it is
+// 45,380.9 tokens a second a GPU.
+//
+// fms-fsdp-003 (13b eager on 128 A100s, "Selective AC"): HFU/MFU =
+// 0.59/0.51, p = 3 x (0.59/0.51 - 1) = 0.4706, 0.4706 x 40 blocks = 18.8:
+// 19 blocks recomputed.
+func TestCodebases2Rows(t *testing.T) {
+	nt := nanotronSweeps()
+	if len(nt) != 4 || nt[1].Set != SetNanotronValidation || nt[0].Set != SetNanotron || nt[2].Set != SetNanotron || nt[3].Set != SetNanotron {
+		t.Fatalf("nanotron: %d sweeps, want 1.34B (development), 3.57B (validation), 8.86B and 80B (development)", len(nt))
+	}
+	n := 0
+	for _, s := range nt {
+		n += len(s.Rows)
+	}
+	if n != 26 || len(nt[3].Rows) != 5 {
+		t.Errorf("nanotron: %d rows (80B %d), want 26 (80B 5)", n, len(nt[3].Rows))
+	}
+	r := nt[0].Rows[6]
+	if r.Workload != "llama:layers=16,hidden=2048,heads=32,kv_heads=32,ffn=8192,seq=4096,vocab=131072,batch=256,tied=true" ||
+		r.Cluster != "dgx-h100:1,attention=flash" || r.Strategy != "tp=1,pp=2,dp=4,mbs=4,distopt=on" || math.Abs(r.Measured-45380.9) > 0.05 {
+		t.Errorf("nanotron 1.34B on 1 node: %+v", r)
+	}
+	if r := nt[2].Rows[0]; r.Strategy != "tp=4,pp=1,dp=128,mbs=2,sp=on" || r.Workload[len(r.Workload)-9:] != "batch=256" {
+		t.Errorf("nanotron 8.86B on 64 nodes (ZeRO-0, untied): %+v", r)
+	}
+	fs := fmsSweeps()
+	if len(fs) != 4 || fs[3].Set != SetFMSFSDPValidation || slices.ContainsFunc(fs[:3], func(s Sweep) bool { return s.Set != SetFMSFSDP }) {
+		t.Fatalf("fms-fsdp: %d sweeps, want three development then the compiled H100 column", len(fs))
+	}
+	r = fs[0].Rows[1]
+	if r.Workload != "llama:layers=40,hidden=5120,heads=40,kv_heads=40,ffn=13824,seq=4096,vocab=32000,batch=256" ||
+		r.Cluster != "dgx-a100:16,attention=flash,nics=4,nic-gbps=100" || r.Measured != 1800 ||
+		r.Strategy != "dp=128,mbs=2,fsdp=on,stack=torchtitan-0.2,recompute=full,recompute-layers=19" {
+		t.Errorf("fms-fsdp 13b eager on A100: %+v", r)
+	}
+	if !slices.Contains(CodebaseValidationSets(), SetNanotronValidation) || !slices.Contains(CodebaseValidationSets(), SetFMSFSDPValidation) {
+		t.Error("the new validation sets are not in CodebaseValidationSets")
+	}
+}
