@@ -17,7 +17,7 @@ import (
 //     not adapted (qkv+proj): 2 x 1,024 x 32 = 65,536 a block, 131,072;
 //   - the stage's adapters: qkv 16 x (512 + 1,536), proj 16 x (512 +
 //     512), fc1 16 x (512 + 512), fc2 16 x (256 + 512) = 32,768 + 16,384
-//     + 16,384 + 12,288 = 77,824 a block, 155,648 for the two.
+//   - 16,384 + 12,288 = 77,824 a block, 155,648 for the two.
 func TestLoRAExpertsMemoryByHand(t *testing.T) {
 	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=1024,vocab=1000,batch=8,experts=8,topk=2,expert_ffn=256")
 	for _, c := range []struct {
