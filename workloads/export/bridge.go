@@ -128,6 +128,7 @@ func BridgeOverrides(m transformer.Spec, s plan.Strategy, gpus int) ([]string, e
 		set("model.cross_entropy_fusion_impl", "te")
 	}
 	bridgeFineTune(s, m.Seq, set)
+	bridgeExpertLoRA(s, m.MoE(), set)
 	if err := bridgeRecipe(m, s, set); err != nil {
 		return nil, err
 	}
@@ -362,6 +363,21 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 	}
 	set("model.overlap_moe_expert_parallel_comm", s.EPOverlap)
 	set("model.delay_wgrad_compute", s.EPOverlap)
+}
+
+// bridgeExpertLoRA writes, for LoRA on a model with experts whose
+// linear_fc1 or linear_fc2 is a target, the expert adapters' layout
+// placer prices (planner/plan loramoe.go): share_expert_adapters=true,
+// one adapter for all the local experts of an expert-parallel rank
+// (Megatron-Bridge's default, written so that a recipe or a later
+// default does not change it), and normalize_moe_lora=false (the
+// experts' adapters at the full rank).
+func bridgeExpertLoRA(s plan.Strategy, experts bool, set func(string, any)) {
+	if !s.LoRA() || !experts || !s.Targets().Has(plan.LoRAFC1|plan.LoRAFC2) {
+		return
+	}
+	set("+peft.share_expert_adapters", true)
+	set("+peft.normalize_moe_lora", false)
 }
 
 // bridgeFineTune writes LoRA (appended to the recipe's LoRA object: a
