@@ -49,3 +49,31 @@ func TestSearchLoRAWithExperts(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeLoRARecipesFit: Megatron-Bridge 067f987's two MoE LoRA
+// recipes run on the GPUs their names give, so placer holds them to fit
+// there, as the recipes lay them out: qwen3_30b_a3b_peft_4gpu_h100_bf16_config
+// (recipes/qwen/h100/qwen3_moe.py: TP 4, EP 4, ETP 1, sequence
+// parallelism, 2,048 tokens, micro-batch 1 of 32, dim 8, alpha 16,
+// linear_qkv and linear_proj) on 4 H100s, and
+// gpt_oss_20b_peft_1gpu_h100_bf16_config (recipes/gpt_oss/h100/gpt_oss.py:
+// one GPU, 2,048 tokens, micro-batch 1 of 128, LoRA's defaults there:
+// dim 32, alpha 32, every target) on one.
+func TestBridgeLoRARecipesFit(t *testing.T) {
+	for _, c := range []struct {
+		model    string
+		gpus     int
+		strategy string
+	}{
+		{"qwen3-30b-a3b:seq=2048,batch=32", 4, "tp=4,dp=1,ep=4,etp=1,mbs=1,sp=on,peft=lora,lora-rank=8,lora-alpha=16,lora-targets=qkv+proj"},
+		{"hf:../../graph/transformer/testdata/hf/gpt-oss-20b.json:seq=2048,batch=128", 1, "tp=1,dp=1,mbs=1,peft=lora,lora-rank=32,lora-alpha=32"},
+	} {
+		p, err := plan.PodOf("dgx-h100", c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := evaluated(t, specOf(t, c.model), p, c.strategy); !r.Fits {
+			t.Errorf("%s with %s on %d H100s: does not fit", c.model, c.strategy, c.gpus)
+		}
+	}
+}
