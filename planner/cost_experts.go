@@ -86,11 +86,12 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 // (expertWork): fwd and bwd, the local experts' work with the shared
 // experts'; routed, the forward's routed experts alone; rec, what the
 // forward's selective recomputation runs again of them (moe_act,
-// shared_experts); recv, the token copies the most loaded rank receives;
+// shared_experts); wgrad, bwd's weight-gradient GEMMs (the routed
+// experts' and the shared experts'); recv, the token copies the most loaded rank receives;
 // rows, its expert GEMMs' rows; local, its experts; nl, its tokens.
 type moeWork struct {
-	fwd, bwd, rec, routed phase
-	recv, rows, local, nl float64
+	fwd, bwd, rec, routed, wgrad phase
+	recv, rows, local, nl        float64
 }
 
 // expertWork is moe's experts: the routed experts' grouped GEMMs, their
@@ -163,11 +164,13 @@ func (c *coster) expertWork() moeWork {
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
 		Plus(lowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+	wgrad := tg(fc1w).Plus(tg(fc2w)) // what a frozen base does not run (LoRA: expertLoRA)
 	experts.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	expertsB.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
 		experts = cost.Scale(experts, nexp).Plus(t(groupedGEMM.LoopCat(&c.Shard, rows)))
 		expertsB = cost.Scale(expertsB, nexp)
+		wgrad = cost.Scale(wgrad, nexp)
 		rec = cost.Scale(rec, nexp)
 	}
 	// The families' and mechanisms' kernels at the experts' output (the
@@ -191,8 +194,9 @@ func (c *coster) expertWork() moeWork {
 		}
 		s1b, s2b := c.Back(s1), c.Back(s2)
 		expertsB = expertsB.Plus(t(s1b)).Plus(t(s1b)).Plus(t(sa)).Plus(t(sa)).Plus(t(s2b)).Plus(t(s2b))
+		wgrad = wgrad.Plus(t(s1b)).Plus(t(s2b))
 	}
-	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
+	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, wgrad: wgrad, recv: recv, rows: rows, local: local, nl: nl}
 }
 
 // loadFactor is the copies the most loaded expert-parallel rank

@@ -36,8 +36,12 @@ func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// MoE is the stack's: LoRA is refused with experts (plan.FineTuneFits).
-func (l loraLayers) MoE(b cost.Blocks) (fwd, bwd phase) { return l.stack.MoE(b) }
+// MoE is the stack's MoE block with the base's weight gradients gone
+// and the adapters added (moeLoRA).
+func (l loraLayers) MoE(b cost.Blocks) (fwd, bwd phase) {
+	fwd, bwd = l.stack.MoE(b)
+	return moeLoRA(b, fwd, bwd)
+}
 
 // Embedding is the stack's (its weight gradient left in: above).
 func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.Embedding(b) }
@@ -89,6 +93,42 @@ func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
 	if !pl.LoRA() {
 		return 3 * tokens * (linear + L*scores)
 	}
-	adapters := 2 * L * pl.FineTune.AdapterParams(m, 1)
+	adapters := 2 * pl.FineTune.TokenAdapterParams(m)
 	return tokens * (2*linear + 3*L*scores + 3*adapters)
+}
+
+// expertFineTune is what fine-tuning prices of an MoE block beside a
+// dense block's (mechanisms.LoRA's): the attention's adapters and
+// frozen weight gradients alone, and the experts' adapters over rows
+// rows.
+type expertFineTune interface {
+	AttentionAdapters(s *cost.Shard) (fwd, bwd phase)
+	AttentionFrozenWeightGrads(s *cost.Shard) phase
+	ExpertAdapters(s *cost.Shard, rows float64) (fwd, bwd phase)
+}
+
+// moeLoRA is an MoE block's LoRA (plan/loramoe.go) around the stack's
+// MoE block (fwd, bwd): the attention's two linear layers', the routed
+// experts' grouped and the shared experts' weight gradients gone
+// (expertWork's wgrad) and the router's (frozen, not a target), and the
+// adapters of the attention's targets and of the experts added (their
+// forward again in the backward under full recomputation).
+func moeLoRA(b cost.Blocks, fwd, bwd phase) (phase, phase) {
+	x, ok := fineTune.(expertFineTune)
+	if !ok {
+		return fwd, bwd
+	}
+	s := b.Base()
+	c := coster{Shard: *s}
+	w := c.expertWork()
+	router, _, _, _ := moeGlue(c.M, w.nl)
+	af, ab := x.AttentionAdapters(s)
+	ef, eb := x.ExpertAdapters(s, w.rows)
+	frozen := x.AttentionFrozenWeightGrads(s).Plus(w.wgrad).Plus(c.Run(router))
+	fwd = fwd.Plus(af).Plus(ef)
+	bwd = minus(bwd, frozen).Plus(ab).Plus(eb)
+	if s.Plan.Recompute == plan.FullRecompute {
+		bwd = bwd.Plus(af).Plus(ef)
+	}
+	return fwd, bwd
 }

@@ -154,12 +154,12 @@ func TestPackedAttention(t *testing.T) {
 	}
 }
 
-// TestFineTuneRefused: LoRA with experts or latent attention, a rank
+// TestFineTuneRefused: LoRA with experts off Megatron-Core, a rank
 // not under the width, a sample longer than the sequence: one line each.
 func TestFineTuneRefused(t *testing.T) {
 	p, _ := plan.PodOf("dgx-h100", 1)
 	for _, c := range []struct{ model, strategy, err string }{
-		{"qwen3-30b-a3b:seq=4096,batch=64", "peft=lora,ep=8", "peft=lora with experts"},
+		{"qwen3-30b-a3b:seq=4096,batch=64", "peft=lora,ep=8,stack=torchtitan-0.2", "peft=lora with experts on torchtitan"},
 		{"gpt:layers=2,hidden=64,heads=4,seq=512,vocab=1024,batch=8", "peft=lora,lora-rank=64", "lora-rank=64: not under"},
 		{"gpt:layers=2,hidden=64,heads=4,seq=512,vocab=1024,batch=8", "pack-len=1024", "longer than the packed sequence"},
 	} {

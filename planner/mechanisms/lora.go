@@ -77,13 +77,20 @@ func (c lora) loraWidths() (in, out [4]float64, column [4]bool) {
 // micro-batch on one GPU: the column-parallel layers' with their
 // input's gather under sequence parallelism, the row-parallel layers'
 // alone.
-func (c lora) frozenWeightGrads() cost.Phase {
+func (c lora) frozenWeightGrads() cost.Phase { return c.frozenWeightGradsOf(plan.LoRAAll) }
+
+// frozenWeightGradsOf is frozenWeightGrads of the linear layers in set
+// (of the four, in plan.LoRATargets' order).
+func (c lora) frozenWeightGradsOf(set plan.LoRATargets) cost.Phase {
 	n := c.Tokens
 	act := n * float64(c.M.Hidden) * cost.BF16
 	in, out, column := c.loraWidths()
 	before, _, _, _ := c.TPKinds()
 	var p cost.Phase
 	for i := range in {
+		if !set.Has(plan.LoRATargets(1) << i) {
+			continue
+		}
 		g := c.Back(c.LGEMM(2*n*in[i]*out[i], n*in[i]*cost.BF16+in[i]*out[i]*cost.BF16, n*out[i]*cost.BF16))
 		if column[i] {
 			p = p.Plus(c.Pair(g, before, act)).Plus(c.frozenDgradRS(g, act))
@@ -133,14 +140,17 @@ func (c lora) outputWeightGrad() cost.Kernel {
 // loraAdapters is the adapters of a dense block's targeted linear
 // layers for one micro-batch on one GPU, forward and backward (their
 // layout under tensor parallelism above).
-func (c lora) loraAdapters() (fwd, bwd cost.Phase) {
+func (c lora) loraAdapters() (fwd, bwd cost.Phase) { return c.loraAdaptersOf(plan.LoRAAll) }
+
+// loraAdaptersOf is loraAdapters of the targeted layers in set.
+func (c lora) loraAdaptersOf(set plan.LoRATargets) (fwd, bwd cost.Phase) {
 	n, r := c.Tokens, float64(c.Plan.LoRARank)
 	// A's input and B's output are the layer's own per-GPU widths
 	// (loraWidths): a column-parallel layer's whole input and output
 	// shard, a row-parallel layer's input shard and whole output.
 	in, out, _ := c.loraWidths()
 	for i := range in {
-		if !c.Plan.Targets().Has(plan.LoRATargets(1) << i) {
+		if !(c.Plan.Targets() & set).Has(plan.LoRATargets(1) << i) {
 			continue
 		}
 		a := c.GEMM(2*n*in[i]*r, n*in[i]*cost.BF16+in[i]*r*cost.BF16, n*r*cost.BF16)

@@ -38,7 +38,41 @@ func (c *counter) loraMemory(s int, st *Stage, sm stageMem) stageMem {
 		sm.grads /= float64(pl.DP * pl.CP)
 	}
 	if pl.Recompute != plan.FullRecompute {
-		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()
+		sm.acts += inflight(pl, s) * c.stageLoRAActivations(s, st)
 	}
 	return sm
+}
+
+// stageLoRAActivations is what stage s's blocks' adapters keep for one
+// micro-batch on one GPU, bytes: loraActivations a dense block, and on
+// an MoE block the attention's adapters' (tokens x r each) and the
+// routed experts' shared adapters' (an r-wide row for each row their
+// grouped GEMMs run on: the tokens the rank receives, gathered over
+// the expert-tensor group) and the shared experts' (tokens x r each).
+func (c *counter) stageLoRAActivations(s int, st *Stage) float64 {
+	l := float64(c.pl.Stages[s])
+	if !c.m.MoE() {
+		return l * c.loraActivations()
+	}
+	pl := &c.pl
+	r := float64(pl.LoRARank)
+	var attn, fcs float64
+	for _, t := range []plan.LoRATargets{plan.LoRAQKV, plan.LoRAProj} {
+		if pl.Targets().Has(t) {
+			attn++
+		}
+	}
+	for _, t := range []plan.LoRATargets{plan.LoRAFC1, plan.LoRAFC2} {
+		if pl.Targets().Has(t) {
+			fcs++
+		}
+	}
+	rows := c.tokens / float64(pl.TP) * float64(c.m.TopK) * pl.LoadFactor() * float64(pl.ETP)
+	shared := 0.0
+	if c.m.SharedExperts > 0 {
+		shared = c.tokens
+	}
+	moe := (attn*c.tokens + fcs*(rows+shared)) * r * bf16
+	dense := float64(st.Dense)
+	return dense*c.loraActivations() + (l-dense)*moe
 }

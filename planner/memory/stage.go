@@ -104,7 +104,7 @@ func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64) Stage {
 		st.Experts, st.Layers = experts, layers
 	}
 	if pl.LoRA() {
-		st.Adapters = float64(pl.Stages[s]) * pl.FineTune.AdapterParams(m, pl.TPs[s])
+		st.Adapters = pl.FineTune.StageAdapterParams(m, pl.Stages[s], st.Dense, pl.TPs[s], pl.ETP)
 	}
 	return st
 }

@@ -69,7 +69,8 @@ func TestWrittenCheck(t *testing.T) {
 		{"moe", "ep=8", pod, ""},
 		// LoRA where it is not modelled: the line eval gives, so that
 		// search says it rather than that no plan fits.
-		{"moe", "peft=lora", pod, "strategy peft=lora,lora-rank=16: peft=lora with experts: LoRA's costs are modelled for dense blocks only"},
+		{"moe", "peft=lora,stack=torchtitan-0.2", pod, "strategy peft=lora,lora-rank=16,stack=torchtitan-0.2: peft=lora with experts on torchtitan: LoRA over experts is modelled on Megatron-Core's layers (Megatron-Bridge's PEFT) only"},
+		{"moe", "peft=lora", pod, ""},
 		{"dense", "peft=lora,lora-rank=4096", pod, "lora-rank=4096: not under the model's hidden size 4096"},
 		{"dense", "peft=lora", pod, ""},
 	}

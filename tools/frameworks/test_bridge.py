@@ -30,6 +30,8 @@ HF = os.path.join(ROOT, "graph", "transformer", "testdata", "hf")
 LLAMA = "hf:" + os.path.join(HF, "llama3-8b.json") + ":seq=8192,batch=256"
 MIXTRAL = "hf:" + os.path.join(HF, "mixtral-8x7b.json") + ":seq=4096,batch=256"
 QWEN3 = "hf:" + os.path.join(HF, "qwen3-8b.json") + ":seq=4096,batch=128"
+QWEN3_MOE = "hf:" + os.path.join(HF, "qwen3-30b-a3b.json") + ":seq=2048,batch=32"
+GPT_OSS_20B = "hf:" + os.path.join(HF, "gpt-oss-20b.json") + ":seq=2048,batch=128"
 
 # name -> (workload, GPUs, strategy, what Bridge must hold: dotted field
 # -> value, read from the config after the overrides).
@@ -73,6 +75,15 @@ PLANS = {
     "cpu offload": (LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,offload-layers=2,distopt=on",
                     {"model.cpu_offloading": True, "model.cpu_offloading_num_layers": 2}),
     "graph pool": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=2,cuda-graphs=dense,graph-pool=layers,distopt=on", {"model.cuda_graph_impl": "transformer_engine"}),
+    # LoRA on experts: Qwen3-30B-A3B's recipe (the experts frozen, not
+    # adapted) and GPT-OSS 20B's (Bridge's default targets: the experts'
+    # shared adapters, the layout placer prices, written explicitly).
+    "lora, experts frozen": (QWEN3_MOE, 8, "tp=4,pp=1,dp=2,ep=4,etp=1,mbs=1,sp=on,peft=lora,lora-rank=8,lora-alpha=16,lora-targets=qkv+proj,distopt=on",
+                             {"peft.dim": 8, "peft.alpha": 16, "peft.target_modules": ["linear_qkv", "linear_proj"],
+                              "model.expert_model_parallel_size": 4, "peft.share_expert_adapters": True}),
+    "lora, experts adapted": (GPT_OSS_20B, 8, "tp=1,pp=1,dp=8,ep=8,mbs=1,peft=lora,distopt=on",
+                              {"peft.dim": 16, "peft.target_modules": ["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"],
+                               "peft.share_expert_adapters": True, "peft.normalize_moe_lora": False, "model.num_moe_experts": 32}),
     "lora dropout": (LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,peft=lora,lora-rank=8,lora-dropout=0.1,distopt=on", {"peft.dropout": 0.1, "peft.dropout_position": "pre"}),
     "full fine-tuning, packed": (QWEN3, 16, "tp=2,pp=2,dp=4,mbs=1,pack=on,pack-len=512,distopt=on", {"dataset.packed_sequence_specs.packed_sequence_size": 4096, "peft": None}),
 }

@@ -127,7 +127,7 @@ func BridgeOverrides(m transformer.Spec, s plan.Strategy, gpus int) ([]string, e
 	if fused {
 		set("model.cross_entropy_fusion_impl", "te")
 	}
-	bridgeFineTune(s, m.Seq, set)
+	bridgeFineTune(s, m.Seq, m.MoE(), set)
 	if err := bridgeRecipe(m, s, set); err != nil {
 		return nil, err
 	}
@@ -364,22 +364,22 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 	set("model.delay_wgrad_compute", s.EPOverlap)
 }
 
-// bridgeFineTune writes LoRA (appended to the recipe's LoRA object: a
-// *_peft_config recipe, or run_recipe.py --peft_scheme lora) and packing
-// (a fine-tuning recipe's dataset: its packed sequences of the model's
-// length; the mix, pack-len, is the data's own, which no key sets). A
-// LoRA plan without packing clears the specs its recipe packs by
-// default (recipes/common.py's _peft_common packs SQuAD).
-func bridgeFineTune(s plan.Strategy, seq int, set func(string, any)) {
+// bridgeFineTune writes LoRA (appended to a *_peft_config recipe's LoRA object, or run_recipe.py's
+// --peft_scheme lora; experts adapted as priced: one adapter an EP rank, the full rank, plan/loramoe.go)
+// and packing (a fine-tuning recipe's dataset: its packed sequences of the model's length; the mix,
+// pack-len, is the data's own, which no key sets). A LoRA plan without packing clears the specs its
+// recipe packs by default (recipes/common.py's _peft_common packs SQuAD).
+func bridgeFineTune(s plan.Strategy, seq int, experts bool, set func(string, any)) {
 	if s.LoRA() {
 		set("+peft.dim", s.LoRARank)
 		set("+peft.alpha", s.Alpha())
 		set("+peft.target_modules", s.Targets().Names())
-		if s.LoRADropout > 0 {
-			// lora-dropout: LoRA.dropout, at its default
-			// dropout_position "pre" (on the adapter's input, as
-			// placer costs it).
+		if s.LoRADropout > 0 { // LoRA.dropout at its default dropout_position "pre" (the input's, as costed)
 			set("+peft.dropout", s.LoRADropout)
+		}
+		if experts && s.Targets().Has(plan.LoRAFC1|plan.LoRAFC2) {
+			set("+peft.share_expert_adapters", true)
+			set("+peft.normalize_moe_lora", false)
 		}
 	}
 	switch {
