@@ -44,7 +44,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 			return rep, err
 		}
 		br := benchRow(r)
-		pt := parts[bench.PartOf(r.Round, r.Benchmark)]
+		pt := parts[bench.PartOf(r.Round, r.Benchmark, r.GPU)]
 		pt.MLPerf.Submissions++
 		switch {
 		case !r.Measured():
@@ -165,7 +165,7 @@ func stated() (report.BenchStated, error) {
 // benchRow reads and predicts one MLPerf row (a refusal is the row's
 // answer, not an error of the report).
 func benchRow(r bench.Row) report.BenchRow {
-	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
+	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark, r.GPU), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
 		StepMethod: r.StepMethod, Config: r.Config, GPUMemGiB: r.GPUMemGiB}
 	if !r.Measured() {
 		br.Refused = "no step time: the result files are absent from the mirror"

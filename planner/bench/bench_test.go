@@ -12,13 +12,14 @@ import (
 )
 
 func TestPartOf(t *testing.T) {
-	for _, c := range []struct{ round, benchmark, want string }{
-		{"v3.0", "gpt3", Development}, {"v3.1", "bert", Development}, {"v4.0", "llama2_70b_lora", Development},
-		{"v4.1", "gpt3", Validation}, {"v4.1", "bert", Validation},
-		{"v5.0", "llama31_405b", Validation}, {"v5.0", "bert", Development}, {"v5.0", "llama2_70b_lora", Development},
+	for _, c := range []struct{ round, benchmark, gpu, want string }{
+		{"v3.0", "gpt3", "H100", Development}, {"v3.1", "bert", "A100", Development}, {"v4.0", "llama2_70b_lora", "H100", Development},
+		{"v4.1", "gpt3", "H100", Validation}, {"v4.1", "bert", "H100", Validation},
+		{"v5.0", "llama31_405b", "GB200", Validation}, {"v5.0", "bert", "B200", Development}, {"v5.0", "llama2_70b_lora", "B200", Development},
+		{"v5.0", "llama2_70b_lora", "MI300X", Development}, {"v5.0", "llama2_70b_lora", "MI325X", Validation},
 	} {
-		if got := PartOf(c.round, c.benchmark); got != c.want {
-			t.Errorf("PartOf(%s, %s) = %s, want %s", c.round, c.benchmark, got, c.want)
+		if got := PartOf(c.round, c.benchmark, c.gpu); got != c.want {
+			t.Errorf("PartOf(%s, %s, %s) = %s, want %s", c.round, c.benchmark, c.gpu, got, c.want)
 		}
 	}
 	if SweepPart("torchao-float8-h100-2025-03") != Validation || SweepPart("megatron-bridge") != Development || SweepPart("torchtitan-h100-2024-12") != Development {
@@ -349,7 +350,7 @@ func TestBenchRunsFit(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		part := PartOf(r.Round, r.Benchmark)
+		part := PartOf(r.Round, r.Benchmark, r.GPU)
 		checked[part]++
 		if !res.Fits {
 			over[part]++

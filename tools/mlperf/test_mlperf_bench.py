@@ -226,6 +226,9 @@ class ShellAndYamlTest(unittest.TestCase):
         for r in ("v3.0", "v3.1", "v4.0"):
             self.assertEqual(mb.part_of(r), "development")
         self.assertEqual(mb.part_of("v5.0", "llama31_405b"), "validation")
+        self.assertEqual(mb.part_of("v5.0", "llama2_70b_lora", "MI325X"), "validation")
+        self.assertEqual(mb.part_of("v5.0", "llama2_70b_lora", "MI300X"), "development")
+        self.assertEqual(mb.part_of("v4.0", "llama2_70b_lora", "MI325X"), "development")
         for b in ("bert", "llama2_70b_lora"):
             self.assertEqual(mb.part_of("v5.0", b), "development")
 
