@@ -76,6 +76,25 @@ type BenchMLPerf struct {
 	Over         int               `json:"ran_but_told_over"`
 	Sweeps       []BenchSweep      `json:"sweeps,omitempty"`
 	SweepSummary BenchSweepSummary `json:"sweep_summary"`
+	// Sets are the part's rows by the set its rule names (bench.SetOf:
+	// "v4.1", "v5.0 llama31_405b", "v5.0 MI325X", ...), in aggregate,
+	// printed for both parts.
+	Sets []BenchMLPerfSet `json:"sets,omitempty"`
+}
+
+// BenchMLPerfSet is one set of a part's MLPerf rows in aggregate: rows,
+// those predicted, the mean, median and largest |error|, the rows
+// within 10% and 15%, and those that ran but are told over memory.
+type BenchMLPerfSet struct {
+	Set            string  `json:"set"`
+	Submissions    int     `json:"submissions"`
+	Predicted      int     `json:"predicted"`
+	MeanAbsError   float64 `json:"mean_abs_error"`
+	MedianAbsError float64 `json:"median_abs_error"`
+	MaxAbsError    float64 `json:"max_abs_error"`
+	Within10       int     `json:"within_10pct"`
+	Within15       int     `json:"within_15pct"`
+	Over           int     `json:"ran_but_told_over"`
 }
 
 // BenchReason is one reason placer cannot write a row, and how many rows.
@@ -178,6 +197,9 @@ func WriteBench(w io.Writer, b Bench) error {
 	}
 	fmt.Fprintln(w, "MLPerf Training submissions (step s):")
 	if err := Table(w, head, rows); err != nil {
+		return err
+	}
+	if err := writeMLPerfSets(w, b); err != nil {
 		return err
 	}
 	head = []string{"part", "sweeps", "rows", "refused", "mean |err|", "max |err|", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}
@@ -377,4 +399,20 @@ func rho(r *float64) string {
 		return "n/a (<3 rows)"
 	}
 	return strings.TrimRight(fmt.Sprintf("%.2f", *r), " ")
+}
+
+// writeMLPerfSets writes each part's MLPerf rows by set, in aggregate.
+func writeMLPerfSets(w io.Writer, b Bench) error {
+	var rows [][]string
+	for _, p := range []BenchPart{b.Development, b.Validation} {
+		for _, s := range p.MLPerf.Sets {
+			rows = append(rows, []string{p.Name, s.Set, fmt.Sprint(s.Submissions), fmt.Sprint(s.Predicted), Percent(s.MeanAbsError), Percent(s.MedianAbsError),
+				Percent(s.MaxAbsError), fmt.Sprint(s.Within10), fmt.Sprint(s.Within15), fmt.Sprint(s.Over)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nMLPerf submissions by set (aggregates):")
+	return Table(w, []string{"part", "set", "subm.", "predicted", "mean |err|", "median |err|", "max |err|", "within 10%", "within 15%", "ran, told over"}, rows)
 }

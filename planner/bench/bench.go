@@ -52,6 +52,24 @@ func PartOf(round, benchmark, gpu string) string {
 	return Development
 }
 
+// SetOf is the set of its part an MLPerf row of round, benchmark and gpu
+// is in, the unit the part's rule names: "v4.1", "v5.0 llama31_405b" and
+// "v5.0 MI325X" in the validation part; "v5.0 MI300X", "v5.0" (its
+// NVIDIA-GPU BERT and LoRA rows) and "v3.0-v4.0" in the development part.
+func SetOf(round, benchmark, gpu string) string {
+	switch {
+	case round == ValidationRound:
+		return round
+	case round == ValidationRound50 && benchmark == ValidationBenchmark50:
+		return round + " " + benchmark
+	case round == ValidationRound50 && amdGPUs[gpu]:
+		return round + " " + gpu
+	case round == ValidationRound50:
+		return round
+	}
+	return "v3.0-v4.0"
+}
+
 // SweepPart is the part a published sweep of source set is in: the
 // validation part for ValidationSet and the code bases' validation sets
 // (published.CodebaseValidationSets: each code base's own, chosen before

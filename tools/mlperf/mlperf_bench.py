@@ -197,6 +197,8 @@ def step_time(events, benchmark, gbs, seq):
       logged (NeMo's tracked_stats "train_step_timing" / "train_step_timing in s");
     - throughput: the median of the samples/s logged at each block's end
       (NeMo's LoRA tracked_stats "throughput"), as global batch / throughput;
+    - train_step_time: the median of the per-step times NVIDIA's v5.0
+      llama31_405b callbacks log (tracked_stats "train_step_time");
     - train_loss_timestamps: the median over consecutive train_loss records
       of their time apart over the steps between them (samples_count / gbs);
     - block_timestamps: the median over training blocks after the first of
@@ -224,6 +226,16 @@ def step_time(events, benchmark, gbs, seq):
             thr.append(float(v["throughput"]))
     if thr and gbs:
         return gbs / statistics.median(thr), "throughput", len(thr)
+    # NVIDIA's v5.0 llama31_405b custom_callbacks.py _log_throughputs:
+    # each logged step's "train_step_time" (NeMo's timer, seconds). Its
+    # tyche_ngpu256/512 GB200 logs hold no throughput and one block_stop
+    # for five block_starts (the blocks' stops are eval_stops), which the
+    # block method below would pair with the last block_start alone.
+    st = [float(ev["value"]["train_step_time"]) for ev in events
+          if ev.get("key") == "tracked_stats" and isinstance(ev.get("value"), dict)
+          and isinstance(ev["value"].get("train_step_time"), (int, float)) and ev["value"]["train_step_time"] > 0]
+    if st:
+        return statistics.median(st), "train_step_time", len(st)
     if not gbs:
         return None, "no global_batch_size", 0
     losses = [(ev["time_ms"], (ev.get("metadata") or {}).get("samples_count")) for ev in events
