@@ -77,8 +77,8 @@ func TestParseErrors(t *testing.T) {
 		{"id,round\n", `no column "benchmark"`},
 		{head + "a,v4.0,development,gpt3,H100,eight,1.0\n", `runs.csv line 2: gpus "eight" is not a whole number`},
 		{head + "a,v4.0,development,gpt3,H100,8,fast\n", `runs.csv line 2: step_s "fast" is not a number`},
-		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1's gpt3 in the validation part"},
-		{head + "a,v5.0,development,llama31_405b,GB200,512,1.0\n", "a is in the development part, the rule puts round v5.0's llama31_405b in the validation part"},
+		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1's gpt3 on H100 in the validation part"},
+		{head + "a,v5.0,development,llama31_405b,GB200,512,1.0\n", "a is in the development part, the rule puts round v5.0's llama31_405b on GB200 in the validation part"},
 	} {
 		_, err := Parse(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
