@@ -336,7 +336,11 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		rows = append(rows, []string{wc.Way, fmt.Sprintf("+%.0f%%", 100*wc.Widening), fmt.Sprintf("%d of %d (%.1f%%)", wc.Within, wc.Rows, share),
 			fmt.Sprintf("%d of %d", len(wc.Families)-short, len(wc.Families)), strings.Join(fams, ", ")})
 	}
-	return Table(w, []string{"way", "widening", "within", "families >= 80%", "each family: within / rows"}, rows)
+	if err := Table(w, []string{"way", "own widening", "within", "families >= 80%", "each family: within / rows"}, rows); err != nil {
+		return err
+	}
+	para(w, "", "a plan outside the bench on any way is widened by the largest own widening of all the ways; each family above is judged with that largest measured on the other families' rows alone")
+	return nil
 }
 
 // coverageLine is "176 of 204 rows within their stated error (86.3%);
