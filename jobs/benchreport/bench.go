@@ -39,14 +39,14 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 	}
 	parts := map[string]*report.BenchPart{bench.Development: {Name: bench.Development}, bench.Validation: {Name: bench.Validation}}
 	sweeps := map[string][]report.BenchRow{}
-	sets := newSetTally()
+	sets := bench.NewSetTally()
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		br := benchRow(r)
 		pt := parts[bench.PartOf(r.Round, r.Benchmark, r.GPU)]
-		sets.add(pt.Name, bench.SetOf(r.Round, r.Benchmark, r.GPU), br)
+		sets.Add(pt.Name, bench.SetOf(r.Round, r.Benchmark, r.GPU), br.Refused == "" && br.Predicted > 0, br.Error, br.Fits)
 		pt.MLPerf.Submissions++
 		switch {
 		case !r.Measured():
@@ -117,7 +117,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 		parts[x.part].Published.Sets = publishedSets(x.sweeps, sr)
 	}
 	for _, pt := range parts {
-		pt.MLPerf.Sets = sets.of(pt.Name)
+		pt.MLPerf.Sets = sets.Of(pt.Name)
 		if pt.MLPerf.Predicted > 0 {
 			pt.MLPerf.MeanAbsError /= float64(pt.MLPerf.Predicted)
 		}
