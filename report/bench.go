@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/placer/placer/planner/bench"
 	"github.com/placer/placer/planner/bench/calibration"
 )
 
@@ -63,19 +64,20 @@ type BenchPart struct {
 // reason), and over those it predicts: the mean and largest |error| of
 // the step, how many it predicts slower than measured, how many of these
 // runs that ran it tells over memory, and the order within each sweep
-// (one round, one benchmark, one GPU).
+// (one round, one benchmark, one GPU); Sets, the same by bench.SetOf.
 type BenchMLPerf struct {
-	Submissions  int               `json:"submissions"`
-	Unmeasured   int               `json:"unmeasured"`
-	Refused      int               `json:"refused"`
-	Reasons      []BenchReason     `json:"refused_reasons,omitempty"`
-	Predicted    int               `json:"predicted"`
-	MeanAbsError float64           `json:"mean_abs_error"`
-	MaxAbsError  float64           `json:"max_abs_error"`
-	Slow         int               `json:"predicted_slower"`
-	Over         int               `json:"ran_but_told_over"`
-	Sweeps       []BenchSweep      `json:"sweeps,omitempty"`
-	SweepSummary BenchSweepSummary `json:"sweep_summary"`
+	Submissions  int                `json:"submissions"`
+	Unmeasured   int                `json:"unmeasured"`
+	Refused      int                `json:"refused"`
+	Reasons      []BenchReason      `json:"refused_reasons,omitempty"`
+	Predicted    int                `json:"predicted"`
+	MeanAbsError float64            `json:"mean_abs_error"`
+	MaxAbsError  float64            `json:"max_abs_error"`
+	Slow         int                `json:"predicted_slower"`
+	Over         int                `json:"ran_but_told_over"`
+	Sweeps       []BenchSweep       `json:"sweeps,omitempty"`
+	SweepSummary BenchSweepSummary  `json:"sweep_summary"`
+	Sets         []bench.SetFigures `json:"sets,omitempty"`
 }
 
 // BenchReason is one reason placer cannot write a row, and how many rows.
@@ -180,8 +182,7 @@ func WriteBench(w io.Writer, b Bench) error {
 	if err := Table(w, head, rows); err != nil {
 		return err
 	}
-	head = []string{"part", "sweeps", "rows", "refused", "mean |err|", "max |err|", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}
-	rows = nil
+	head, rows = []string{"part", "sweeps", "rows", "refused", "mean |err|", "max |err|", "ran, told over", "sweeps >=3", "Spearman mean/min", ">=0.8"}, nil
 	for _, p := range []BenchPart{b.Development, b.Validation} {
 		s := p.Published
 		rows = append(rows, []string{p.Name, fmt.Sprint(s.Sweeps), fmt.Sprint(s.Rows), fmt.Sprint(s.Refused), Percent(s.MeanAbsError), Percent(s.MaxAbsError),
@@ -191,8 +192,7 @@ func WriteBench(w io.Writer, b Bench) error {
 	if err := Table(w, head, rows); err != nil {
 		return err
 	}
-	head = []string{"part", "source set", "sweeps", "rows", "refused", "mean |err|", "max |err|", "sweeps >=3", "Spearman mean/min", ">=0.8"}
-	rows = nil
+	head, rows = []string{"part", "source set", "sweeps", "rows", "refused", "mean |err|", "max |err|", "sweeps >=3", "Spearman mean/min", ">=0.8"}, nil
 	for _, p := range []BenchPart{b.Development, b.Validation} {
 		for _, s := range p.Published.Sets {
 			rows = append(rows, []string{p.Name, s.Set, fmt.Sprint(s.Sweeps), fmt.Sprint(s.Rows), fmt.Sprint(s.Refused), Percent(s.MeanAbsError), Percent(s.MaxAbsError),
@@ -296,7 +296,7 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	para(w, "", "leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the error measured on the other families left out; a plan whose fact no development row shares is widened by its way's widening:")
+	para(w, "", "leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the largest widening of any way measured on the other families' rows alone; a plan whose fact no development row shares is widened by the largest of the ways' own widenings:")
 	var rows [][]string
 	for _, wc := range ways {
 		var fams []string
@@ -314,7 +314,7 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		rows = append(rows, []string{wc.Way, fmt.Sprintf("+%.0f%%", 100*wc.Widening), fmt.Sprintf("%d of %d (%.1f%%)", wc.Within, wc.Rows, share),
 			fmt.Sprintf("%d of %d", len(wc.Families)-short, len(wc.Families)), strings.Join(fams, ", ")})
 	}
-	return Table(w, []string{"way", "widening", "within", "families >= 80%", "each family: within / rows"}, rows)
+	return Table(w, []string{"way", "own widening", "within", "families >= 80%", "each family: within / rows"}, rows)
 }
 
 // coverageLine is "176 of 204 rows within their stated error (86.3%);

@@ -39,12 +39,14 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 	}
 	parts := map[string]*report.BenchPart{bench.Development: {Name: bench.Development}, bench.Validation: {Name: bench.Validation}}
 	sweeps := map[string][]report.BenchRow{}
+	sets := bench.NewSetTally()
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		br := benchRow(r)
-		pt := parts[bench.PartOf(r.Round, r.Benchmark)]
+		pt := parts[bench.PartOf(r.Round, r.Benchmark, r.GPU)]
+		sets.Add(pt.Name, bench.SetOf(r.Round, r.Benchmark, r.GPU), br.Refused == "" && br.Predicted > 0, br.Error, br.Fits)
 		pt.MLPerf.Submissions++
 		switch {
 		case !r.Measured():
@@ -115,6 +117,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 		parts[x.part].Published.Sets = publishedSets(x.sweeps, sr)
 	}
 	for _, pt := range parts {
+		pt.MLPerf.Sets = sets.Of(pt.Name)
 		if pt.MLPerf.Predicted > 0 {
 			pt.MLPerf.MeanAbsError /= float64(pt.MLPerf.Predicted)
 		}
@@ -165,7 +168,7 @@ func stated() (report.BenchStated, error) {
 // benchRow reads and predicts one MLPerf row (a refusal is the row's
 // answer, not an error of the report).
 func benchRow(r bench.Row) report.BenchRow {
-	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
+	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark, r.GPU), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
 		StepMethod: r.StepMethod, Config: r.Config, GPUMemGiB: r.GPUMemGiB}
 	if !r.Measured() {
 		br.Refused = "no step time: the result files are absent from the mirror"

@@ -35,14 +35,39 @@ const (
 	ValidationBenchmark50 = "llama31_405b"
 )
 
-// PartOf is the part an MLPerf row of round and benchmark is in: the
-// validation part for ValidationRound and for v5.0's
-// ValidationBenchmark50, the development part for every other row.
-func PartOf(round, benchmark string) string {
-	if round == ValidationRound || (round == ValidationRound50 && benchmark == ValidationBenchmark50) {
+// ValidationGPU50 is the GPU of round v5.0's AMD Instinct rows in the
+// validation part (chosen on 2026-11-29 before any AMD row was read into
+// the bench or predicted: the MI325X rows of every submitter; the MI300X
+// rows are development rows).
+const ValidationGPU50 = "MI325X"
+
+// PartOf is the part an MLPerf row of round, benchmark and gpu (runs.csv's
+// gpu) is in: the validation part for ValidationRound, for v5.0's
+// ValidationBenchmark50 and for v5.0's ValidationGPU50 rows, the
+// development part for every other row.
+func PartOf(round, benchmark, gpu string) string {
+	if round == ValidationRound || (round == ValidationRound50 && (benchmark == ValidationBenchmark50 || gpu == ValidationGPU50)) {
 		return Validation
 	}
 	return Development
+}
+
+// SetOf is the set of its part an MLPerf row of round, benchmark and gpu
+// is in, the unit the part's rule names: "v4.1", "v5.0 llama31_405b" and
+// "v5.0 MI325X" in the validation part; "v5.0 MI300X", "v5.0" (its
+// NVIDIA-GPU BERT and LoRA rows) and "v3.0-v4.0" in the development part.
+func SetOf(round, benchmark, gpu string) string {
+	switch {
+	case round == ValidationRound:
+		return round
+	case round == ValidationRound50 && benchmark == ValidationBenchmark50:
+		return round + " " + benchmark
+	case round == ValidationRound50 && amdGPUs[gpu]:
+		return round + " " + gpu
+	case round == ValidationRound50:
+		return round
+	}
+	return "v3.0-v4.0"
 }
 
 // SweepPart is the part a published sweep of source set is in: the
@@ -234,8 +259,8 @@ func Parse(in io.Reader) ([]Row, error) {
 		if bad != nil {
 			return nil, bad
 		}
-		if r.Part != "" && r.Part != PartOf(r.Round, r.Benchmark) {
-			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s's %s in the %s part", line, r.ID, r.Part, r.Round, r.Benchmark, PartOf(r.Round, r.Benchmark))
+		if want := PartOf(r.Round, r.Benchmark, r.GPU); r.Part != "" && r.Part != want {
+			return nil, fmt.Errorf("runs.csv line %d: %s is in the %s part, the rule puts round %s's %s on %s in the %s part", line, r.ID, r.Part, r.Round, r.Benchmark, r.GPU, want)
 		}
 		rows = append(rows, r)
 	}
@@ -309,6 +334,9 @@ func Read(r Row) (Reading, error) {
 	}
 	if err := readWorkload(r, &rd); err != nil {
 		return rd, err
+	}
+	if amdGPUs[r.GPU] {
+		rd.Assumed = append(rd.Assumed, amdAssumed) // pods.go
 	}
 	rd.Cluster = fmt.Sprintf("%s:%d%s%s", preset, clusterNodes(r, preset), perNode, attentionOption(r, &rd))
 	var k []string
@@ -411,6 +439,15 @@ func fp8Keys(r Row, rd *Reading) []string {
 func graphKeys(r Row, rd *Reading) []string {
 	var k []string
 	add := func(format string, a ...any) { k = append(k, fmt.Sprintf(format, a...)) }
+	if r.CUDAGraphMode == "full_iteration" {
+		// A whole training step captured in one CUDA graph (NVIDIA's
+		// v5.0 llama31_405b GB200 configs: FULL_CUDA_GRAPH=True, its
+		// custom_callbacks.py capturing training_step): every layer
+		// replayed, the host's launches of the step hidden.
+		add("graphs=full")
+		rd.Assumed = append(rd.Assumed, "the whole training step captured in one CUDA graph (FULL_CUDA_GRAPH=True) as graphs=full: every layer replayed from a graph; its memory pool not counted")
+		return k
+	}
 	switch r.CUDAGraph {
 	case "1":
 		// Per-layer graphs as NVIDIA's v4.0 GPT-3 code captures them

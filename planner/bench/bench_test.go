@@ -12,13 +12,22 @@ import (
 )
 
 func TestPartOf(t *testing.T) {
-	for _, c := range []struct{ round, benchmark, want string }{
-		{"v3.0", "gpt3", Development}, {"v3.1", "bert", Development}, {"v4.0", "llama2_70b_lora", Development},
-		{"v4.1", "gpt3", Validation}, {"v4.1", "bert", Validation},
-		{"v5.0", "llama31_405b", Validation}, {"v5.0", "bert", Development}, {"v5.0", "llama2_70b_lora", Development},
+	for _, c := range []struct{ round, benchmark, gpu, want string }{
+		{"v3.0", "gpt3", "H100", Development}, {"v3.1", "bert", "A100", Development}, {"v4.0", "llama2_70b_lora", "H100", Development},
+		{"v4.1", "gpt3", "H100", Validation}, {"v4.1", "bert", "H100", Validation},
+		{"v5.0", "llama31_405b", "GB200", Validation}, {"v5.0", "bert", "B200", Development}, {"v5.0", "llama2_70b_lora", "B200", Development},
+		{"v5.0", "llama2_70b_lora", "MI300X", Development}, {"v5.0", "llama2_70b_lora", "MI325X", Validation},
 	} {
-		if got := PartOf(c.round, c.benchmark); got != c.want {
-			t.Errorf("PartOf(%s, %s) = %s, want %s", c.round, c.benchmark, got, c.want)
+		if got := PartOf(c.round, c.benchmark, c.gpu); got != c.want {
+			t.Errorf("PartOf(%s, %s, %s) = %s, want %s", c.round, c.benchmark, c.gpu, got, c.want)
+		}
+	}
+	for _, c := range []struct{ round, benchmark, gpu, want string }{
+		{"v3.1", "gpt3", "H100", "v3.0-v4.0"}, {"v4.1", "bert", "B200", "v4.1"}, {"v5.0", "llama31_405b", "H100", "v5.0 llama31_405b"},
+		{"v5.0", "llama2_70b_lora", "MI325X", "v5.0 MI325X"}, {"v5.0", "llama2_70b_lora", "MI300X", "v5.0 MI300X"}, {"v5.0", "bert", "B200", "v5.0"},
+	} {
+		if got := SetOf(c.round, c.benchmark, c.gpu); got != c.want {
+			t.Errorf("SetOf(%s, %s, %s) = %s, want %s", c.round, c.benchmark, c.gpu, got, c.want)
 		}
 	}
 	if SweepPart("torchao-float8-h100-2025-03") != Validation || SweepPart("megatron-bridge") != Development || SweepPart("torchtitan-h100-2024-12") != Development {
@@ -68,8 +77,8 @@ func TestParseErrors(t *testing.T) {
 		{"id,round\n", `no column "benchmark"`},
 		{head + "a,v4.0,development,gpt3,H100,eight,1.0\n", `runs.csv line 2: gpus "eight" is not a whole number`},
 		{head + "a,v4.0,development,gpt3,H100,8,fast\n", `runs.csv line 2: step_s "fast" is not a number`},
-		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1's gpt3 in the validation part"},
-		{head + "a,v5.0,development,llama31_405b,GB200,512,1.0\n", "a is in the development part, the rule puts round v5.0's llama31_405b in the validation part"},
+		{head + "a,v4.1,development,gpt3,H100,8,1.0\n", "a is in the development part, the rule puts round v4.1's gpt3 on H100 in the validation part"},
+		{head + "a,v5.0,development,llama31_405b,GB200,512,1.0\n", "a is in the development part, the rule puts round v5.0's llama31_405b on GB200 in the validation part"},
 	} {
 		_, err := Parse(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -126,6 +135,24 @@ func splitConf() Row {
 	return r
 }
 
+// amdRow is AMD's v5.0 MI300X LoRA recipe as runs.csv reads it
+// (config_MI300X_1x8x1.sh: TP=CP=1, FP8 with fp8_params, FP8
+// activation storage, LoRA's all-to-all, full recomputation of 21
+// layers); fullGraph405B a GB200 405B row whose config captures the
+// whole step (FULL_CUDA_GRAPH=True: cuda_graph_mode full_iteration).
+func amdRow() Row {
+	return Row{ID: "v5.0/X/mi300x/llama2_70b_lora", Round: "v5.0", Benchmark: "llama2_70b_lora", GPU: "MI300X", GPUs: 8, Nodes: 1, GPUsPerNode: 8,
+		TP: 1, CP: 1, PP: 1, VP: 1, DP: 8, MBS: 1, GBS: 8, Seq: 8192, SP: "0", FP8: "1", FP8Params: "1", FP8DPA: "0", FP8Activation: "1",
+		RecomputeGranularity: "full", RecomputeMethod: "block", RecomputeLayers: 21, LoRARank: 16, LoRAAlpha: 32, LoRATargets: "['attention']",
+		StepSeconds: 2}
+}
+
+func fullGraph405B() Row {
+	return Row{ID: "v5.0/X/gb200/llama31_405b", Round: "v5.0", Benchmark: "llama31_405b", GPU: "GB200", GPUs: 512, Nodes: 128, GPUsPerNode: 4,
+		TP: 4, PP: 8, VP: 8, CP: 2, DP: 8, MBS: 1, GBS: 896, Seq: 8192, SP: "1", FP8: "1", FP8Params: "1", CUDAGraph: "0", CUDAGraphMode: "full_iteration",
+		PPEmbedLayer: "1", PPLossLayer: "1", StepSeconds: 10}
+}
+
 func bf16Switches() Row {
 	r := fp8Switches()
 	r.ID = "v4.0/X/bf16/llama2_70b_lora"
@@ -151,6 +178,10 @@ func TestRead(t *testing.T) {
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,fp8=delayed,fp8-params=on,fp8-dpa=on,fp8-activation=on,fp8-transpose-cache=off,hidden-dropout=0,offload-layers=20,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj"}, 0},
 		{bf16Switches(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "dgx-h200:8",
 			Strategy: "tp=4,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,recompute=none,graphs=off,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 2},
+		{amdRow(), Reading{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192,batch=8", Cluster: "mi300x:1",
+			Strategy: "dp=8,mbs=1,recompute=full,recompute-layers=21,fp8=delayed,fp8-params=on,fp8-activation=on,peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,lora-dropout=0.1"}, 0},
+		{fullGraph405B(), Reading{Workload: "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,vocab=32768,seq=8192,batch=896", Cluster: "gb200-nvl72:8,per-node=64",
+			Strategy: "tp=4,pp=8,vp=8,cp=2,embedding-layer=on,loss-layer=on,dp=8,mbs=1,sp=on,recompute=none,fp8=delayed,fp8-params=on,graphs=full"}, 0},
 	} {
 		got, err := Read(c.row)
 		if err != nil {
@@ -349,7 +380,7 @@ func TestBenchRunsFit(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		part := PartOf(r.Round, r.Benchmark)
+		part := PartOf(r.Round, r.Benchmark, r.GPU)
 		checked[part]++
 		if !res.Fits {
 			over[part]++

@@ -9,7 +9,21 @@ import (
 
 // pods are the pod presets of the SXM GPUs the bench holds (8 GPUs a
 // node), by runs.csv's gpu.
-var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100", "GB200": nvl72}
+var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100", "GB200": nvl72,
+	"MI300X": "mi300x", "MI325X": "mi325x"}
+
+// amdGPUs are the AMD Instinct GPUs the bench holds (v5.0's Llama 2 70B
+// LoRA rows of AMD and its partners): placer has no ROCm NeMo stack, so
+// their runs are read in placer's default stack (Megatron-Core's, as
+// NVIDIA's NeMo LoRA rows are), its code base's nearest (amdAssumed).
+var amdGPUs = map[string]bool{"MI300X": true, "MI325X": true}
+
+// amdAssumed is what an AMD row's reading assumes of its code: AMD's
+// recipe (config_MI3*_1x8x1.sh, NeMo's megatron_gpt_peft_tuning_config.yaml
+// and train.py beside it, run in AMD's ROCm container) is NeMo's LoRA
+// code on ROCm's Transformer Engine; placer prices it as its default
+// Megatron-Core stack on the pod's ROCm kernels.
+const amdAssumed = "AMD's NeMo LoRA recipe on ROCm (Transformer Engine's ROCm port, hipBLASLt, CK fused attention) read as placer's default Megatron-Core stack, the nearest code base placer has (no ROCm NeMo stack)"
 
 // nvl72 is the pod preset of GB200 systems: NVL72 racks of 18 compute
 // trays of 4 GPUs, one NVLink domain a rack (plan/pod's blackwell.go).

@@ -124,7 +124,7 @@ def round_of(path):
 
 # ------------------------------------------------------------- validation
 
-def part_of(round_, benchmark=""):
+def part_of(round_, benchmark="", gpu=""):
     """Which part of the bench a row is in: "validation" or "development".
 
     The rule, chosen on 2026-11-28 before any row was predicted: round v4.1
@@ -134,11 +134,16 @@ def part_of(round_, benchmark=""):
     before any v5.0 row was read or predicted: its Llama 3.1 405B
     pretraining benchmark (`llama31_405b`), whole, every submitter, is the
     validation part; its other benchmarks (BERT, Llama 2 70B LoRA) are the
-    development part.
+    development part. Round v5.0's AMD Instinct rows, added on 2026-11-29
+    and chosen before any of them was read into the bench or predicted:
+    the MI325X rows (one GPU generation, every submitter) are validation
+    rows, the MI300X rows development rows.
     """
     if round_ == "v4.1":
         return "validation"
     if round_ == "v5.0" and benchmark == "llama31_405b":
+        return "validation"
+    if round_ == "v5.0" and gpu == "MI325X":
         return "validation"
     return "development"
 
@@ -192,6 +197,8 @@ def step_time(events, benchmark, gbs, seq):
       logged (NeMo's tracked_stats "train_step_timing" / "train_step_timing in s");
     - throughput: the median of the samples/s logged at each block's end
       (NeMo's LoRA tracked_stats "throughput"), as global batch / throughput;
+    - train_step_time: the median of the per-step times NVIDIA's v5.0
+      llama31_405b callbacks log (tracked_stats "train_step_time");
     - train_loss_timestamps: the median over consecutive train_loss records
       of their time apart over the steps between them (samples_count / gbs);
     - block_timestamps: the median over training blocks after the first of
@@ -219,6 +226,16 @@ def step_time(events, benchmark, gbs, seq):
             thr.append(float(v["throughput"]))
     if thr and gbs:
         return gbs / statistics.median(thr), "throughput", len(thr)
+    # NVIDIA's v5.0 llama31_405b custom_callbacks.py _log_throughputs:
+    # each logged step's "train_step_time" (NeMo's timer, seconds). Its
+    # tyche_ngpu256/512 GB200 logs hold no throughput and one block_stop
+    # for five block_starts (the blocks' stops are eval_stops), which the
+    # block method below would pair with the last block_start alone.
+    st = [float(ev["value"]["train_step_time"]) for ev in events
+          if ev.get("key") == "tracked_stats" and isinstance(ev.get("value"), dict)
+          and isinstance(ev["value"].get("train_step_time"), (int, float)) and ev["value"]["train_step_time"] > 0]
+    if st:
+        return statistics.median(st), "train_step_time", len(st)
     if not gbs:
         return None, "no global_batch_size", 0
     losses = [(ev["time_ms"], (ev.get("metadata") or {}).get("samples_count")) for ev in events
@@ -433,7 +450,15 @@ def parse_config(tree, path, env=None, depth=0):
         text = tree.read(path)
     except (FileNotFoundError, OSError):
         return env
-    lines = [raw.strip() for raw in text.splitlines()]
+    lines = []
+    for raw in text.splitlines():
+        # `export ACG=full && export ACM=block && export ACL=21` (AMD's
+        # v5.0 LoRA config_MI300X_1x8x1.sh): each assignment its own line
+        parts = [x.strip() for x in raw.split("&&")]
+        if len(parts) > 1 and all(x.startswith("export ") and _ASSIGN.match(x) for x in parts):
+            lines.extend(parts)
+        else:
+            lines.append(raw.strip())
     skip = _then_branches_with_else(lines)
     for i, line in enumerate(lines):
         m = _SOURCE.match(line)
@@ -442,10 +467,10 @@ def parse_config(tree, path, env=None, depth=0):
             name = target.rsplit("/", 1)[-1].strip("\"'")
             if "$" in name or i in skip:
                 continue
-            for cand in (base + "/" + name, base + "/configs/" + name, base.rsplit("/", 1)[0] + "/" + name):
-                if cand in tree_index(tree):
-                    parse_config(tree, cand, env, depth + 1)
-                    break
+            near = [c for c in (base + "/" + name, base + "/configs/" + name, base.rsplit("/", 1)[0] + "/" + name)
+                    if c in tree_index(tree)]
+            for cand in (near or sibling_source(tree, base, name))[:1]:
+                parse_config(tree, cand, env, depth + 1)
             continue
         m = _DEFAULT.match(line)
         if m:
@@ -459,6 +484,39 @@ def parse_config(tree, path, env=None, depth=0):
             for n in line.split()[1:]:
                 env.pop(n, None)
     return env
+
+
+def sibling_source(tree, base, name):
+    """A sourced file its config's folder lacks, from the submitter's other
+    implementations of the benchmark in the same container (the folder's
+    name after its "_ngc": NVIDIA's v5.0 llama31_405b
+    tyche_ngpu256_ngc25.04_nemo sources config_common_cg.sh, which only
+    tyche_ngpu512_ngc25.04_nemo holds): the one path where every such
+    sibling's file is the same text, else none."""
+    parent, _, folder = base.rpartition("/")
+    if "_ngc" not in folder or not parent.endswith("/implementations"):
+        return ()
+    tag = folder[folder.rindex("_ngc"):]
+    found = sorted(p for p in _by_name(tree).get(name, ())
+                   if p.startswith(parent + "/") and p.count("/") == base.count("/") + 1
+                   and p[len(parent) + 1:].split("/", 1)[0].endswith(tag))
+    if not found or len({tree.read(p) for p in found}) != 1:
+        return ()
+    return (found[0],)
+
+
+_BY_NAME = {}
+
+
+def _by_name(tree):
+    """The tree's paths by file name."""
+    key = id(tree)
+    if key not in _BY_NAME:
+        m = {}
+        for p in tree_index(tree):
+            m.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+        _BY_NAME[key] = m
+    return _BY_NAME[key]
 
 
 _INDEX = {}
@@ -604,7 +662,13 @@ KEYS = [
     # all-reduce waited for on the compute stream). "" where unset.
     ("amax_dp_interval", [], ["NVTE_DP_AMAX_REDUCE_INTERVAL"]),
     ("amax_async", [], ["NVTE_ASYNC_AMAX_REDUCTION"]),
-    ("fp8_params", ["fp8_params"], ["FP8_PARAMS"]),
+    # NeMo's fp8_params, and FP8_PARAM_GATHER where a v5.0 llama31_405b
+    # config sets that instead (IBM+CoreWeave+NVIDIA's and NVIDIA's GB200
+    # configs: their pretrain.py passes optim.fp8_param_gather to
+    # MegatronMixedPrecision where the H100 configs' passes
+    # optim.fp8_params, NeMo 2's deprecated name of the same argument:
+    # FP8 primary weights, gathered in FP8).
+    ("fp8_params", ["fp8_params"], ["FP8_PARAMS", "FP8_PARAM_GATHER"]),
     ("fp8_dpa", ["fp8_dot_product_attention"], ["FP8_DPA"]),
     ("fp8_activation", ["activation_func_fp8_input_store"], ["FP8_ACTIVATION"]),
     ("recompute_granularity", ["activations_checkpoint_granularity"], ["ACT_CKPT_GRANULARITY", "ACG"]),
@@ -692,10 +756,17 @@ def normalize_bool(v):
 
 # ---------------------------------------------------------------- systems
 
+# AMD's Instinct GPUs the reader writes: their Llama 2 70B LoRA rows only
+# (AMD's and its partners' NeMo recipe, config_MI3*_1x8x1.sh and the
+# NeMo PEFT YAML beside it).
+AMD_GPUS = ("MI300X", "MI325X")
+
+
 def gpu_of(name):
-    """The GPU family of an accelerator name, or "" when not an NVIDIA GPU."""
+    """The GPU family of an accelerator name, or "" when not an NVIDIA GPU
+    or an AMD Instinct MI300X or MI325X (placer's mi300x and mi325x pods)."""
     n = name.upper()
-    for fam in ("GB200", "B200", "H200", "H100", "A100", "L40S", "GH200", "A30", "L40", "L4", "A5000", "RTX4090"):
+    for fam in ("MI325X", "MI300X", "GB200", "B200", "H200", "H100", "A100", "L40S", "GH200", "A30", "L40", "L4", "A5000", "RTX4090"):
         if fam in n.replace(" ", "").replace("-", ""):
             return fam
     return ""
@@ -846,8 +917,11 @@ def yamls_for(tree, config_path):
     files = [p for p in tree.files() if p.startswith(impl + "/") and p.endswith(".yaml")
              and "/tp_overlap/" not in p and "/nccl/" not in p and "/data_prefix/" not in p
              and not any(v in p[len(impl):] for v in vendored)]
-    # the model's config first (megatron_*config*.yaml, custom.yaml)
-    files.sort(key=lambda p: (0 if p.endswith("/custom.yaml") else 1 if re.search(r"/megatron_[^/]*\.yaml$", p) else 2, p))
+    # the model's config first (megatron_*config*.yaml, custom.yaml); a
+    # preparation script's last (AMD's v5.0 LoRA scripts/megatron_llama_config.yaml,
+    # convert_model.py's: encoder_seq_length 4096, not the run's)
+    files.sort(key=lambda p: (3 if "/scripts/" in p[len(impl):] else 0 if p.endswith("/custom.yaml")
+                              else 1 if re.search(r"/megatron_[^/]*\.yaml$", p) else 2, p))
     keys = {}
     for f in files:
         for k, vs in yaml_keys(tree.read(f)).items():
@@ -897,7 +971,7 @@ def config_gbs(env, gpus, benchmark=""):
         return b * gpus * (_int(env.get("GRADIENT_STEPS"), 1) or 1) * (_int(env.get("PACKING_FACTOR"), 1) or 1)
     tp = _int(env.get("TENSOR_MODEL_PARALLEL") or env.get("TP"), 1) or 1
     pp = _int(env.get("PIPELINE_MODEL_PARALLEL") or env.get("PP"), 1) or 1
-    cp = _int(env.get("CP"), 1) or 1
+    cp = _int(env.get("CONTEXT_PARALLEL") or env.get("CP"), 1) or 1
     minibs = _int(env.get("MINIBS"), 0)
     if not minibs or gpus % (tp * pp * cp):
         return None
@@ -1121,6 +1195,8 @@ def build(trees):
             gpu = gpu_of(accel)
             if not gpu:
                 continue  # not an NVIDIA GPU (TPU, Gaudi) or no system description
+            if gpu in AMD_GPUS and benchmark != "llama2_70b_lora":
+                continue  # tinycorp's v5.0 BERT on MI300X: tinygrad, no config the reader reads
             nodes = _int(sysjson.get("number_of_nodes"), 0)
             gpn = _int(sysjson.get("accelerators_per_node"), 0)
             texts, per = [], []
@@ -1145,7 +1221,7 @@ def build(trees):
                 per.append((rp, st, method, n))
             gbs = _int(facts.get("global_batch_size"), 0)
             rid = f"{round_}/{submitter}/{system}/{benchmark}"
-            part = part_of(round_, benchmark)
+            part = part_of(round_, benchmark, gpu)
             for rp, st, method, n in per:
                 runs.append({"id": rid, "round": round_, "part": part, "submitter": submitter, "system": system,
                              "benchmark": benchmark, "result_path": rp,
@@ -1254,6 +1330,15 @@ def build(trees):
             elif benchmark == "gpt3" and not row["seq_len"]:
                 row["seq_len"] = 2048
             row["yaml_defaults"] = " ".join(defaults)
+            # A whole training step captured in one CUDA graph: NVIDIA's
+            # v5.0 llama31_405b GB200 configs source config_common_cg.sh
+            # (FULL_CUDA_GRAPH=True; custom.yaml full_cuda_graph:
+            # ${oc.env:FULL_CUDA_GRAPH,False}), and custom_callbacks.py
+            # run_training_warmup captures trainer.model.training_step
+            # (capture_cuda_graph=full_cuda_graph). Written as BERT's
+            # full_iteration mode, the environment only.
+            if benchmark != "bert" and normalize_bool(env.get("FULL_CUDA_GRAPH", "")) == "1":
+                row["cuda_graph_mode"] = "full_iteration"
             if benchmark == "bert":
                 evs0 = mllog_events(texts[0]) if texts else []
                 for col, val in bert_recipe(tree, cfg, env, evs0, gbs, nodes * gpn, texts).items():

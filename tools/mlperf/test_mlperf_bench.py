@@ -57,6 +57,18 @@ class StepTimeTest(unittest.TestCase):
                ev("block_start", 70000, samples_count=96), ev("block_stop", 106000, samples_count=192)]
         self.assertEqual(mb.step_time(evs, "llama2_70b_lora", 8, 8192), (3.0, "block_timestamps", 12))
 
+    def test_train_step_time_before_blocks(self):
+        # NVIDIA's v5.0 405B GB200 logs: per-step train_step_time, five
+        # block_starts and one block_stop; the steps' median, 12 s (of 11,
+        # 12, 30), not the last block paired with the one stop
+        evs = [ev("block_start", 0, samples_count=0), ev("tracked_stats", 1, {"train_step_time": 11.0, "reduced_train_loss": 2.0}),
+               ev("tracked_stats", 2, {"train_step_time": 12.0}), ev("tracked_stats", 3, {"train_step_time": 30.0}),
+               ev("block_start", 100000, samples_count=896), ev("block_stop", 112000, samples_count=896 * 5)]
+        self.assertEqual(mb.step_time(evs, "llama31_405b", 896, 8192), (12.0, "train_step_time", 3))
+        # a throughput logged wins: global batch 896 / 112 samples/s = 8 s
+        evs.append(ev("tracked_stats", 4, {"throughput": 112.0, "train_step_time": 9.0}))
+        self.assertEqual(mb.step_time(evs, "llama31_405b", 896, 8192), (8.0, "throughput", 1))
+
     def test_bert_run_throughput_and_run_timestamps(self):
         # NVIDIA's BERT: one throughput at the run's end, 7,680 samples/s; global batch 768 -> 0.1 s;
         # 2,304,000 samples / 768 = 3,000 steps
@@ -226,6 +238,9 @@ class ShellAndYamlTest(unittest.TestCase):
         for r in ("v3.0", "v3.1", "v4.0"):
             self.assertEqual(mb.part_of(r), "development")
         self.assertEqual(mb.part_of("v5.0", "llama31_405b"), "validation")
+        self.assertEqual(mb.part_of("v5.0", "llama2_70b_lora", "MI325X"), "validation")
+        self.assertEqual(mb.part_of("v5.0", "llama2_70b_lora", "MI300X"), "development")
+        self.assertEqual(mb.part_of("v4.0", "llama2_70b_lora", "MI325X"), "development")
         for b in ("bert", "llama2_70b_lora"):
             self.assertEqual(mb.part_of("v5.0", b), "development")
 
@@ -260,6 +275,37 @@ class ShellAndYamlTest(unittest.TestCase):
         # ASYM_PP_EMBED / ASYM_PP_LOSS the pipeline split's end layers.
         keys, _ = mb.plan_keys({"LAYER_CUDA_GRAPH": "0", "MCORE_CUDA_GRAPH": "1", "ASYM_PP_EMBED": "True", "ASYM_PP_LOSS": "True"}, {})
         self.assertEqual((keys["cuda_graph"], keys["mcore_cuda_graph"], keys["pp_embed_layer"], keys["pp_loss_layer"]), ("0", "1", "True", "True"))
+
+    def test_v50_405b_and_amd_configs(self):
+        # GB200 405B configs: FP8_PARAM_GATHER is fp8_params; the global
+        # batch MINIBS x GPUs / (tp x pp x cp) with CONTEXT_PARALLEL:
+        # 48 x 1024 / (4 x 8 x 2) = 768
+        keys, _ = mb.plan_keys({"FP8_PARAM_GATHER": "True"}, {})
+        self.assertEqual(keys["fp8_params"], "True")
+        env = {"MINIBS": "48", "TENSOR_MODEL_PARALLEL": "4", "PIPELINE_MODEL_PARALLEL": "8", "CONTEXT_PARALLEL": "2"}
+        self.assertEqual(mb.config_gbs(env, 1024), 768)
+        self.assertEqual(mb.config_gbs({"MINIBS": "1", "TP": "1", "PP": "1", "CP": "1"}, 8), 8)
+        self.assertEqual(mb.gpu_of("AMD Instinct MI300X 192GB HBM3"), "MI300X")
+        self.assertEqual(mb.gpu_of("AMD Instinct MI325X 256GB HBM3E DLC"), "MI325X")
+
+    def test_chains_and_a_sourced_file_of_a_sibling_folder(self):
+        # AMD's `export ACG=full && export ACM=block && export ACL=21`; a
+        # config sourcing config_common_cg.sh its folder lacks, held by the
+        # one other folder of the same container (_ngc25.04)
+        with tempfile.TemporaryDirectory() as d:
+            impl = "NV/benchmarks/llama31_405b/implementations"
+            files = {
+                impl + "/a_ngpu256_ngc25.04_nemo/config_X.sh":
+                    "source $(dirname ${BASH_SOURCE[0]})/config_common_cg.sh\nexport ACG=full && export ACM=block && export ACL=21\n",
+                impl + "/a_ngpu512_ngc25.04_nemo/config_common_cg.sh": "export FULL_CUDA_GRAPH=True\n",
+                impl + "/a_ngpu64_ngc25.01_nemo/config_common_cg.sh": "export FULL_CUDA_GRAPH=False\n",
+            }
+            for rel, text in files.items():
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w") as f:
+                    f.write(text)
+            env = mb.parse_config(mb.Tree(d), impl + "/a_ngpu256_ngc25.04_nemo/config_X.sh")
+        self.assertEqual((env["ACG"], env["ACM"], env["ACL"], env["FULL_CUDA_GRAPH"]), ("full", "block", "21", "True"))
 
     def test_gpu_and_memory(self):
         self.assertEqual(mb.gpu_of("NVIDIA H100-SXM5-80GB"), "H100")

@@ -35,7 +35,7 @@ func jobs(part string) ([]job, error) {
 	}
 	var out []job
 	for _, r := range rows {
-		if bench.PartOf(r.Round, r.Benchmark) != part || !r.Measured() || r.SameLogsAs != "" {
+		if bench.PartOf(r.Round, r.Benchmark, r.GPU) != part || !r.Measured() || r.SameLogsAs != "" {
 			continue
 		}
 		rd, err := bench.Read(r)
