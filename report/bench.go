@@ -314,7 +314,7 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		rows = append(rows, []string{wc.Way, fmt.Sprintf("+%.0f%%", 100*wc.Widening), fmt.Sprintf("%d of %d (%.1f%%)", wc.Within, wc.Rows, share),
 			fmt.Sprintf("%d of %d", len(wc.Families)-short, len(wc.Families)), strings.Join(fams, ", ")})
 	}
-	return Table(w, []string{"way", "own widening", "within", "families >= 80%", "each family: within / rows"}, rows)
+	return Table(w, []string{"way", "widening", "within", "families >= 80%", "each family: within / rows"}, rows)
 }
 
 // coverageLine is "176 of 204 rows within their stated error (86.3%);

@@ -170,16 +170,9 @@ func needed(ex []float64, level float64) float64 {
 func familyNeeds(dev []Row, w Way, level float64) (tables map[string]*Table, ex map[string][]float64, need map[string]float64) {
 	tables = familyTables(dev, w, level)
 	ex = map[string][]float64{}
-	bound := map[[2]string]Error{} // each table's error by regime, stated once
 	for _, r := range dev {
 		k := w.Key(r.Facts)
-		key := [2]string{k, r.Regime.Key()}
-		e, ok := bound[key]
-		if !ok {
-			e = tables[k].For(r.Regime)
-			bound[key] = e
-		}
-		ex[k] = append(ex[k], excess(e, r.Error))
+		ex[k] = append(ex[k], excess(tables[k].For(r.Regime), r.Error))
 	}
 	need = map[string]float64{}
 	for k, e := range ex {
@@ -210,35 +203,9 @@ func Widening(dev []Row, w Way, level float64) float64 {
 	return widest(need, "\x00")
 }
 
-// Pooled is the widening a plan outside the bench states, whichever way
-// it is outside on: the largest of every way's widening (Widening), each
-// measured on dev. An unseen family's error is one question asked by
-// each way (an unseen code base, GPU generation, kind, host, sequence
-// band or pair); each way's families left out are samples of its answer,
-// so no way's own answer bounds a family that none of them has seen.
-func Pooled(dev []Row, level float64) float64 {
-	var w float64
-	for _, way := range Ways {
-		w = max(w, Widening(dev, way, level))
-	}
-	return w
-}
-
-// without is dev less the rows of family k by way w.
-func without(dev []Row, w Way, k string) []Row {
-	var rest []Row
-	for _, r := range dev {
-		if w.Key(r.Facts) != k {
-			rest = append(rest, r)
-		}
-	}
-	return rest
-}
-
 // FamilyCoverage is one family left out: its rows, how many fall within
-// the bound stated without the family and widened by the pooled
-// widening measured without it (Pooled on the other families' rows),
-// and how many within the bound unwidened.
+// the bound stated without the family and widened by the way's widening
+// measured without it, and how many within the bound unwidened.
 type FamilyCoverage struct {
 	Family     string  `json:"family"`
 	Rows       int     `json:"rows"`
@@ -248,9 +215,9 @@ type FamilyCoverage struct {
 	MeanStated float64 `json:"mean_stated_error"`
 }
 
-// WayCoverage is one way of leaving out: its own widening on the whole
-// development part (Widening; a plan outside the bench states the
-// largest of the ways', Pooled) and each family's coverage.
+// WayCoverage is one way of leaving out: its widening on the whole
+// development part (what a plan outside the bench by it is widened by)
+// and each family's coverage.
 type WayCoverage struct {
 	Way      string           `json:"way"`
 	Widening float64          `json:"widening"`
@@ -261,10 +228,9 @@ type WayCoverage struct {
 
 // LeaveFamilyOut is the development part's coverage by each way of
 // leaving out: each family's rows against the error stated from the
-// other families' rows, widened by the pooled widening (Pooled)
-// measured on the other families' rows alone (the family's own rows
-// take no part in their band: neither in the regime's bound nor in the
-// widening, of this way or any other).
+// other families' rows, widened by the way's widening measured on the
+// other families alone (the family's own rows take no part in their
+// band: neither in the regime's bound nor in the widening).
 func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
 	var out []WayCoverage
 	for _, w := range Ways {
@@ -281,7 +247,7 @@ func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			widen := max(widest(need, k), Pooled(without(dev, w, k), level)) // measured on the other families alone
+			widen := widest(need, k) // measured on the other families alone
 			fc := FamilyCoverage{Family: k, Widening: widen}
 			for _, i := range fams[k] {
 				e := tables[k].For(dev[i].Regime)
@@ -322,14 +288,13 @@ type Reach struct {
 // NewReach is the reach of dev's rows (their errors known) at level.
 func NewReach(dev []Row, level float64) *Reach {
 	r := &Reach{}
-	pooled := Pooled(dev, level)
 	for _, w := range Ways {
 		fams := map[string]bool{}
 		for _, x := range dev {
 			fams[w.Key(x.Facts)] = true
 		}
 		r.families = append(r.families, fams)
-		r.widening = append(r.widening, pooled)
+		r.widening = append(r.widening, Widening(dev, w, level))
 	}
 	return r
 }
