@@ -214,6 +214,32 @@ def cmd_export(a):
     return 0
 
 
+def grad_scaler(row):
+    """Whether the row's step runs its update under torch.cuda.amp.GradScaler:
+    the ConvNets' AMP rows (image_classification/training.py: Executor
+    asserts a scaler when amp is on, Trainer.train_step calls
+    scaler.step(optimizer)). BERT's example steps apex's FusedLAMB
+    without it."""
+    return row["model"] != "bert" and row["precision"] == "AMP"
+
+
+def with_grad_scaler(path):
+    """The graph at path with its execution object's grad_scaler set
+    (graph.Execution.GradScaler: the host waits for the GPU before the
+    update), written beside it once; the exporter does not record a
+    GradScaler, the example's script has one."""
+    out = path[:-len(".json")] + "-gradscaler.json"
+    if not os.path.exists(out):
+        with open(path) as f:
+            g = json.load(f)
+        g["execution"]["grad_scaler"] = True
+        tmp = out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(g, f)
+        os.replace(tmp, out)
+    return out
+
+
 def predict(placer, graph, hardware, gpus, fmt, host, mem_gb=""):
     """placer eval's step time (s) and out-of-memory flag of graph on gpus
     GPUs of hardware (dp=gpus: DDP's buckets), the GPU's memory mem_gb GB
@@ -276,6 +302,8 @@ def cmd_report(a):
             out.append(row)
             continue
         fmt = "graph" if r["model"] == "bert" else ("nhwc" if r["precision"] == "AMP" else "nchw")
+        if grad_scaler(r):
+            g = with_grad_scaler(g)
         try:
             st, oom = predict(a.placer, g, hw, gpus, fmt, False, r["gpu_mem_gb"])
             ho, _ = predict(a.placer, g, hw, gpus, fmt, True, r["gpu_mem_gb"])
