@@ -52,6 +52,12 @@ type Execution struct {
 	// backward): "default", "reduce-overhead" (with CUDA graphs),
 	// "max-autotune", or "" (eager).
 	Compile string
+	// GradScaler says that the update runs under
+	// torch.cuda.amp.GradScaler.step, which reads its found-inf flags
+	// with .item() before it calls optimizer.step(): the host waits there
+	// for the GPU to finish the backward (and the gradients' all-reduce)
+	// before it dispatches the update's first op. Needs OptimizerFrom.
+	GradScaler bool
 }
 
 // Values the execution object's enumerations take ("" is always allowed:
@@ -139,6 +145,9 @@ func (g *Graph) validateExec() error {
 	if e.OptimizerFrom < 0 || e.OptimizerFrom >= len(g.ops) {
 		return &Error{Tensor: -1, Field: "execution.optimizer_from", Msg: fmt.Sprintf("op index %d is out of range", e.OptimizerFrom)}
 	}
+	if e.GradScaler && e.OptimizerFrom == 0 {
+		return &Error{Tensor: -1, Field: "execution.grad_scaler", Msg: "needs optimizer_from (the update's first op, where GradScaler.step waits for the GPU)"}
+	}
 	return nil
 }
 
@@ -155,10 +164,11 @@ type fileExecution struct {
 	CuDNNRNN      bool   `json:"cudnn_rnn,omitempty"`
 	CUDAGraphs    bool   `json:"cuda_graphs,omitempty"`
 	Compile       string `json:"compile,omitempty"`
+	GradScaler    bool   `json:"grad_scaler,omitempty"`
 }
 
 // execKeys are fileExecution's keys in the fast decoder's numbering.
-var execKeys = []string{"version", "device", "optimizer", "optimizer_impl", "optimizer_from", "autocast", "tf32_matmul", "tf32_cudnn", "cudnn_rnn", "cuda_graphs", "compile"}
+var execKeys = []string{"version", "device", "optimizer", "optimizer_impl", "optimizer_from", "autocast", "tf32_matmul", "tf32_cudnn", "cudnn_rnn", "cuda_graphs", "compile", "grad_scaler"}
 
 func toFileExec(g *Graph) *fileExecution {
 	e := g.exec
@@ -168,7 +178,7 @@ func toFileExec(g *Graph) *fileExecution {
 	f := &fileExecution{
 		Version: ExecutionVersion, Device: e.Device, Optimizer: e.Optimizer, OptimizerImpl: e.OptimizerImpl,
 		Autocast: e.Autocast, TF32MatMul: e.TF32MatMul, TF32CuDNN: e.TF32CuDNN, CuDNNRNN: e.CuDNNRNN,
-		CUDAGraphs: e.CUDAGraphs, Compile: e.Compile,
+		CUDAGraphs: e.CUDAGraphs, Compile: e.Compile, GradScaler: e.GradScaler,
 	}
 	if e.OptimizerFrom > 0 {
 		f.OptimizerFrom = g.ops[e.OptimizerFrom].Name
@@ -184,7 +194,7 @@ func fromFileExec(f *fileExecution, lookup func(string) (int, bool)) (*Execution
 	e := &Execution{
 		Device: f.Device, Optimizer: f.Optimizer, OptimizerImpl: f.OptimizerImpl,
 		Autocast: f.Autocast, TF32MatMul: f.TF32MatMul, TF32CuDNN: f.TF32CuDNN, CuDNNRNN: f.CuDNNRNN,
-		CUDAGraphs: f.CUDAGraphs, Compile: f.Compile,
+		CUDAGraphs: f.CUDAGraphs, Compile: f.Compile, GradScaler: f.GradScaler,
 	}
 	if f.OptimizerFrom != "" {
 		i, ok := lookup(f.OptimizerFrom)

@@ -30,7 +30,7 @@ func execGraph(t *testing.T, e *Execution) *Graph {
 // field for field, by both decoders; Hash leaves it out.
 func TestExecutionRoundTrip(t *testing.T) {
 	e := &Execution{Device: "cuda", Optimizer: "adam", OptimizerImpl: "fused", OptimizerFrom: 2, Autocast: "bf16",
-		TF32MatMul: false, TF32CuDNN: true, CuDNNRNN: true, CUDAGraphs: true, Compile: "reduce-overhead"}
+		TF32MatMul: false, TF32CuDNN: true, CuDNNRNN: true, CUDAGraphs: true, Compile: "reduce-overhead", GradScaler: true}
 	g := execGraph(t, e)
 	var buf bytes.Buffer
 	if err := Write(&buf, g); err != nil {
@@ -46,7 +46,8 @@ func TestExecutionRoundTrip(t *testing.T) {
   "tf32_cudnn": true,
   "cudnn_rnn": true,
   "cuda_graphs": true,
-  "compile": "reduce-overhead"
+  "compile": "reduce-overhead",
+  "grad_scaler": true
  },`
 	if !strings.Contains(buf.String(), want) {
 		t.Fatalf("written:\n%s\nwant it to hold\n%s", buf.String(), want)
@@ -126,6 +127,7 @@ func TestExecutionErrors(t *testing.T) {
 		{"from first", `{"version":1,"optimizer_from":"a"}`, `execution.optimizer_from: op "a" is the graph's first op`},
 		{"unknown key", `{"version":1,"tf32":true}`, `unknown field "tf32"`},
 		{"type", `{"version":1,"cuda_graphs":"yes"}`, `line 1, column`},
+		{"grad scaler without update", `{"version":1,"grad_scaler":true}`, `execution.grad_scaler: needs optimizer_from`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

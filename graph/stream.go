@@ -568,6 +568,8 @@ func (d *fastDecoder) execution(f *fileExecution) bool {
 			f.CUDAGraphs, ok = d.bool()
 		case 10:
 			f.Compile, ok = d.text(false)
+		case 11:
+			f.GradScaler, ok = d.bool()
 		}
 		return ok
 	})

@@ -189,6 +189,28 @@ func (h *Host) captured(g *graph.Graph, orig []int32) ([]int8, int, float64) {
 	return region, regions, launch
 }
 
+// hostSyncFrom is the graph op from which on the ops are the update, where
+// the host waits for the GPU under torch.cuda.amp.GradScaler
+// (graph.Execution.GradScaler), or -1 when it does not wait: no host
+// model, no GradScaler, or the update captured in a CUDA graph.
+// GradScaler.step reads the found-inf flags its unscale wrote on the GPU
+// with .item() before it calls optimizer.step() ("if not sum(v.item()
+// for v in optimizer_state["found_inf_per_device"].values()): retval =
+// optimizer.step(...)": pytorch/pytorch's torch/cuda/amp/grad_scaler.py,
+// GradScaler.step, PyTorch 1.6 to 1.8, as in mcarilli/pytorch d7cbf9cd;
+// torch/amp/grad_scaler.py's _maybe_opt_step since): the host thread
+// blocks until the GPU has run what it was given, the backward and the
+// unscale, and only then dispatches the update's kernels, so the update's
+// host time is not hidden behind the backward. The first update kernel a
+// device's host reaches takes the wait (Simulator.charge).
+func hostSyncFrom(g *graph.Graph, host bool) int32 {
+	e := g.Execution()
+	if !host || e == nil || !e.GradScaler || e.OptimizerFrom <= 0 || e.CUDAGraphs {
+		return -1
+	}
+	return int32(e.OptimizerFrom)
+}
+
 // compiled says whether graph op i is launched by torch.compile's code
 // (modes default and max-autotune) rather than dispatched eagerly.
 func compiled(e *graph.Execution, i int) bool {

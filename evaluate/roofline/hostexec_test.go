@@ -153,3 +153,71 @@ func TestHostExecutionProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestHostGradScaler: a GPU-bound chain, ops 0-7 of 1 ms each (1e9 FLOPs
+// at 1 TFLOP/s) and an update (ops 8-9, OptimizerFrom 8) of 1 ns each,
+// 20 us to dispatch every op. The host runs ahead: it has dispatched all
+// ten by 200 us, op 0 starts at 20 us and op 7 ends at 8.02 ms. Eager
+// without a GradScaler the update runs right after: 8.02 ms + 2 ns. With
+// one (GradScaler.step's .item()) the host waits at op 8 for the GPU,
+// until 8.02 ms, and then dispatches op 8 (starts at 8.04 ms) and op 9
+// (8.06 ms): 8.06 ms + 1 ns. Without the host model, or with the step
+// in a CUDA graph (one 20 us launch, nothing dispatched), there is no
+// wait: 8 ms + 2 ns and 8.02 ms + 2 ns.
+func TestHostGradScaler(t *testing.T) {
+	build := func(e *graph.Execution) *graph.Graph {
+		b := graph.NewBuilder("scaler-chain")
+		prev := -1
+		for i := range 10 {
+			flops := 1e9
+			if i >= 8 {
+				flops = 1e3
+			}
+			op := b.AddOp(graph.Op{Name: fmt.Sprintf("op%d", i), Type: "add", Class: graph.ClassElementwise, FLOPs: flops, Backward: i >= 4})
+			if prev >= 0 {
+				b.AddTensor(prev, 4, op)
+			}
+			prev = op
+		}
+		b.SetExecution(e)
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	c := testCluster(1, 1, 0, false)
+	dec := decision.Decision{Device: make([]int, 10)}
+	tests := []struct {
+		name string
+		exec *graph.Execution
+		host bool
+		step float64
+	}{
+		{"eager", &graph.Execution{Device: "cuda", OptimizerFrom: 8}, true, 8.02e-3 + 2e-9},
+		{"grad scaler", &graph.Execution{Device: "cuda", OptimizerFrom: 8, GradScaler: true}, true, 8.06e-3 + 1e-9},
+		{"grad scaler, no host model", &graph.Execution{Device: "cuda", OptimizerFrom: 8, GradScaler: true}, false, 8e-3 + 2e-9},
+		{"grad scaler, cuda graphs", &graph.Execution{CUDAGraphs: true, OptimizerFrom: 8, GradScaler: true}, true, 8.02e-3 + 2e-9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var o Options
+			if tc.host {
+				h := withDispatch(graph.ClassElementwise, 20e-6)
+				h.GraphLaunch = 20e-6
+				o.Host = h
+			}
+			m := mustModel(t, build(tc.exec), c, o)
+			s := NewSimulator(m, nil)
+			for range 2 { // a second Run on the same simulator waits again
+				r, err := s.Run(dec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !near(r.StepTime, tc.step) {
+					t.Errorf("step %v, want %v", r.StepTime, tc.step)
+				}
+			}
+		})
+	}
+}

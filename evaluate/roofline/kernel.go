@@ -383,6 +383,12 @@ func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) f
 		if s.queue != nil {
 			h = max(h, s.queueWait(dv, u))
 		}
+		if s.synced != nil && s.m.orig[u] >= s.m.syncFrom && !s.synced[dv] {
+			// GradScaler's .item(): the host waits for what its GPU was
+			// given before it dispatches the update (hostSyncFrom).
+			s.synced[dv] = true
+			h = max(h, now)
+		}
 		h += s.m.disp[u]
 		if s.launched != nil {
 			// The first kernel of a captured region on this device waits

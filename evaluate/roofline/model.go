@@ -117,6 +117,11 @@ type Model struct {
 	// (Host.launchSlots) and the queue's depth (0: unbounded).
 	slots      []int8
 	queueDepth int
+	// With a host model and the graph's GradScaler: the graph op from
+	// which on the ops are the update (Execution.OptimizerFrom), where
+	// each device's host waits for its GPU (hostSyncFrom,
+	// Simulator.charge); -1 for none.
+	syncFrom int32
 
 	tf32 TF32 // which f32 ops run on TF32 tensor cores (ResolveTF32)
 
@@ -250,6 +255,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		}
 		m.dispTotal += float64(m.regions) * m.graphLaunch
 	}
+	m.syncFrom = hostSyncFrom(g, opts.Host != nil)
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
 		cost: rawOf(m.cost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), view: rawOf(m.view),

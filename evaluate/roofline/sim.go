@@ -95,6 +95,9 @@ type simState struct {
 	peak   []int64
 	busy   []float64
 	hostT  []float64 // Options.Host: per device, when its host thread has dispatched the kernels so far; nil without
+	// synced[dv]: device dv's host has waited for its GPU at the update
+	// (Model.syncFrom, GradScaler); nil without such a wait
+	synced []bool
 	// launched[dv*regions+r]: device dv's host has launched captured
 	// region r's CUDA graph (host.go); nil when nothing is captured
 	launched []bool
@@ -175,6 +178,9 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 	}
 	if m.regions > 0 {
 		s.launched = make([]bool, d*m.regions)
+	}
+	if m.syncFrom >= 0 {
+		s.synced = make([]bool, d)
 	}
 	if m.slots != nil {
 		s.queue, s.queued = make([]float64, d*m.queueDepth), make([]int64, d)
@@ -259,6 +265,7 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 	}
 	clear(s.hostT)
 	clear(s.launched)
+	clear(s.synced)
 	clear(s.queue)
 	clear(s.queued)
 	s.dirty, s.xs, s.units = s.dirty[:0], s.xs[:0], s.units[:0]

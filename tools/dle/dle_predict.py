@@ -164,6 +164,7 @@ def export_one(model, batch, img, prec, out):
     if model == "bert":
         return export_bert(batch, img, prec, out)
     import torch
+    from placer_torch.classifier import channels_last_in_place, image_inputs
     from placer_torch.exporter import export_training_step
     kind, name = NETS[model][0].split(":")
     cl = prec == "AMP"
@@ -175,18 +176,9 @@ def export_one(model, batch, img, prec, out):
         else:
             import timm
             m = timm.create_model(name, pretrained=False)
-        if cl:
-            with torch.no_grad():
-                for t in list(m.parameters()) + list(m.buffers()):
-                    if t.dim() == 4:
-                        t.data = t.data.contiguous(memory_format=torch.channels_last)
-        return m
+        return channels_last_in_place(m) if cl else m
 
-    def make_inputs():
-        x = torch.randn(batch, 3, img, img)
-        if cl:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return x, torch.zeros(batch, dtype=torch.long)
+    make_inputs = image_inputs(batch, img, cl)
 
     tf32 = prec == "TF32"
     execution = {"device": "cuda", "optimizer_impl": "for-loop", "autocast": "f16" if cl else None,
@@ -210,7 +202,8 @@ def cmd_export(a):
             continue
         cmd = ["nice", "-n", "10", sys.executable, os.path.abspath(__file__), "export-one",
                s[0], str(s[1]), str(s[2]), s[3], out]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        env = dict(os.environ, PYTHONPATH=PKG + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             msg = (p.stderr.strip().splitlines() or ["exited %d" % p.returncode])[-1]
             print(f"dle_predict: {s}: export failed: {msg[:200]}", file=sys.stderr)
@@ -219,6 +212,32 @@ def cmd_export(a):
         print(f"dle_predict: exported {os.path.basename(out)}", file=sys.stderr)
     print(f"dle_predict: {len(steps)} steps, {done} exported now, cache {os.path.join(cache_root(), fp)}")
     return 0
+
+
+def grad_scaler(row):
+    """Whether the row's step runs its update under torch.cuda.amp.GradScaler:
+    the ConvNets' AMP rows (image_classification/training.py: Executor
+    asserts a scaler when amp is on, Trainer.train_step calls
+    scaler.step(optimizer)). BERT's example steps apex's FusedLAMB
+    without it."""
+    return row["model"] != "bert" and row["precision"] == "AMP"
+
+
+def with_grad_scaler(path):
+    """The graph at path with its execution object's grad_scaler set
+    (graph.Execution.GradScaler: the host waits for the GPU before the
+    update), written beside it once; the exporter does not record a
+    GradScaler, the example's script has one."""
+    out = path[:-len(".json")] + "-gradscaler.json"
+    if not os.path.exists(out):
+        with open(path) as f:
+            g = json.load(f)
+        g["execution"]["grad_scaler"] = True
+        tmp = out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(g, f)
+        os.replace(tmp, out)
+    return out
 
 
 def predict(placer, graph, hardware, gpus, fmt, host, mem_gb=""):
@@ -283,6 +302,8 @@ def cmd_report(a):
             out.append(row)
             continue
         fmt = "graph" if r["model"] == "bert" else ("nhwc" if r["precision"] == "AMP" else "nchw")
+        if grad_scaler(r):
+            g = with_grad_scaler(g)
         try:
             st, oom = predict(a.placer, g, hw, gpus, fmt, False, r["gpu_mem_gb"])
             ho, _ = predict(a.placer, g, hw, gpus, fmt, True, r["gpu_mem_gb"])

@@ -1,5 +1,8 @@
 """Tests of tools/dle/dle_predict.py's row selection and figures (no torch)."""
 
+import json
+import os
+import tempfile
 import unittest
 
 import dle_predict  # noqa: E402
@@ -45,6 +48,33 @@ class TestPredict(unittest.TestCase):
         ]
         for r, want in cases:
             self.assertEqual(dle_predict.bert_micro(r), want, r["settings"])
+
+    def test_grad_scaler(self):
+        cases = [
+            (row(), True),                              # ConvNets AMP: training.py's scaler.step
+            (row(precision="TF32"), False),             # no scaler without amp
+            (row(precision="FP32", gpu="V100"), False),
+            (row(model="bert"), False),                 # apex FusedLAMB, no GradScaler
+        ]
+        for r, want in cases:
+            self.assertEqual(dle_predict.grad_scaler(r), want, r)
+
+    def test_with_grad_scaler(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "g.json")
+            g = {"format": "placer-graph", "version": 1,
+                 "execution": {"version": 1, "optimizer_from": "b"}, "ops": [{"name": "a"}, {"name": "b"}]}
+            with open(src, "w") as f:
+                json.dump(g, f)
+            out = dle_predict.with_grad_scaler(src)
+            self.assertEqual(out, os.path.join(d, "g-gradscaler.json"))
+            with open(out) as f:
+                got = json.load(f)
+            g["execution"]["grad_scaler"] = True
+            self.assertEqual(got, g)
+            with open(src) as f:
+                self.assertNotIn("grad_scaler", json.load(f)["execution"])  # the export stays as it was
+            self.assertEqual(dle_predict.with_grad_scaler(src), out)       # written once
 
     def test_spearman(self):
         cases = [([1, 2, 3], [10, 20, 30], 1.0), ([1, 2, 3], [3, 2, 1], -1.0),

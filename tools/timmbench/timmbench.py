@@ -331,6 +331,7 @@ def export_one(model, fmt, batch, img, out):
     import torch
     import timm
     import timm.layers
+    from placer_torch.classifier import channels_last_in_place, image_inputs
     from placer_torch.exporter import export_training_step
     cl = fmt == "nhwc"
     # Attention as timm 0.6.6 on PyTorch 1.12 ran it (neither had fused
@@ -346,22 +347,9 @@ def export_one(model, fmt, batch, img, out):
 
     def build():
         m = timm.create_model(RENAMED.get(model, model), pretrained=False)
-        if cl:
-            # What model.to(memory_format=torch.channels_last) does (4-d
-            # parameters and buffers made channels-last), in place: under
-            # fake tensors Module._apply's swap of a parameter fails
-            # ("Couldn't swap Conv2d.weight").
-            with torch.no_grad():
-                for t in list(m.parameters()) + list(m.buffers()):
-                    if t.dim() == 4:
-                        t.data = t.data.contiguous(memory_format=torch.channels_last)
-        return m
+        return channels_last_in_place(m) if cl else m
 
-    def make_inputs():
-        x = torch.randn(batch, 3, img, img)
-        if cl:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return x, torch.zeros(batch, dtype=torch.long)
+    make_inputs = image_inputs(batch, img, cl)
 
     execution = {"device": SETTINGS["device"], "optimizer_impl": SETTINGS["optimizer_impl"],
                  "autocast": SETTINGS["autocast"], "tf32_matmul": SETTINGS["tf32_matmul"],
