@@ -296,7 +296,7 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	para(w, "", "leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the largest widening of any way measured on the other families' rows alone; a plan whose fact no development row shares is widened by the largest of the ways' own widenings:")
+	para(w, "", "leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the error measured on the other families left out; a plan whose fact no development row shares is widened by its way's widening:")
 	var rows [][]string
 	for _, wc := range ways {
 		var fams []string
