@@ -50,7 +50,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		if m.SwiGLU() {
 			firsts = 2
 		}
-		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
+		casts, castsB = c.Points.LowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
 		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {

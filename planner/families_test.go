@@ -23,7 +23,7 @@ func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true}}
+	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, Points: registered}}
 	fwd, bwd = c.layer()
 	return fwd, bwd, c
 }

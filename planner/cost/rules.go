@@ -32,11 +32,11 @@ const (
 // other.
 var Rules = map[string]Rule{
 	"CPAttention":      RuleFirst,
-	"AttentionKernels": RuleEach,
-	"ExpertActivation": RuleEach,
-	"ExpertOutput":     RuleEach,
-	"RouterKernels":    RuleEach,
-	"OutputHeads":      RuleEach,
+	"AttentionKernels": RuleEachPricing,
+	"ExpertActivation": RuleEachPricing,
+	"ExpertOutput":     RuleEachPricing,
+	"RouterKernels":    RuleEachPricing,
+	"OutputHeads":      RuleEachPricing,
 	"FineTune":         RuleFirst,
 	"SSMBlock":         RuleFirst,
 	"LinearMixer":      RuleFirst,
