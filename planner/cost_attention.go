@@ -49,14 +49,11 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(cost.Twice(norm)))
 	// The families' kernels in the attention (planner/families:
 	// YaRN's unfused rotary embedding, the output projection's bias
-	// outside a fused bias-dropout-add, Qwen3's query and key norms).
+	// outside a fused bias-dropout-add, Qwen3's query and key norms,
+	// Gemma's norm of the attention's output).
 	for p := range c.Points.AttentionKernels.On(&c.Shard) {
 		f, b := p.Attention(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
-	}
-	if m.NormsPerBlock() > 2 {
-		// Gemma's norm of the attention's output before the residual.
-		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
 	if c.FP8Fwd > 0 {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the

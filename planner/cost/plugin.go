@@ -38,6 +38,7 @@ type CPAttention interface {
 // one after another:
 //
 //   - AttentionKernels: a layer's attention, forward and backward;
+//   - MLPKernels: a layer's dense MLP, forward and backward;
 //   - ExpertActivation: the experts' activation, for erows rows of cols
 //     columns a half (also what recomputing it runs again);
 //   - ExpertOutput: the experts' output, rows tokens over local experts
@@ -52,6 +53,10 @@ type (
 	AttentionKernels interface {
 		Plugin
 		Attention(s *Shard) (fwd, bwd Phase)
+	}
+	MLPKernels interface {
+		Plugin
+		MLP(s *Shard) (fwd, bwd Phase)
 	}
 	ExpertActivation interface {
 		Plugin

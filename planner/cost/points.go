@@ -23,6 +23,7 @@ type Points struct {
 	LowPrecision     LowPrecision
 	TokenDispatcher  TokenDispatcher
 	AttentionKernels EachPricing[AttentionKernels]
+	MLPKernels       EachPricing[MLPKernels]
 	ExpertActivation EachPricing[ExpertActivation]
 	ExpertOutput     EachPricing[ExpertOutput]
 	RouterKernels    EachPricing[RouterKernels]
@@ -57,6 +58,7 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 		LowPrecision:     First[LowPrecision](mechs),
 		TokenDispatcher:  First[TokenDispatcher](mechs),
 		AttentionKernels: eachPricing[AttentionKernels](fams, mechs),
+		MLPKernels:       eachPricing[MLPKernels](fams, mechs),
 		ExpertActivation: eachPricing[ExpertActivation](fams, mechs),
 		ExpertOutput:     eachPricing[ExpertOutput](fams, mechs),
 		RouterKernels:    eachPricing[RouterKernels](fams, mechs),

@@ -33,6 +33,7 @@ const (
 var Rules = map[string]Rule{
 	"CPAttention":      RuleFirst,
 	"AttentionKernels": RuleEachPricing,
+	"MLPKernels":       RuleEachPricing,
 	"ExpertActivation": RuleEachPricing,
 	"ExpertOutput":     RuleEachPricing,
 	"RouterKernels":    RuleEachPricing,
