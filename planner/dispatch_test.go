@@ -161,7 +161,8 @@ func embedsPlugin(it *ast.InterfaceType) bool {
 // TestNoPluginAsksAnother: no registered plug-in's code makes another
 // registered plug-in to ask it (a family's, mechanism's or code base's
 // composite literal outside its package's registration lines and the
-// `var _ cost.X = T{}` assertions): plug-ins share facts of the plan as
+// `var _ cost.X = T{}` assertions), nor reads the resolved points a
+// shard carries (cost.Shard.Points): plug-ins share facts of the plan as
 // functions, and the framework composes them (cost.Rules).
 func TestNoPluginAsksAnother(t *testing.T) {
 	types := map[string]bool{}
@@ -199,6 +200,9 @@ func TestNoPluginAsksAnother(t *testing.T) {
 					if id, ok := cl.Type.(*ast.Ident); ok && types[id.Name] {
 						t.Errorf("%s: makes plug-in %s{} (a plug-in asks no other)", fset.Position(cl.Pos()), id.Name)
 					}
+				}
+				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Points" {
+					t.Errorf("%s: reads the shard's resolved points (a plug-in asks no other: the framework does)", fset.Position(sel.Pos()))
 				}
 				return true
 			})
