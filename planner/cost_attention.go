@@ -49,20 +49,17 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		Plus(c.Pair(bQKV, bwdBefore, act)).Plus(c.Pair(bQKV, before, act)).Plus(t(cost.Twice(norm)))
 	// The families' kernels in the attention (planner/families:
 	// YaRN's unfused rotary embedding, the output projection's bias
-	// outside a fused bias-dropout-add, Qwen3's query and key norms).
-	for _, p := range attentionKernels {
+	// outside a fused bias-dropout-add, Qwen3's query and key norms,
+	// Gemma's norm of the attention's output).
+	for p := range c.Points.AttentionKernels.On(&c.Shard) {
 		f, b := p.Attention(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
-	}
-	if m.NormsPerBlock() > 2 {
-		// Gemma's norm of the attention's output before the residual.
-		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
 	}
 	if c.FP8Fwd > 0 {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the
 		// registered cost.LowPrecision); three first linears, as
 		// torchtitan's Attention and transformers' hold them.
-		f, b := lowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
+		f, b := c.Points.LowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
@@ -120,8 +117,8 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
-		fb = cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
+		fa = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
+		fb = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
 	}
 	return fa, fb
 }
@@ -182,8 +179,8 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		qf = t(gD).Plus(t(red(nd * ql))).Plus(up)
 		qb = c.Pair(bU, bwdBefore, lat).Plus(c.Pair(bU, before, lat)).Plus(t(cost.Twice(red(nd * ql)))).Plus(t(bD)).Plus(t(bD))
 		if c.FP8Fwd > 0 {
-			qf = qf.Plus(lowPrecision.Casts(&c.Shard, nd*ql))
-			qb = qb.Plus(lowPrecision.BwdCasts(&c.Shard, nd*ql))
+			qf = qf.Plus(c.Points.LowPrecision.Casts(&c.Shard, nd*ql))
+			qb = qb.Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, nd*ql))
 		}
 	} else {
 		g := c.LGEMM(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -219,15 +216,15 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	msg := cost.RingMsg{KV: n * heads * (2*d + r) * bf16, Out: o} // this GPU's K and V (context parallelism's message), its output
 	e := n * heads * (2*d + r)                                    // the queries' elements: Q and K of Head + RopeDim, V of Head
 	row := n * (2*d + r)                                          // a causal call's last row
-	fa := cpAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
-	fb := cpAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
+	fa := c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d + r)}, false, msg)
+	fb := c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d + r)}, true, msg)
 	gProj := c.LGEMM(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.Back(gProj)
 	fwd = t(norm).Plus(qf).Plus(kvf).Plus(t(rope)).Plus(fa).Plus(c.Pair(gProj, after, act)).Plus(t(resid))
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bProj, bwdAfter, act)).Plus(t(bProj)).Plus(fb).Plus(t(cost.Twice(rope))).
 		Plus(kvb).Plus(qb).Plus(t(cost.Twice(norm)))
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, nd*h, nd*kl, o))
+		fwd, bwd = fwd.Plus(c.Points.LowPrecision.Casts(&c.Shard, nd*h, nd*kl, o)), bwd.Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, nd*h, nd*kl, o))
 	}
 	if mods := c.Plan.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {
@@ -237,7 +234,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 			rec = rec.Plus(up).Plus(kvUp).Plus(t(rope))
 		}
 		if mods.Has(plan.RecomputeLayerNorm) {
-			rec = rec.Plus(t(norm)).Plus(lowPrecision.Casts(&c.Shard, nd*h))
+			rec = rec.Plus(t(norm)).Plus(c.Points.LowPrecision.Casts(&c.Shard, nd*h))
 		}
 	}
 	return fwd, bwd, rec

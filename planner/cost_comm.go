@@ -48,7 +48,7 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 // (mechanisms.DistLAMB: apex's DistributedFusedLAMB).
 func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 	m, pl, p := &step.M, &step.Plan, step.Pod
-	if d := pricingOf(dataParallel, step); d != nil {
+	if d := step.Points.DataParallel.Of(step); d != nil {
 		return d.DPExposed(step, stageViews(stages, pl))
 	}
 	gb := pl.GradBytes()

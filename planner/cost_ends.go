@@ -107,7 +107,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
 	// The heads beside the output layer (an encoder's: families.MLMHeads;
 	// none in a decoder).
-	for _, p := range outputHeads {
+	for p := range c.Points.OutputHeads.On(&c.Shard) {
 		f, b := p.Heads(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
@@ -151,7 +151,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
 		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
 	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(lowPrecision.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(lowPrecision.BwdCasts(&c.Shard, 2*n*h*sp))
+		fwd, bwd = fwd.Plus(c.Points.LowPrecision.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, 2*n*h*sp))
 	}
 	x := float64(m.MTP)
 	return cost.Scale(fwd, x), cost.Scale(bwd, x)

@@ -120,7 +120,7 @@ func (c *coster) expertWork() moeWork {
 		return kernel{Class: graph.ClassElementwise, FLOPs: flops, Read: read, Writes: write}
 	}
 	// The local experts' GEMMs grouped (the registered cost.GroupedGEMM).
-	grouped := func(g kernel, n float64) kernel { return groupedGEMM.Grouped(&c.Shard, g, local, rows, n) }
+	grouped := func(g kernel, n float64) kernel { return c.Points.GroupedGEMM.Grouped(&c.Shard, g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
@@ -143,39 +143,39 @@ func (c *coster) expertWork() moeWork {
 	// its own loop: each forward GEMM and each of the backward's data and
 	// weight gradients, local calls (cost.GroupedGEMM's Calls).
 	tg := func(k kernel) phase {
-		return phase{Busy: k.Time(c.H), Launches: 1, Calls: groupedGEMM.Calls(&c.Shard, local)}
+		return phase{Busy: k.Time(c.H), Launches: 1, Calls: c.Points.GroupedGEMM.Calls(&c.Shard, local)}
 	}
-	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(lowPrecision.Casts(&c.Shard, erows*h, erows*cols))
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.Points.LowPrecision.Casts(&c.Shard, erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
 	// under moe_act.
 	var clampF, clampB phase
-	for _, p := range expertActivation {
+	for p := range c.Points.ExpertActivation.On(&c.Shard) {
 		f, b := p.ExpertActivation(&c.Shard, erows, cols)
 		clampF, clampB = clampF.Plus(f), clampB.Plus(b)
 	}
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).Plus(lowPrecision.Casts(&c.Shard, erows*cols)).Plus(clampF)
+		rec = t(actFn).Plus(c.Points.LowPrecision.Casts(&c.Shard, erows*cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
-		Plus(lowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+		Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
 	wgrad := tg(fc1w).Plus(tg(fc2w)) // what a frozen base does not run (LoRA: expertLoRA)
-	experts.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
-	expertsB.Calls += groupedGEMM.SplitCastCalls(&c.Shard, local)
+	experts.Calls += c.Points.GroupedGEMM.SplitCastCalls(&c.Shard, local)
+	expertsB.Calls += c.Points.GroupedGEMM.SplitCastCalls(&c.Shard, local)
 	if run.ExpertLoop {
-		experts = cost.Scale(experts, nexp).Plus(t(groupedGEMM.LoopCat(&c.Shard, rows)))
+		experts = cost.Scale(experts, nexp).Plus(t(c.Points.GroupedGEMM.LoopCat(&c.Shard, rows)))
 		expertsB = cost.Scale(expertsB, nexp)
 		wgrad = cost.Scale(wgrad, nexp)
 		rec = cost.Scale(rec, nexp)
 	}
 	// The families' and mechanisms' kernels at the experts' output (the
 	// FC2 biases, FP8's padding to the GEMM's alignment).
-	for _, p := range expertOutput {
+	for p := range c.Points.ExpertOutput.On(&c.Shard) {
 		f, b := p.ExpertOutput(&c.Shard, rows, local, nl)
 		experts, expertsB = experts.Plus(f), expertsB.Plus(b)
 	}
@@ -205,7 +205,7 @@ func (c *coster) expertWork() moeWork {
 // the force-balanced router's draw), else the plan's (Plan.LoadFactor:
 // its stated imbalance or capacity factor).
 func (c *coster) loadFactor(nl float64) float64 {
-	if l := pricingOf(expertLoads, &c.Shard); l != nil {
+	if l := c.Points.ExpertLoad.Of(&c.Shard); l != nil {
 		return l.Load(&c.Shard, nl)
 	}
 	return c.Plan.LoadFactor()
@@ -283,13 +283,13 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // forward's and the backward's in proportion to their exchanges. A stage
 // whose layers' parts are unknown (no experts' work: a hybrid model's)
 // pairs its whole forward with its whole backward instead.
-func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
+func epOverlap(pts *cost.Points, st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	fe, be := st.fwd.EPExposed, st.bwd.EPExposed
 	if fe+be <= 0 || pl.NumMicro <= 1 {
 		return
 	}
 	_, epG, _ := pl.ExpertGroups(*p)
-	sms := tokenDispatcher.ExchangeSMs(&pl) // DeepEP's SMs under the flex dispatcher
+	sms := pts.TokenDispatcher.ExchangeSMs(&pl) // DeepEP's SMs under the flex dispatcher
 	fw, bw := st.fwdWindow(), st.bwdWindow()
 	var save float64
 	if st.moeLayers > 0 {
@@ -369,7 +369,7 @@ func (c *coster) moeTail(d cost.Dispatch, g cost.Glue, comm, bf, routed phase) s
 	}
 	var tl syncTail
 	for i, r := range d.Issue(g, comm, bf, routed) {
-		if t := drain(h, r.Ahead, r.Steps...); i == 0 {
+		if t := drain(c.Points, h, r.Ahead, r.Steps...); i == 0 {
 			tl = t
 		} else {
 			tl = tl.Plus(t)

@@ -27,9 +27,9 @@ func (l loraLayers) Name() string { return l.stack.Name() }
 func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Dense(b)
 	s := b.Base()
-	af, ab := fineTune.Adapters(s)
+	af, ab := s.Points.FineTune.Adapters(s)
 	fwd = fwd.Plus(af)
-	bwd = minus(bwd, fineTune.FrozenWeightGrads(s)).Plus(ab)
+	bwd = minus(bwd, s.Points.FineTune.FrozenWeightGrads(s)).Plus(ab)
 	if s.Plan.Recompute == plan.FullRecompute {
 		bwd = bwd.Plus(af)
 	}
@@ -50,7 +50,7 @@ func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.E
 func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Output(b)
 	s := b.Base()
-	return fwd, minus(bwd, s.Run(fineTune.OutputWeightGrad(s)))
+	return fwd, minus(bwd, s.Run(s.Points.FineTune.OutputWeightGrad(s)))
 }
 
 // minus is phase a less b (b's kernels taken out of a).
@@ -114,11 +114,11 @@ type expertFineTune interface {
 // adapters of the attention's targets and of the experts added (their
 // forward again in the backward under full recomputation).
 func moeLoRA(b cost.Blocks, fwd, bwd phase) (phase, phase) {
-	x, ok := fineTune.(expertFineTune)
+	s := b.Base()
+	x, ok := s.Points.FineTune.(expertFineTune)
 	if !ok {
 		return fwd, bwd
 	}
-	s := b.Base()
 	c := coster{Shard: *s}
 	w := c.expertWork()
 	router, _, _, _ := moeGlue(c.M, w.nl)

@@ -28,11 +28,11 @@ func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
 		plain := *c
 		plain.M.Mixers = ""
 		f, b, r := plain.attnBlock()
-		gf, gb := linearMixer.AttnGate(&c.Shard)
+		gf, gb := c.Points.LinearMixer.AttnGate(&c.Shard)
 		add(f.Plus(gf), b.Plus(gb), r, na)
 	}
 	if ng > 0 {
-		f, b, r := linearMixer.MixerBlock(&c.Shard)
+		f, b, r := c.Points.LinearMixer.MixerBlock(&c.Shard)
 		add(f, b, r, ng)
 	}
 	return fwd, bwd, rec

@@ -28,7 +28,7 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		p.Fwd, p.Bwd, p.Rec = p.Fwd.Plus(cost.Scale(f, w)), p.Bwd.Plus(cost.Scale(b, w)), p.Rec.Plus(cost.Scale(r, w))
 	}
 	if nm > 0 {
-		f, b, r := ssmBlock.SSMBlock(&c.Shard)
+		f, b, r := c.Points.SSMBlock.SSMBlock(&c.Shard)
 		add(f, b, r, nm)
 	}
 	if na > 0 {

@@ -38,9 +38,11 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(t(resid))
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(cost.Twice(actFn))).
 		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(cost.Twice(norm)))
-	if m.NormsPerBlock() > 2 {
-		// Gemma's norm of the MLP's output before the residual.
-		fwd, bwd = fwd.Plus(t(norm)), bwd.Plus(t(cost.Twice(norm)))
+	// The families' kernels in the MLP (planner/families: Gemma's norm
+	// of its output).
+	for p := range c.Points.MLPKernels.On(&c.Shard) {
+		f, b := p.MLP(&c.Shard)
+		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	// w1 and w3's input and w2's; their outputs' gradients (the
 	// registered cost.LowPrecision).
@@ -50,7 +52,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		if m.SwiGLU() {
 			firsts = 2
 		}
-		casts, castsB = lowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
+		casts, castsB = c.Points.LowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
 		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {

@@ -18,11 +18,12 @@ import (
 // TestDispatchRules: every extension point of planner/cost (an
 // interface that embeds cost.Plugin) has one dispatch rule
 // (cost.Rules), its doc says it ("Dispatch: <rule>."), and the
-// framework asks it by that rule: hookUp resolves a First point with
-// cost.First and the others with cost.Each; a Pricing point's plug-ins
-// are asked only through pricingOf, an EachPricing point's only in a
-// loop that asks pricing, and a First or Each point's never through
-// the record (pricingOf, pricing), each point resolved once.
+// framework asks it by that rule: cost.Resolve resolves each point once
+// into the field of cost.Points named after it, of its rule's type (a
+// First point the interface, an Each point a slice of it, a Pricing or
+// EachPricing point cost.Pricing or cost.EachPricing of it, which give
+// their plug-ins only by a shard's record: Of, On), and the framework
+// lists no point's plug-ins past the record.
 func TestDispatchRules(t *testing.T) {
 	fset := token.NewFileSet()
 	docRule := regexp.MustCompile(`Dispatch: (\w+)[ .]`)
@@ -79,16 +80,51 @@ func TestDispatchRules(t *testing.T) {
 		}
 	}
 
-	// The framework's side: which variable holds each point's plug-ins
-	// (hookUp), and how each variable is asked.
-	vars := map[string]string{} // variable -> point
-	resolved := map[string]int{}
-	asked := map[string][]string{} // variable -> how: "pricingOf", "pricing", "loop+pricing", "plain"
+	// The framework's side: each point is resolved once into one field
+	// of cost.Points (cost.Resolve) whose type is its rule's: a First
+	// point the interface itself, an Each point a slice of it, a Pricing
+	// point cost.Pricing of it and an EachPricing point cost.EachPricing
+	// of it (asked only by a shard's record: Of, On).
+	fields := map[string]int{}
+	pt := reflect.TypeFor[cost.Points]()
+	for i := range pt.NumField() {
+		f := pt.Field(i)
+		if !f.IsExported() || f.Type == reflect.TypeFor[*cost.Registry]() {
+			continue
+		}
+		point, how := f.Type.Name(), cost.RuleFirst
+		switch {
+		case f.Type.Kind() == reflect.Slice:
+			point, how = f.Type.Elem().Name(), cost.RuleEach
+		case strings.HasPrefix(point, "EachPricing["):
+			point, how = genericArg(point), cost.RuleEachPricing
+		case strings.HasPrefix(point, "Pricing["):
+			point, how = genericArg(point), cost.RulePricing
+		case f.Type.Kind() != reflect.Interface:
+			t.Errorf("cost.Points.%s: %v is no extension point's", f.Name, f.Type)
+			continue
+		}
+		fields[point]++
+		if f.Name != point {
+			t.Errorf("cost.Points.%s holds %s: want it named after its point", f.Name, point)
+		}
+		if rule, ok := cost.Rules[point]; !ok {
+			t.Errorf("cost.Points.%s: %s has no rule in cost.Rules", f.Name, point)
+		} else if rule != how {
+			t.Errorf("cost.Points.%s: %s (rule %s) resolved as %s", f.Name, point, rule, how)
+		}
+	}
+	for name := range cost.Rules {
+		if fields[name] != 1 {
+			t.Errorf("%s: resolved into %d fields of cost.Points, want 1", name, fields[name])
+		}
+	}
+	// The framework lists no Pricing or EachPricing point's plug-ins
+	// past the record (Plugins is for listing them in tests).
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parsed []*ast.File
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
@@ -97,94 +133,19 @@ func TestDispatchRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed = append(parsed, f)
 		ast.Inspect(f, func(n ast.Node) bool {
-			as, ok := n.(*ast.AssignStmt)
-			if !ok || len(as.Lhs) != 1 {
-				return true
-			}
-			v, ok := as.Lhs[0].(*ast.Ident)
-			if !ok {
-				return true
-			}
-			ast.Inspect(as.Rhs[0], func(n ast.Node) bool {
-				ix, ok := n.(*ast.IndexExpr)
-				if !ok {
-					return true
-				}
-				fn, ok1 := ix.X.(*ast.SelectorExpr)
-				pt, ok2 := ix.Index.(*ast.SelectorExpr)
-				if !ok1 || !ok2 || (fn.Sel.Name != "First" && fn.Sel.Name != "Each") {
-					return true
-				}
-				point := pt.Sel.Name
-				vars[v.Name] = point
-				resolved[point]++
-				rule := cost.Rules[point]
-				if (fn.Sel.Name == "First") != (rule == cost.RuleFirst) {
-					t.Errorf("%s (rule %s) resolved by cost.%s into %s", point, rule, fn.Sel.Name, v.Name)
-				}
-				return true
-			})
-			return true
-		})
-	}
-	for name := range cost.Rules {
-		if resolved[name] == 0 {
-			t.Errorf("%s: no hookUp resolves it", name)
-		}
-	}
-	for _, f := range parsed {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CallExpr:
-				if fn, ok := n.Fun.(*ast.Ident); ok && (fn.Name == "pricingOf" || fn.Name == "pricing") {
-					if a, ok := n.Args[len(n.Args)-1].(*ast.Ident); ok && fn.Name == "pricing" {
-						asked[a.Name] = append(asked[a.Name], "pricing")
-					}
-					if a, ok := n.Args[0].(*ast.Ident); ok && fn.Name == "pricingOf" {
-						asked[a.Name] = append(asked[a.Name], "pricingOf")
-					}
-				}
-			case *ast.RangeStmt:
-				x, ok := n.X.(*ast.Ident)
-				if !ok {
-					return true
-				}
-				how := "loop"
-				ast.Inspect(n.Body, func(b ast.Node) bool {
-					if c, ok := b.(*ast.CallExpr); ok {
-						if fn, ok := c.Fun.(*ast.Ident); ok && fn.Name == "pricing" {
-							how = "loop+pricing"
-						}
-					}
-					return true
-				})
-				asked[x.Name] = append(asked[x.Name], how)
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Plugins" {
+				t.Errorf("%s: %s asks a point's plug-ins past the record (Plugins)", path, fset.Position(sel.Pos()))
 			}
 			return true
 		})
 	}
-	for v, point := range vars {
-		rule := cost.Rules[point]
-		for _, how := range asked[v] {
-			ok := true
-			switch rule {
-			case cost.RulePricing:
-				ok = how == "pricingOf"
-			case cost.RuleEachPricing:
-				ok = how == "loop+pricing" || how == "pricing"
-			default:
-				ok = how != "pricingOf" && how != "pricing" && how != "loop+pricing"
-			}
-			if !ok {
-				t.Errorf("%s (rule %s, variable %s) asked as %s", point, rule, v, how)
-			}
-		}
-		if (rule == cost.RulePricing || rule == cost.RuleEachPricing) && len(asked[v]) == 0 {
-			t.Errorf("%s (rule %s, variable %s): never asked by the record", point, rule, v)
-		}
-	}
+}
+
+// genericArg is the type argument of generic type name n ("Pricing[...cost.FSDP]": FSDP).
+func genericArg(n string) string {
+	a := strings.TrimSuffix(n[strings.Index(n, "[")+1:], "]")
+	return a[strings.LastIndex(a, ".")+1:]
 }
 
 // embedsPlugin is whether interface it embeds Plugin.
@@ -200,7 +161,8 @@ func embedsPlugin(it *ast.InterfaceType) bool {
 // TestNoPluginAsksAnother: no registered plug-in's code makes another
 // registered plug-in to ask it (a family's, mechanism's or code base's
 // composite literal outside its package's registration lines and the
-// `var _ cost.X = T{}` assertions): plug-ins share facts of the plan as
+// `var _ cost.X = T{}` assertions), nor reads the resolved points a
+// shard carries (cost.Shard.Points): plug-ins share facts of the plan as
 // functions, and the framework composes them (cost.Rules).
 func TestNoPluginAsksAnother(t *testing.T) {
 	types := map[string]bool{}
@@ -238,6 +200,9 @@ func TestNoPluginAsksAnother(t *testing.T) {
 					if id, ok := cl.Type.(*ast.Ident); ok && types[id.Name] {
 						t.Errorf("%s: makes plug-in %s{} (a plug-in asks no other)", fset.Position(cl.Pos()), id.Name)
 					}
+				}
+				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Points" {
+					t.Errorf("%s: reads the shard's resolved points (a plug-in asks no other: the framework does)", fset.Position(sel.Pos()))
 				}
 				return true
 			})

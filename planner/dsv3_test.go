@@ -45,7 +45,7 @@ func TestMLALayer(t *testing.T) {
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.Busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.Busy, want)
@@ -74,7 +74,7 @@ func TestMLALayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true}}
+	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true, Points: registered}}
 	c2.TPG = plan.Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := c2.mlaBlock()
 	f1, _, _ := c.mlaBlock()

@@ -48,11 +48,11 @@ func EvaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseC
 }
 
 func evaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
-	return balanced(p, func(q *plan.Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
+	return balanced(registered, p, func(q *plan.Pod) Result { return evaluateAt(registered, m, pl, q, cache, hosts) })
 }
 
 // evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is.
-func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
+func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.CP)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -62,7 +62,7 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
-			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
+			kits = append(kits, stageKit{c: newCosterOf(pts, m, pl, p, T, tokens)})
 			k := &kits[len(kits)-1]
 			k.kitPhases = k.c.phases(cache)
 		}
@@ -78,22 +78,22 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
-	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens, Points: pts}
 	decide(&step)
 	if c := contendedBy(&step); c != nil {
-		smBound(c, &m, &pl, p, cache, tokens, stages)
+		smBound(pts, c, &m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
 		for s := range stages {
-			epOverlap(&stages[s], pl, p, s)
+			epOverlap(pts, &stages[s], pl, p, s)
 		}
 	}
-	r := Result{Plan: pl, priced: kits[0].c.Priced}
+	r := Result{Plan: pl, priced: kits[0].c.Priced, points: pts}
 	for i := range kits[1:] {
 		r.priced = r.priced.Union(kits[1+i].c.Priced)
 	}
 	if hosts {
-		r.HostStages = stageHosts(stages, &pl, &p.Kernels.Host)
+		r.HostStages = stageHosts(pts, stages, &pl, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
 	if w := stepWait(&step, &p.Kernels.Host); w > 0 {

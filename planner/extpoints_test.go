@@ -28,7 +28,7 @@ func implementers[T cost.Plugin]() string {
 // TestExtensionPointsImplemented: the extension points the composition
 // asks where it once named a family or a mechanism are each implemented
 // by the registered plug-in that priced them by name before, and by no
-// other; the coster asks those (hookUp).
+// other; the coster asks those (registered: cost.Resolve).
 func TestExtensionPointsImplemented(t *testing.T) {
 	for _, c := range []struct {
 		point, got, want string
@@ -43,17 +43,17 @@ func TestExtensionPointsImplemented(t *testing.T) {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
 		}
 	}
-	if len(outputHeads) != 1 || outputHeads[0].Name() != "mlm-nsp-heads" {
-		t.Errorf("the coster's output heads %v, want mlm-nsp-heads's", outputHeads)
+	if len(registered.OutputHeads.Plugins()) != 1 || registered.OutputHeads.Plugins()[0].Name() != "mlm-nsp-heads" {
+		t.Errorf("the coster's output heads %v, want mlm-nsp-heads's", registered.OutputHeads.Plugins())
 	}
-	if groupedGEMM == nil || groupedGEMM.Name() != "te-grouped-gemm" {
-		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", groupedGEMM)
+	if registered.GroupedGEMM == nil || registered.GroupedGEMM.Name() != "te-grouped-gemm" {
+		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", registered.GroupedGEMM)
 	}
-	if lowPrecision == nil || lowPrecision.Name() != "fp8-casts" {
-		t.Errorf("the coster's casts %v, want fp8-casts'", lowPrecision)
+	if registered.LowPrecision == nil || registered.LowPrecision.Name() != "fp8-casts" {
+		t.Errorf("the coster's casts %v, want fp8-casts'", registered.LowPrecision)
 	}
-	if tokenDispatcher == nil || tokenDispatcher.Name() != "token-dispatch" {
-		t.Errorf("the coster's token dispatcher %v, want token-dispatch's", tokenDispatcher)
+	if registered.TokenDispatcher == nil || registered.TokenDispatcher.Name() != "token-dispatch" {
+		t.Errorf("the coster's token dispatcher %v, want token-dispatch's", registered.TokenDispatcher)
 	}
 }
 
@@ -65,10 +65,10 @@ func TestExtensionPointsImplemented(t *testing.T) {
 func TestOutputHeadsAsked(t *testing.T) {
 	c := stackCoster(t, "bert-large:seq=512,batch=384", "tp=1,dp=8,mbs=48", "dgx-h100:1")
 	fwd, bwd := c.fusedOutput()
-	saved := outputHeads
-	outputHeads = nil
-	bareF, bareB := c.fusedOutput()
-	outputHeads = saved
+	none := swapped(func(p *cost.Points) { p.OutputHeads = cost.EachPricing[cost.OutputHeads]{} })
+	bare := c
+	bare.Points = none
+	bareF, bareB := bare.fusedOutput()
 	hf, hb := families.MLMHeads{}.Heads(&c.Shard)
 	if hf.Launches != 7 || hb.Launches != 10 {
 		t.Fatalf("MLM heads' launches %v, %v: want 7 and 10 (bert.go's kernels)", hf.Launches, hb.Launches)
@@ -78,9 +78,8 @@ func TestOutputHeadsAsked(t *testing.T) {
 	}
 	d := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1", "dgx-h100:1")
 	withF, _ := d.fusedOutput()
-	outputHeads = nil
+	d.Points = none
 	noneF, _ := d.fusedOutput()
-	outputHeads = saved
 	if withF != noneF {
 		t.Errorf("a decoder's output layer %+v changed by the output heads (%+v without)", withF, noneF)
 	}
@@ -102,10 +101,8 @@ func (m moreCalls) Calls(s *cost.Shard, local float64) float64 {
 func TestGroupedGEMMAsked(t *testing.T) {
 	c := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,stack=megatron-bridge-25.11", "dgx-h100:1")
 	w := c.expertWork()
-	saved := groupedGEMM
-	groupedGEMM = moreCalls{}
+	c.Points = swapped(func(p *cost.Points) { p.GroupedGEMM = moreCalls{} })
 	more := c.expertWork()
-	groupedGEMM = saved
 	if w.fwd.Calls == 0 {
 		t.Fatalf("experts' forward issues no calls from Transformer Engine's loop: %+v", w.fwd)
 	}
@@ -141,7 +138,7 @@ func TestLinearsCasts(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
 		s := &co.Shard
-		f, b := lowPrecision.Linears(s, in, mid, outs, 2)
+		f, b := registered.LowPrecision.Linears(s, in, mid, outs, 2)
 		share := 1.0 / 8
 		wantB := mechanisms.BwdCasts(s, in*share, mid)
 		switch recipe {
@@ -181,11 +178,9 @@ func TestLowPrecisionAsked(t *testing.T) {
 		c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=2,sp=on,dp=4,mbs=1,recompute=selective,recompute-modules=mlp"+fp8, "dgx-h100:1")
 		af, ab, _ := c.attnBlock()
 		mf, mb, mr := c.mlpBlock()
-		saved := lowPrecision
-		lowPrecision = moreCasts{}
+		c.Points = swapped(func(p *cost.Points) { p.LowPrecision = moreCasts{} })
 		af2, ab2, _ := c.attnBlock()
 		mf2, mb2, mr2 := c.mlpBlock()
-		lowPrecision = saved
 		want := [5]float64{1, 2, 1, 2, 1}
 		if fp8 == "" {
 			want = [5]float64{}
@@ -201,7 +196,7 @@ func TestLowPrecisionAsked(t *testing.T) {
 // a layer's forward.
 type moreSyncs struct{ mechanisms.TokenDispatch }
 
-func (m moreSyncs) On(s *cost.Shard, router []cost.RouterKernels) cost.Dispatch {
+func (m moreSyncs) On(s *cost.Shard, router cost.EachPricing[cost.RouterKernels]) cost.Dispatch {
 	return syncMore{m.TokenDispatch.On(s, router)}
 }
 
@@ -218,15 +213,14 @@ func (d syncMore) DispatchSyncs() float64 { return d.Dispatch.DispatchSyncs() + 
 func TestTokenDispatcherAsked(t *testing.T) {
 	c := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,stack=megatron-bridge-25.11", "dgx-h100:1")
 	f, b, _ := c.moe()
-	saved := tokenDispatcher
-	tokenDispatcher = moreSyncs{}
-	f2, b2, _ := c.moe()
-	tokenDispatcher = saved
+	more := c
+	more.Points = swapped(func(p *cost.Points) { p.TokenDispatcher = moreSyncs{} })
+	f2, b2, _ := more.moe()
 	if f.Syncs != 1 || f2.Syncs != 2 || b2 != b {
 		t.Errorf("forward syncs %v, %v with one more (want 1, 2); backward %+v, want %+v", f.Syncs, f2.Syncs, b2, b)
 	}
 	flex := stackCoster(t, stackMoE, "tp=1,ep=8,dp=8,mbs=1,dispatcher=flex", "dgx-h100:1")
-	if got, none := tokenDispatcher.ExchangeSMs(&flex.Plan), tokenDispatcher.ExchangeSMs(&c.Plan); got != 20 || none != 0 {
+	if got, none := registered.TokenDispatcher.ExchangeSMs(&flex.Plan), registered.TokenDispatcher.ExchangeSMs(&c.Plan); got != 20 || none != 0 {
 		t.Errorf("exchange SMs: flex %d, alltoall %d; want 20 and 0", got, none)
 	}
 }
@@ -242,14 +236,12 @@ func (fixedSpeedups) Speedups(*plan.Plan, *plan.Pod, float64) (fwd, bwd float64)
 // inverse: 1/4 forward, 1/2 backward with one that says 4x and 2x), a
 // BF16 plan's at none.
 func TestLowPrecisionSpeedups(t *testing.T) {
-	saved := lowPrecision
-	lowPrecision = fixedSpeedups{}
-	defer func() { lowPrecision = saved }()
-	c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1,fp8=current", "dgx-h100:1")
+	fixed := swapped(func(p *cost.Points) { p.LowPrecision = fixedSpeedups{} })
+	c := stackCosterOf(t, fixed, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1,fp8=current", "dgx-h100:1")
 	if c.FP8Fwd != 0.25 || c.FP8Bwd != 0.5 {
 		t.Errorf("FP8 GEMMs' shares %v, %v; want 0.25 and 0.5", c.FP8Fwd, c.FP8Bwd)
 	}
-	b := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1", "dgx-h100:1")
+	b := stackCosterOf(t, fixed, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1", "dgx-h100:1")
 	if b.FP8Fwd != 0 || b.FP8Bwd != 0 {
 		t.Errorf("BF16 plan's FP8 shares %v, %v; want none", b.FP8Fwd, b.FP8Bwd)
 	}

@@ -2,12 +2,15 @@ package planner
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -23,7 +26,8 @@ func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true}}
+	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, Points: registered}}
+	decide(&c.Shard)
 	fwd, bwd = c.layer()
 	return fwd, bwd, c
 }
@@ -93,5 +97,54 @@ func TestPostNormsCost(t *testing.T) {
 	}
 	if got := b4.Busy - b2.Busy; math.Abs(got-2*back) > 1e-15 {
 		t.Errorf("backward: %g s more, want two norms' backward %g", got, 2*back)
+	}
+}
+
+// TestSandwichNorms: Gemma's norms of each half's output
+// (families.SandwichNorms) by hand, and asked by the composition only on
+// a model that has them. Gemma 3 12B (hidden 3,840) at 4,096 tokens, TP
+// 2, no sequence parallelism: one RMS norm of 8 x 4,096 x 3,840 =
+// 125,829,120 FLOPs reading and writing 4,096 x 3,840 x 2 = 31,457,280
+// bytes a half forward, twice that backward; the attention's and the
+// MLP's phases are those without the trait plus exactly these, and the
+// trait is named in priced_by for Gemma, not for Llama.
+func TestSandwichNorms(t *testing.T) {
+	c := stackCoster(t, "hf:../graph/transformer/testdata/hf/gemma-3-12b.json:seq=4096,batch=64", "tp=2,dp=4,mbs=1", "dgx-h100:1")
+	norm := cost.Kernel{Class: graph.ClassReduction, FLOPs: 125829120, Read: 31457280, Writes: 31457280}
+	wantF, wantB := c.Run(norm), c.Run(cost.Twice(norm))
+	var others []cost.Plugin // the families but the trait
+	for _, p := range cost.Each[cost.Plugin](families.Registered) {
+		if p.Name() != "sandwich-norms" {
+			others = append(others, p)
+		}
+	}
+	fams, err := cost.NewRegistry(others...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := cost.Resolve(fams, mechanisms.Registered, layerCosters)
+	for _, half := range []struct {
+		name string
+		of   func(c *coster) (fwd, bwd, rec phase)
+	}{
+		{"attention", (*coster).attnBlock},
+		{"mlp", (*coster).mlpBlock},
+	} {
+		f, b, _ := half.of(&c)
+		bare := c
+		bare.Points = without
+		decide(&bare.Shard)
+		bf, bb, _ := half.of(&bare)
+		if f.Launches-bf.Launches != 1 || b.Launches-bb.Launches != 1 || !near(f.Busy-bf.Busy, wantF.Busy) || !near(b.Busy-bb.Busy, wantB.Busy) {
+			t.Errorf("%s: +%g s in +%g launches forward, +%g s in +%g backward; want +%g in 1, +%g in 1",
+				half.name, f.Busy-bf.Busy, f.Launches-bf.Launches, b.Busy-bb.Busy, b.Launches-bb.Launches, wantF.Busy, wantB.Busy)
+		}
+	}
+	if got := PricedByOf(c.M, c.Plan, c.Pod).Families; !slices.Contains(got, "sandwich-norms") {
+		t.Errorf("gemma priced by families %v: want sandwich-norms among them", got)
+	}
+	l := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=2,dp=4,mbs=1", "dgx-h100:1")
+	if got := PricedByOf(l.M, l.Plan, l.Pod).Families; slices.Contains(got, "sandwich-norms") {
+		t.Errorf("llama priced by families %v: want no sandwich-norms", got)
 	}
 }

@@ -151,7 +151,7 @@ func TestFSDP2Gathers(t *testing.T) {
 // stepShard is the step's shard of plan pl of m on p, as evaluateAt
 // hands the step-level extension points.
 func stepShard(m transformer.Spec, pl plan.Plan, p *plan.Pod) *cost.Shard {
-	s := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p}
+	s := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Points: registered}
 	decide(s)
 	return s
 }

@@ -54,7 +54,7 @@ func TestFSDPExperts(t *testing.T) {
 	ag := ring(8, dense*2) + ring(2, experts*2)
 	rs := ring(8, dense*4) + ring(2, experts*4)
 	stages := []stageCost{st}
-	smBound(contentions[0], &m, &pl, &p, nil, 1024, stages)
+	smBound(registered, registered.Contention.Plugins()[0], &m, &pl, &p, nil, 1024, stages)
 	st = stages[0]
 	g8, g2 := plan.Group{PerNode: 8, Nodes: 1}, plan.Group{PerNode: 2, Nodes: 1}
 	agC := p.BesideComm(roofline.AllGather, g8, dense*2, ring(8, dense*2)).Plus(p.BesideComm(roofline.AllGather, g2, experts*2, ring(2, experts*2)))

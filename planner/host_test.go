@@ -21,18 +21,18 @@ func TestHostExpose(t *testing.T) {
 		bwd  bool
 		wait float64
 	}{{false, 0.4e-3 + 200e-6}, {true, 0.8e-3 + 204e-6}} {
-		got := expose(&h, ph, c.bwd)
+		got := expose(registered, &h, ph, c.bwd)
 		if !near(got.HostExposed, c.wait) || !near(got.Busy, 1e-3+c.wait) || got.TPAll != ph.TPAll {
 			t.Errorf("bwd=%v: busy %g, waited %g; want %g, %g", c.bwd, got.Busy, got.HostExposed, 1e-3+c.wait, c.wait)
 		}
 	}
 	// Kernels longer than their issue: only the synchronization waits.
 	long := phase{Busy: 5e-3, Launches: 100, Syncs: 2}
-	if got := expose(&h, long, false); !near(got.HostExposed, 2*200e-6) {
+	if got := expose(registered, &h, long, false); !near(got.HostExposed, 2*200e-6) {
 		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.HostExposed)
 	}
 	var none kernels.Host
-	if got := expose(&none, ph, true); got != ph {
+	if got := expose(registered, &none, ph, true); got != ph {
 		t.Errorf("no host: %+v, want the phase unchanged %+v", got, ph)
 	}
 }

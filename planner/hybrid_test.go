@@ -35,7 +35,7 @@ func hybridCoster(t *testing.T, m transformer.Spec) coster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, NoHost: true}}
+	return coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, NoHost: true, Points: registered}}
 }
 
 // TestMambaBlockCost: one Mamba-2 block's forward and backward kernels
@@ -247,7 +247,7 @@ func TestQwen3NextPlans(t *testing.T) {
 // registered families through their extension points, each implemented
 // by one family alone: the state-space block (cost.SSMBlock) by mamba,
 // the linear mixer and its gate (cost.LinearMixer) by gated-deltanet;
-// the coster's are those (hookUp).
+// the coster's are those (registered).
 func TestMixerExtensionPoints(t *testing.T) {
 	names := func(ps []cost.Plugin) string {
 		var out []string
@@ -269,7 +269,7 @@ func TestMixerExtensionPoints(t *testing.T) {
 	if got := names(lin); got != "gated-deltanet" {
 		t.Errorf("linear mixers registered: %q, want gated-deltanet alone", got)
 	}
-	if ssmBlock == nil || ssmBlock.Name() != "mamba" || linearMixer == nil || linearMixer.Name() != "gated-deltanet" {
-		t.Errorf("the coster's mixers %v, %v: want mamba's and gated-deltanet's", ssmBlock, linearMixer)
+	if registered.SSMBlock == nil || registered.SSMBlock.Name() != "mamba" || registered.LinearMixer == nil || registered.LinearMixer.Name() != "gated-deltanet" {
+		t.Errorf("the coster's mixers %v, %v: want mamba's and gated-deltanet's", registered.SSMBlock, registered.LinearMixer)
 	}
 }

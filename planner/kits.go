@@ -107,7 +107,7 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 	lc := c.layerCosts()
 	ph.embedFwd, ph.embedBwd = lc.Embedding(c.blocks())
 	ph.outputFwd, ph.outputBwd = lc.Output(c.blocks())
-	ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd = expose(h, ph.embedFwd, false), expose(h, ph.embedBwd, true), expose(h, ph.outputFwd, false), expose(h, ph.outputBwd, true)
+	ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd = expose(c.Points, h, ph.embedFwd, false), expose(c.Points, h, ph.embedBwd, true), expose(c.Points, h, ph.outputFwd, false), expose(c.Points, h, ph.outputBwd, true)
 	if c.M.MoE() && c.M.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
 		ph.denseFwd, ph.denseBwd = lc.Dense(c.blocks())

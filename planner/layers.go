@@ -171,7 +171,7 @@ func (c *coster) Join(a, f part, moe bool) (fwd, bwd phase) {
 		return fwd, bwd
 	}
 	h := &c.Pod.Kernels.Host
-	return expose(h, fwd, false), expose(h, bwd, true)
+	return expose(c.Points, h, fwd, false), expose(c.Points, h, bwd, true)
 }
 
 // The coster's blocks, as a code base asks them (cost.Blocks): its

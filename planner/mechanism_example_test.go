@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
 )
 
@@ -18,8 +19,8 @@ import (
 // backward the same through the mask (the gradient and the mask read,
 // the gradient written). In the package it is one file of
 // planner/mechanisms and one line of its Registered; here
-// addMechanism makes the same registration and undoes it when the test
-// ends.
+// withMechanism makes the same registration in a copy of Registered and
+// resolves the extension points from it.
 type attnOutDropout struct{}
 
 var _ cost.AttentionKernels = attnOutDropout{}
@@ -29,29 +30,22 @@ func (attnOutDropout) Name() string { return "attention-output-dropout" }
 func (attnOutDropout) Prices(s *cost.Shard) bool { return s.M.Config.AttentionDropout > 0 }
 
 func (d attnOutDropout) Attention(s *cost.Shard) (fwd, bwd cost.Phase) {
-	if !d.Prices(s) {
-		return fwd, bwd
-	}
 	e := s.Tokens * float64(s.M.Heads) / float64(s.Plan.TP) * float64(s.M.HeadDim())
 	fwd = s.Run(cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e * cost.BF16, Writes: e*cost.BF16 + e})
 	bwd = s.Run(cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e*cost.BF16 + e, Writes: e * cost.BF16})
 	return fwd, bwd
 }
 
-// addMechanism registers p in mechanisms.Registered and sets the
-// extension points from it (hookUp), as one more line of Registered
-// would, until the test ends.
-func addMechanism(t *testing.T, p cost.Plugin) {
+// withMechanism is the extension points resolved (cost.Resolve) from
+// mechanisms.Registered with p registered after them, as one more line
+// of Registered would make them; the registered ones stay as they are.
+func withMechanism(t *testing.T, p cost.Plugin) *cost.Points {
 	t.Helper()
-	saved := *mechanisms.Registered
-	if err := mechanisms.Registered.Register(p); err != nil {
+	mechs, err := mechanisms.Registered.With(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	hookUp()
-	t.Cleanup(func() {
-		*mechanisms.Registered = saved
-		hookUp()
-	})
+	return cost.Resolve(families.Registered, mechs, layerCosters)
 }
 
 // TestAddedMechanism: the example mechanism, registered, adds its
@@ -66,8 +60,11 @@ func TestAddedMechanism(t *testing.T) {
 	c.M.Config.AttentionDropout = 0.1
 	f0, b0, _ := c.attnBlock()
 	before := PricedByOf(c.M, c.Plan, c.Pod)
-	addMechanism(t, attnOutDropout{})
-	f1, b1, _ := c.attnBlock()
+	pts := withMechanism(t, attnOutDropout{})
+	with := c
+	with.Points = pts
+	decide(&with.Shard)
+	f1, b1, _ := with.attnBlock()
 	const e = 8388608.0
 	wantF := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 16777216, Writes: 25165824}.Time(c.H)
 	wantB := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 25165824, Writes: 16777216}.Time(c.H)
@@ -75,18 +72,19 @@ func TestAddedMechanism(t *testing.T) {
 		t.Errorf("attention with the mechanism: forward +%g s, +%g launches; backward +%g s, +%g launches; want +%g, +1, +%g, +1",
 			f1.Busy-f0.Busy, f1.Launches-f0.Launches, b1.Busy-b0.Busy, b1.Launches-b0.Launches, wantF, wantB)
 	}
-	after := PricedByOf(c.M, c.Plan, c.Pod)
+	after := pricedByOf(pts, c.M, c.Plan, c.Pod)
 	if want := append(before.Mechanisms, "attention-output-dropout"); !reflect.DeepEqual(after.Mechanisms, want) {
 		t.Errorf("priced by %v, want %v", after.Mechanisms, want)
 	}
-	c.M.Config.AttentionDropout = 0
-	if got := PricedByOf(c.M, c.Plan, c.Pod).Mechanisms; !reflect.DeepEqual(got, before.Mechanisms) {
+	with.M.Config.AttentionDropout = 0
+	if got := pricedByOf(pts, with.M, with.Plan, with.Pod).Mechanisms; !reflect.DeepEqual(got, before.Mechanisms) {
 		t.Errorf("no attention dropout: priced by %v, want %v", got, before.Mechanisms)
 	}
-	if f2, _, _ := c.attnBlock(); f2.Launches != f0.Launches {
+	decide(&with.Shard)
+	if f2, _, _ := with.attnBlock(); f2.Launches != f0.Launches {
 		t.Errorf("no attention dropout: %g launches forward, want %g", f2.Launches, f0.Launches)
 	}
-	if err := mechanisms.Registered.Register(attnOutDropout{}); err == nil {
+	if _, err := pts.Mechanisms.With(attnOutDropout{}); err == nil {
 		t.Error("the mechanism registered twice: no error")
 	}
 }

@@ -362,7 +362,7 @@ func TestEPOverlapStage(t *testing.T) {
 		pl.Run.Dispatcher = d.dispatcher
 		for s, paired := range []float64{6, 7} {
 			st := stageCost{fwd: phase{Busy: 10, EPExposed: 4}, bwd: phase{Busy: 20, EPExposed: 4}, fwdSM: 6, bwdSM: 16}
-			epOverlap(&st, pl, &p, s)
+			epOverlap(registered, &st, pl, &p, s)
 			cut := (8 - 8*k) * paired / 8
 			if math.Abs(st.fwd.Busy-(10-cut/2)) > 1e-12 || math.Abs(st.bwd.Busy-(20-cut/2)) > 1e-12 ||
 				math.Abs(st.fwd.EPExposed-(4-cut/2)) > 1e-12 || math.Abs(st.bwd.EPExposed-(4-cut/2)) > 1e-12 {
@@ -417,7 +417,7 @@ func TestEPOverlapPairs(t *testing.T) {
 	}
 	st := stageCost{fwd: phase{Busy: 20, EPExposed: 8}, bwd: phase{Busy: 40, EPExposed: 8}, fwdSM: 12, bwdSM: 32,
 		ep: epParts{attnF: 0.5, mlpF: 5.5, commF: 4, attnB: 8, mlpB: 8, commB: 4}, moeLayers: 2}
-	epOverlap(&st, pl, &p, 0)
+	epOverlap(registered, &st, pl, &p, 0)
 	half := 2 * (6.5 - 6*k) * 6 / 8 / 2
 	if math.Abs(st.fwd.Busy-(20-half)) > 1e-12 || math.Abs(st.bwd.Busy-(40-half)) > 1e-12 ||
 		math.Abs(st.fwd.EPExposed-(8-half)) > 1e-12 || math.Abs(st.bwd.EPExposed-(8-half)) > 1e-12 {

@@ -31,7 +31,7 @@ func TestDrain(t *testing.T) {
 		{"kernels ahead", h, 20e-6, []phase{{Busy: 100e-6, Launches: 2}, b}, syncTail{Launches: 2, Calls: 4, Busy: 140e-6}},
 		{"no host", kernels.Host{}, 0, []phase{a, b, c}, syncTail{Launches: 3, Calls: 4, Busy: 45e-6}},
 	} {
-		got := drain(&tc.h, tc.ahead, tc.steps...)
+		got := drain(registered, &tc.h, tc.ahead, tc.steps...)
 		if got.Launches != tc.want.Launches || got.Calls != tc.want.Calls || !near(got.Busy, tc.want.Busy) ||
 			(tc.want.Stall == 0 && got.Stall != 0) || (tc.want.Stall > 0 && !near(got.Stall, tc.want.Stall)) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
@@ -57,7 +57,7 @@ func TestHostExposeTail(t *testing.T) {
 		ph   phase
 		wait float64
 	}{{"tail", tl, 40e-6 + 200e-6 + 300e-6}, {"no tail", bare, 560e-6 + 200e-6}} {
-		if got := expose(&h, c.ph, false); !near(got.HostExposed, c.wait) || !near(got.Busy, 1e-3+c.wait) {
+		if got := expose(registered, &h, c.ph, false); !near(got.HostExposed, c.wait) || !near(got.Busy, 1e-3+c.wait) {
 			t.Errorf("%s: waited %g, busy %g; want %g, %g", c.name, got.HostExposed, got.Busy, c.wait, 1e-3+c.wait)
 		}
 	}
@@ -165,7 +165,7 @@ func TestMoEHostBatches(t *testing.T) {
 			t.Errorf("%s: stall %g s, want within [%g, %g]", c.name, f.Tail.Stall, lo, c.hi)
 		}
 		h := &cc.Pod.Kernels.Host
-		if e := expose(h, f, false); !(e.HostExposed >= f.Tail.Stall+f.Syncs*(h.Sync+h.Issue)) {
+		if e := expose(registered, h, f, false); !(e.HostExposed >= f.Tail.Stall+f.Syncs*(h.Sync+h.Issue)) {
 			t.Errorf("%s: exposed %g, below the stall %g and the sync's", c.name, e.HostExposed, f.Tail.Stall)
 		}
 	}

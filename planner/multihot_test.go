@@ -50,7 +50,7 @@ func TestMultihotTail(t *testing.T) {
 	if f0.Tail.Stall != 0 || f.Syncs-f0.Syncs != 3 {
 		t.Errorf("fused: stall %g, syncs %g and %g; want 0 and 3 more", f0.Tail.Stall, f0.Syncs, f.Syncs)
 	}
-	e, e0 := expose(h, f, false), expose(h, f0, false)
+	e, e0 := expose(registered, h, f, false), expose(registered, h, f0, false)
 	if want := 3*(h.Sync+h.Issue) + 10*(h.Issue-r); !near(e.HostExposed-e0.HostExposed, want) {
 		t.Errorf("exposed host %g more than fused, want %g", e.HostExposed-e0.HostExposed, want)
 	}

@@ -103,7 +103,7 @@ func TestHeldGEMMByHand(t *testing.T) {
 	// forward 1e9 x 1.144174 / 663.2e12 + 0.5461e-12 x 1e6 + 11.62e-6
 	// (no causal last row).
 	a := fusedAttn{K: kernel{Class: graph.ClassMatMul, FLOPs: 1e9}, Elems: 1e6, HeadDim: 128}
-	c := coster{Shard: cost.Shard{Pod: &held, H: &held.Hardware}}
+	c := coster{Shard: cost.Shard{Pod: &held, H: &held.Hardware, Points: registered}}
 	want = 1e9*1.144174/663.2e12 + 0.5461e-12*1e6 + 11.62e-6
 	if got := c.Attention(a, false); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held attention %.6g s, by hand %.6g", got, want)
@@ -422,12 +422,12 @@ func TestBalancedStep(t *testing.T) {
 			}
 			return Result{Compute: s, HostExposed: i, Step: s + i, TFLOPs: 100 / (s + i)}
 		}
-		r := balanced(&p, eval)
+		r := balanced(registered, &p, eval)
 		if math.Abs(r.Step-c.step) > 1e-5 || math.Abs(r.Compute-c.comp) > 1e-5 || math.Abs(r.TFLOPs-100/c.step) > 1e-3 {
 			t.Errorf("%s: step %.6f s, compute %.6f s, %.3f TFLOP/s; want %.6f, %.6f, %.3f", c.name, r.Step, r.Compute, r.TFLOPs, c.step, c.comp, 100/c.step)
 		}
 		off, _ := plan.ParsePod("dgx-h100:1,power=off")
-		if r := balanced(&off, eval); r.Step != 1+i {
+		if r := balanced(registered, &off, eval); r.Step != 1+i {
 			t.Errorf("%s, no limit: step %v, want %v", c.name, r.Step, 1+i)
 		}
 	}

@@ -3,8 +3,6 @@ package planner
 import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
-	"github.com/placer/placer/planner/families"
-	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -27,11 +25,15 @@ type PricedBy struct {
 // LayerCoster that prices the plan's first stage's shard.
 func (r Result) PricedBy() PricedBy {
 	var by PricedBy
-	if names := layerCosters.Named(r.priced.CodeBase); len(names) > 0 {
+	pts := r.points
+	if pts == nil {
+		pts = registered
+	}
+	if names := pts.CodeBases.Named(r.priced.CodeBase); len(names) > 0 {
 		by.CodeBase = names[0]
 	}
-	by.Families = families.Registered.Named(r.priced.Families)
-	by.Mechanisms = mechanisms.Registered.Named(r.priced.Mechanisms)
+	by.Families = pts.Families.Named(r.priced.Families)
+	by.Mechanisms = pts.Mechanisms.Named(r.priced.Mechanisms)
 	return by
 }
 
@@ -39,6 +41,11 @@ func (r Result) PricedBy() PricedBy {
 // (Result.PricedBy): the record of the shards of each of its stages'
 // tensor-parallel degrees (decide), without costing the step.
 func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
+	return pricedByOf(registered, m, pl, p)
+}
+
+// pricedByOf is PricedByOf with the plug-ins of pts.
+func pricedByOf(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(max(pl.CP, 1))
 	tps := pl.TPs
 	if len(tps) == 0 {
@@ -46,11 +53,11 @@ func PricedByOf(m transformer.Spec, pl plan.Plan, p *plan.Pod) PricedBy {
 	}
 	var rec cost.Record
 	for i, T := range tps {
-		c := newCoster(m, pl, p, T, tokens)
+		c := newCosterOf(pts, m, pl, p, T, tokens)
 		if i == 0 {
 			rec = c.Priced
 		}
 		rec = rec.Union(c.Priced)
 	}
-	return Result{priced: rec}.PricedBy()
+	return Result{priced: rec, points: pts}.PricedBy()
 }

@@ -38,9 +38,10 @@ func TestPricedByOf(t *testing.T) {
 }
 
 // TestPricesMeansKernels: a registered trait or mechanism says it priced
-// a plan (Prices) exactly where its kernels at its extension points are
-// not zero, on every plan of pricingPlans: a figure's provenance names
-// what changed it and nothing else.
+// a plan (Prices) exactly where its kernels at its extension points, as
+// the framework asks them (by the shard's record: asked), are not zero,
+// on every plan of pricingPlans: a figure's provenance names what
+// changed it and nothing else.
 func TestPricesMeansKernels(t *testing.T) {
 	for _, tc := range pricingPlans {
 		c := stackCoster(t, tc.model, tc.strategy, tc.pod)
@@ -55,16 +56,16 @@ func TestPricesMeansKernels(t *testing.T) {
 				var sum cost.Phase
 				add := func(f, b cost.Phase) { sum = sum.Plus(f).Plus(b) }
 				if h, ok := p.(cost.AttentionKernels); ok {
-					add(h.Attention(s))
+					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.Attention(s) }))
 				}
 				if h, ok := p.(cost.ExpertActivation); ok && c.M.MoE() {
-					add(h.ExpertActivation(s, nl, float64(c.M.ExpertFFN)))
+					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.ExpertActivation(s, nl, float64(c.M.ExpertFFN)) }))
 				}
 				if h, ok := p.(cost.ExpertOutput); ok && c.M.MoE() {
-					add(h.ExpertOutput(s, nl, float64(c.M.Experts/c.Plan.EP), nl))
+					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.ExpertOutput(s, nl, float64(c.M.Experts/c.Plan.EP), nl) }))
 				}
 				if h, ok := p.(cost.RouterKernels); ok && c.M.MoE() {
-					add(h.Router(s, nl))
+					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.Router(s, nl) }))
 				}
 				if priced := sum.Busy > 0; priced != p.Prices(s) {
 					t.Errorf("%s: %s prices %t, its kernels %g s", tc.name, name, p.Prices(s), sum.Busy)

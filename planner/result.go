@@ -15,6 +15,9 @@ type Result struct {
 	// were made (cost.Shard.Priced, over the plan's tensor-parallel
 	// degrees): PricedBy names it.
 	priced cost.Record
+	// points is the plug-ins it was costed with, whose registries name
+	// priced (PricedBy).
+	points *cost.Points
 	// Step is the step's time in seconds; TFLOPs the model TFLOP/s per
 	// GPU (Megatron's count: transformer.ModelFLOPs over the step and
 	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak (0,

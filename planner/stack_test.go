@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
@@ -13,6 +14,12 @@ import (
 // stackCoster is the coster of model m (workload text) under strategy
 // text on pod pod, resolved, with its coster for the plan's degree.
 func stackCoster(t *testing.T, workload, strategy, pod string) coster {
+	t.Helper()
+	return stackCosterOf(t, registered, workload, strategy, pod)
+}
+
+// stackCosterOf is stackCoster with the plug-ins of pts.
+func stackCosterOf(t *testing.T, pts *cost.Points, workload, strategy, pod string) coster {
 	t.Helper()
 	m := mustSpec(t, workload)
 	p, err := plan.ParsePod(pod)
@@ -28,7 +35,25 @@ func stackCoster(t *testing.T, workload, strategy, pod string) coster {
 		t.Fatal(err)
 	}
 	pp := p
-	return newCoster(m, pl, &pp, pl.TP, float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
+	return newCosterOf(pts, m, pl, &pp, pl.TP, float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
+}
+
+// asked is what the framework gets of plug-in p at an extension point
+// asked by the record (cost.EachPricing, cost.Pricing): at(), where
+// shard s's record says p prices its step; zero phases elsewhere.
+func asked(s *cost.Shard, p cost.Plugin, at func() (fwd, bwd cost.Phase)) (fwd, bwd cost.Phase) {
+	if s.Priced.Families&s.Points.Families.Bit(p)|s.Priced.Mechanisms&s.Points.Mechanisms.Bit(p) == 0 {
+		return fwd, bwd
+	}
+	return at()
+}
+
+// swapped is the registered plug-ins with edit made to a copy (the
+// registered stay as they are): a test's own extension points.
+func swapped(edit func(*cost.Points)) *cost.Points {
+	p := *registered
+	edit(&p)
+	return &p
 }
 
 const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"

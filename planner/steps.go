@@ -4,61 +4,16 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/kernels"
-	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
-
-// The registered plug-ins at each step-level extension point
-// (planner/cost/step.go), set from the registry by hookUp: the
-// clock a power limit holds (mechanisms.PowerLimit), the optimizers
-// (mechanisms.Adam, mechanisms.LAMB) and the kernels beside the
-// optimizer's step once a step (mechanisms.FP8Casts,
-// mechanisms.TorchaoFloat8), the kernels beside a stage's layers on its
-// compute stream (mechanisms.FSDP2's copies) and a fully sharded data
-// parallelism's gathers and side copies other than Megatron-FSDP's
-// (mechanisms.FSDP2), the format its all-gather moves them in
-// (mechanisms.TorchaoFloat8's float8), a stack's own data-parallel
-// exchange (mechanisms.DistLAMB), what a collective beside the
-// compute takes from it (mechanisms.SMContention), and the host that
-// issues the kernels (mechanisms.HostIssue) and its waits once a step
-// (mechanisms.GraphStepSync).
-var (
-	stepClock    cost.StepClock
-	optimizers   []cost.Optimizer
-	stepKernels  []cost.StepKernels
-	stageKernels []cost.StageKernels
-	fsdps        []cost.FSDP
-	gatherWires  []cost.GatherWire
-	dataParallel []cost.DataParallel
-	contentions  []cost.Contention
-	host         cost.Host
-	stepHosts    []cost.StepHost
-)
-
-// hookUpSteps sets the step-level extension points' plug-ins (hookUp's
-// part).
-func hookUpSteps() {
-	stepClock = cost.First[cost.StepClock](mechanisms.Registered)
-	optimizers = cost.Each[cost.Optimizer](mechanisms.Registered)
-	stepKernels = cost.Each[cost.StepKernels](mechanisms.Registered)
-	stageKernels = cost.Each[cost.StageKernels](mechanisms.Registered)
-	fsdps = cost.Each[cost.FSDP](mechanisms.Registered)
-	gatherWires = cost.Each[cost.GatherWire](mechanisms.Registered)
-	dataParallel = cost.Each[cost.DataParallel](mechanisms.Registered)
-	contentions = cost.Each[cost.Contention](mechanisms.Registered)
-	host = cost.First[cost.Host](mechanisms.Registered)
-	stepHosts = cost.Each[cost.StepHost](mechanisms.Registered)
-}
 
 // stepWait is the host's waits once a step beyond the layers' on host h
 // (cost.StepHost: mechanisms.GraphStepSync), each registered plug-in's
 // that prices shard s, seconds.
 func stepWait(s *cost.Shard, h *kernels.Host) float64 {
 	var t float64
-	for _, w := range stepHosts {
-		if pricing(s, w) {
-			t += w.StepWait(s, h)
-		}
+	for w := range s.Points.StepHost.On(s) {
+		t += w.StepWait(s, h)
 	}
 	return t
 }
@@ -70,26 +25,27 @@ type StageHost = cost.StageHost
 // expose is phase ph with its host's wait under host h, forward or
 // backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
 // cost.Host's Expose); ph as it is without one.
-func expose(h *kernels.Host, ph phase, bwd bool) phase {
-	if host == nil {
+func expose(pts *cost.Points, h *kernels.Host, ph phase, bwd bool) phase {
+	if pts.Host == nil {
 		return ph
 	}
-	return host.Expose(h, ph, bwd)
+	return pts.Host.Expose(h, ph, bwd)
 }
 
 // drain is the tail of steps host h issues after a device-to-host
 // synchronization with ahead seconds queued before it (cost.Host's
 // Drain); none without a registered Host.
-func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
-	if host == nil {
+func drain(pts *cost.Points, h *kernels.Host, ahead float64, steps ...phase) syncTail {
+	if pts.Host == nil {
 		return syncTail{}
 	}
-	return host.Drain(h, ahead, steps...)
+	return pts.Host.Drain(h, ahead, steps...)
 }
 
 // stageHosts is each stage's StageHost under host h (cost.Host's
 // StageHost); nil without a registered Host.
-func stageHosts(stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost {
+func stageHosts(pts *cost.Points, stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost {
+	host := pts.Host
 	if host == nil {
 		return nil
 	}
@@ -104,7 +60,7 @@ func stageHosts(stages []stageCost, pl *plan.Plan, h *kernels.Host) []StageHost 
 // contendedBy is the registered Contention that charges the collective
 // step shard s's plan runs beside its compute (smBound is then needed);
 // nil where none does.
-func contendedBy(s *cost.Shard) cost.Contention { return pricingOf(contentions, s) }
+func contendedBy(s *cost.Shard) cost.Contention { return s.Points.Contention.Of(s) }
 
 // view is stage st, stage i of plan pl, as the step-level extension
 // points see it (cost.Stage).
@@ -130,10 +86,10 @@ func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
 // (cost.StepKernels).
 func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 	var t float64
-	if o := pricingOf(optimizers, s); o != nil {
+	if o := s.Points.Optimizer.Of(s); o != nil {
 		t = o.OptimizerStep(s, stages)
 	}
-	for _, k := range stepKernels {
+	for _, k := range s.Points.StepKernels {
 		t = k.StepKernels(s, stages, t)
 	}
 	return t
@@ -144,12 +100,12 @@ func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 // priced again by the registered StepClock (mechanisms.PowerLimit),
 // which asks eval at other clocks; its memory figures are eval's at p's
 // (the clock moves no byte).
-func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
+func balanced(pts *cost.Points, p *plan.Pod, eval func(*plan.Pod) Result) Result {
 	r := eval(p)
-	if stepClock == nil {
+	if pts.StepClock == nil {
 		return r
 	}
-	r.setBreakdown(stepClock.Clocked(p, r.breakdown(), func(q *plan.Pod) cost.Breakdown { return eval(q).breakdown() }))
+	r.setBreakdown(pts.StepClock.Clocked(p, r.breakdown(), func(q *plan.Pod) cost.Breakdown { return eval(q).breakdown() }))
 	return r
 }
 
@@ -170,10 +126,7 @@ func (r *Result) setBreakdown(b cost.Breakdown) {
 // micro-batch what each registered plug-in that prices s runs on its
 // compute stream beside its layers (cost.StageKernels: FSDP2's copies).
 func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
-	for _, k := range stageKernels {
-		if !pricing(s, k) {
-			continue
-		}
+	for k := range s.Points.StageKernels.On(s) {
 		v := st.view(i, &s.Plan)
 		fwd, bwd := k.StageKernels(s, &v)
 		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
@@ -186,7 +139,7 @@ func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
 // parameters in (the first registered cost.GatherWire that prices it:
 // mechanisms.TorchaoFloat8), nil where none does.
 func gatherWireOf(s *cost.Shard) cost.GatherWire {
-	return pricingOf(gatherWires, s)
+	return s.Points.GatherWire.Of(s)
 }
 
 // gatheredBytes is the bytes FSDP's all-gather moves for n parameters,
@@ -209,7 +162,7 @@ func blockLinears(w cost.GatherWire) float64 {
 }
 
 func fsdpOf(s *cost.Shard) cost.FSDP {
-	return pricingOf(fsdps, s)
+	return s.Points.FSDP.Of(s)
 }
 
 // fsdpGathers is the parameters of stage st (stage i of step shard s's
@@ -241,13 +194,13 @@ func fsdpSideCopies(f cost.FSDP, s *cost.Shard, shard, lin, linears float64) (ga
 // each phase's SM-bound part from its two times (SMBound). What a
 // collective beside them takes from the SMs slows that part; its HBM
 // traffic slows the rest (plan.Pod.BesideIn).
-func smBound(contention cost.Contention, m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
+func smBound(pts *cost.Points, contention cost.Contention, m *transformer.Spec, pl *plan.Plan, p *plan.Pod, cache PhaseCache, tokens float64, stages []stageCost) {
 	q := contention.Slower(p)
 	var kitBuf [3]stageKit
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
-			kits = append(kits, stageKit{c: newCoster(*m, *pl, &q, T, tokens)})
+			kits = append(kits, stageKit{c: newCosterOf(pts, *m, *pl, &q, T, tokens)})
 			k := &kits[len(kits)-1]
 			k.kitPhases = k.c.phases(cache)
 		}

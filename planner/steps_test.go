@@ -10,7 +10,7 @@ import (
 )
 
 // TestStepExtensionPoints: the step-level extension points are set from
-// the registered mechanisms (hookUp), in the order registered; and a
+// the registered mechanisms (registered: cost.Resolve), in the order registered; and a
 // step-level plug-in says it priced a plan (Prices) exactly where it
 // changes the step: FSDP2's copies (1e9 parameters, 0.8e9 of them in the
 // blocks) on torchtitan's FSDP and none on Megatron-FSDP; the power
@@ -25,19 +25,19 @@ func TestStepExtensionPoints(t *testing.T) {
 		return n
 	}
 	var opt, step, stage, fsdp, wire []cost.Plugin
-	for _, p := range optimizers {
+	for _, p := range registered.Optimizer.Plugins() {
 		opt = append(opt, p)
 	}
-	for _, p := range stepKernels {
+	for _, p := range registered.StepKernels {
 		step = append(step, p)
 	}
-	for _, p := range stageKernels {
+	for _, p := range registered.StageKernels.Plugins() {
 		stage = append(stage, p)
 	}
-	for _, p := range fsdps {
+	for _, p := range registered.FSDP.Plugins() {
 		fsdp = append(fsdp, p)
 	}
-	for _, p := range gatherWires {
+	for _, p := range registered.GatherWire.Plugins() {
 		wire = append(wire, p)
 	}
 	for _, c := range []struct {
@@ -49,7 +49,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		{"StageKernels", names(stage...), []string{"fp8-casts", "amax-sync", "fsdp2"}},
 		{"FSDP", names(fsdp...), []string{"fsdp2"}},
 		{"GatherWire", names(wire...), []string{"torchao-float8"}},
-		{"StepClock, Contention, Host", names(stepClock, contentions[0], host), []string{"power-limit", "sm-contention", "host-issue"}},
+		{"StepClock, Contention, Host", names(registered.StepClock, registered.Contention.Plugins()[0], registered.Host), []string{"power-limit", "sm-contention", "host-issue"}},
 		{"StepHost", names(stepHostPlugins()...), []string{"graph-step-sync"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
@@ -69,7 +69,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		}
 		s := stepShard(m, pl, &p)
 		st := cost.Stage{Params: 1e9, Layers: 0.8e9}
-		f, b := (mechanisms.FSDP2{}).StageKernels(s, &st)
+		f, b := asked(s, mechanisms.FSDP2{}, func() (cost.Phase, cost.Phase) { return (mechanisms.FSDP2{}).StageKernels(s, &st) })
 		if priced := (mechanisms.FSDP2{}).Prices(s); priced != (f.Busy+b.Busy > 0) || priced != (sw.Stack != "") {
 			t.Errorf("fsdp2 on %q: prices %t, its copies %g s", sw.Stack, priced, f.Busy+b.Busy)
 		}
@@ -152,8 +152,9 @@ func TestGatherWireAsked(t *testing.T) {
 
 // stepHostPlugins is the registered cost.StepHost plug-ins as plug-ins.
 func stepHostPlugins() []cost.Plugin {
-	ps := make([]cost.Plugin, len(stepHosts))
-	for i, w := range stepHosts {
+	hs := registered.StepHost.Plugins()
+	ps := make([]cost.Plugin, len(hs))
+	for i, w := range hs {
 		ps[i] = w
 	}
 	return ps

@@ -6,14 +6,14 @@ import "github.com/placer/placer/planner/plan"
 // dispatch and permutation as the plan's stack runs them, the first
 // registered plug-in that implements it (First): On is its work on
 // shard s, with router the registered plug-ins that add kernels beside
-// the router's top-k (RouterKernels), in the order registered;
+// the router's top-k (RouterKernels), those s's record says price it;
 // ExchangeSMs, the SMs plan pl's exchange kernels take from the
 // computation beside them (0: the collectives library's channels).
 //
 // Dispatch: First.
 type TokenDispatcher interface {
 	Plugin
-	On(s *Shard, router []RouterKernels) Dispatch
+	On(s *Shard, router EachPricing[RouterKernels]) Dispatch
 	ExchangeSMs(pl *plan.Plan) int
 }
 

@@ -32,11 +32,13 @@ type CPAttention interface {
 
 // The extension points where a family's trait or a mechanism adds
 // kernels to a layer beyond the block's own, each asked of every
-// registered plug-in that implements it, in the order registered, its
-// phases added one after another (one that does not apply adds zero
-// phases):
+// registered plug-in that implements it and that the shard's record says
+// prices the step (Shard.Priced: its Prices held when the framework made
+// the shard), in the order registered, families first, its phases added
+// one after another:
 //
 //   - AttentionKernels: a layer's attention, forward and backward;
+//   - MLPKernels: a layer's dense MLP, forward and backward;
 //   - ExpertActivation: the experts' activation, for erows rows of cols
 //     columns a half (also what recomputing it runs again);
 //   - ExpertOutput: the experts' output, rows tokens over local experts
@@ -46,11 +48,15 @@ type CPAttention interface {
 //     runs beside it (an encoder's masked-language-model and
 //     next-sentence heads).
 //
-// Dispatch: Each (each of them).
+// Dispatch: EachPricing (each of them).
 type (
 	AttentionKernels interface {
 		Plugin
 		Attention(s *Shard) (fwd, bwd Phase)
+	}
+	MLPKernels interface {
+		Plugin
+		MLP(s *Shard) (fwd, bwd Phase)
 	}
 	ExpertActivation interface {
 		Plugin

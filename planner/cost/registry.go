@@ -33,6 +33,18 @@ func MustRegistry(ps ...Plugin) *Registry {
 	return r
 }
 
+// With is a copy of r with ps registered after its own (Register's
+// refusals): a test's registry of its own, r left as it is.
+func (r *Registry) With(ps ...Plugin) (*Registry, error) {
+	q := &Registry{plugins: append([]Plugin(nil), r.plugins...)}
+	for _, p := range ps {
+		if err := q.Register(p); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
 // Register adds p under its name, or refuses it where the name is taken
 // or empty.
 func (r *Registry) Register(p Plugin) error {

@@ -32,11 +32,12 @@ const (
 // other.
 var Rules = map[string]Rule{
 	"CPAttention":      RuleFirst,
-	"AttentionKernels": RuleEach,
-	"ExpertActivation": RuleEach,
-	"ExpertOutput":     RuleEach,
-	"RouterKernels":    RuleEach,
-	"OutputHeads":      RuleEach,
+	"AttentionKernels": RuleEachPricing,
+	"MLPKernels":       RuleEachPricing,
+	"ExpertActivation": RuleEachPricing,
+	"ExpertOutput":     RuleEachPricing,
+	"RouterKernels":    RuleEachPricing,
+	"OutputHeads":      RuleEachPricing,
 	"FineTune":         RuleFirst,
 	"SSMBlock":         RuleFirst,
 	"LinearMixer":      RuleFirst,

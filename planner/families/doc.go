@@ -2,11 +2,12 @@
 // a layer's kernels beyond the block every family shares, one file a
 // family, each registered by name (Registered, one line each):
 // gptoss.go, GPT-OSS's YaRN rope, linear biases and SwiGLU clamp, and
-// qwen3.go, Qwen3's query and key norms, and bert.go, BERT's MLM and
-// next-sentence heads, behind the extension points of
-// planner/cost they implement (AttentionKernels, ExpertOutput,
-// ExpertActivation, OutputHeads), which the coster asks of every
-// registered trait;
+// qwen3.go, Qwen3's query and key norms, gemma.go, Gemma's norms of
+// each half's output, and bert.go, BERT's MLM and next-sentence heads,
+// behind the extension points of planner/cost they implement
+// (AttentionKernels, MLPKernels, ExpertOutput, ExpertActivation,
+// OutputHeads), which the coster asks of every registered trait the
+// shard's record says prices the step;
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.

@@ -92,9 +92,6 @@ func (SwiGLUClamp) Prices(s *cost.Shard) bool {
 // kernels. Its activation itself, with the probabilities' multiply, is
 // moe()'s actFn (one kernel each way, as before).
 func (SwiGLUClamp) ExpertActivation(c *cost.Shard, rows, cols float64) (fwd, bwd cost.Phase) {
-	if c.M.Config.SwiGLULimit <= 0 || !c.MegatronLayers() {
-		return fwd, bwd
-	}
 	e := rows * cols
 	ew := func(read, write float64) cost.Kernel {
 		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: read, Writes: write}
@@ -128,7 +125,7 @@ func (SwiGLUClamp) ExpertActivation(c *cost.Shard, rows, cols float64) (fwd, bwd
 // its gradient from the weight-gradient GEMM's epilogue in BF16), at
 // no cost placer counts.
 func (LinearBias) ExpertOutput(c *cost.Shard, rows, local, _ float64) (fwd, bwd cost.Phase) {
-	if !c.M.Config.LinearBias || !c.MegatronLayers() || c.Plan.Run.ExpertLoop || local < 1 {
+	if local < 1 {
 		return fwd, bwd
 	}
 	h := float64(c.M.Hidden)
@@ -166,9 +163,6 @@ func (LinearBias) ExpertOutput(c *cost.Shard, rows, local, _ float64) (fwd, bwd 
 // bias is in its GEMM's epilogue (skip_bias_add=False).
 func (LinearBias) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
 	m := c.M
-	if !m.Config.LinearBias || !m.MoE() || !c.MegatronLayers() || c.Plan.Run.ExpertLoop {
-		return fwd, bwd
-	}
 	h := float64(m.Hidden)
 	e := c.Tokens * h * c.SP()
 	fwd = c.Run(cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: e*cost.BF16 + h*cost.BF16, Writes: e * cost.BF16})
@@ -195,9 +189,6 @@ func (LinearBias) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
 // backward (zeros and a copy into them): 7 kernels.
 func (YaRNRope) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
 	m := c.M
-	if m.Config.RopeScaling != "yarn" || m.MLA() || !c.MegatronLayers() {
-		return fwd, bwd
-	}
 	T := float64(c.Plan.TP)
 	d := float64(m.HeadDim())
 	sd := float64(m.Seq) / float64(max(1, c.Plan.CP)) * d

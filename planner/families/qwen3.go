@@ -61,9 +61,6 @@ func (QKNorm) Prices(s *cost.Shard) bool {
 // none.
 func (QKNorm) Attention(c *cost.Shard) (fwd, bwd cost.Phase) {
 	m := c.M
-	if !m.Config.QKNorm || m.MLA() || !c.MegatronLayers() {
-		return fwd, bwd
-	}
 	T := float64(c.Plan.TP)
 	d := float64(m.HeadDim())
 	norm := func(x float64) cost.Kernel {

@@ -14,4 +14,5 @@ var Registered = cost.MustRegistry(
 	Mamba{},
 	GatedDeltaNet{},
 	MLMHeads{},
+	SandwichNorms{},
 )

@@ -80,9 +80,6 @@ func AmaxGroup(pl *plan.Plan, perNode int) plan.Group {
 // each at the pod's collective time and waited for on the compute
 // stream.
 func (a AmaxSync) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
-	if !a.Prices(s) {
-		return fwd, bwd
-	}
 	pl, p := &s.Plan, s.Pod
 	g := AmaxGroup(pl, p.PerNode)
 	if g.Size() <= 1 {

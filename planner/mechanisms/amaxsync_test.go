@@ -27,7 +27,8 @@ import (
 //   - amax-sync=tp: the 4 tensor ranks of a node, 2 x (3/4 x S / 100e9
 //   - 3 x 5e-6): forward 2 x (0.72e-9 + 15e-6) = 30.00144 us, x 12 =
 //     360.01728 us; backward 2 x (0.48e-9 + 15e-6) x 12 = 360.01152 us.
-//   - amax-sync=off, or tp=1 with amax-sync=tp: nothing.
+//   - tp=1 with amax-sync=tp: nothing; amax-sync=off: not priced (the
+//     framework does not ask it).
 func TestAmaxSyncByHand(t *testing.T) {
 	pod := &plan.Pod{Name: "hand", Nodes: 128, PerNode: 8, NICs: 8, NICBandwidth: 1e12, NICLatency: 10e-6,
 		Hardware: roofline.Hardware{NVLinkLatency: 5e-6}, Kernels: kernels.Node{IntraBus: 100e9}}
@@ -44,13 +45,15 @@ func TestAmaxSyncByHand(t *testing.T) {
 	}{
 		{"tensor x data", shard(plan.AmaxSyncTPDP, 4), 1.560020448e-3, 1.560013632e-3},
 		{"tensor", shard(plan.AmaxSyncTP, 4), 360.01728e-6, 360.01152e-6},
-		{"off", shard("", 4), 0, 0},
 		{"one tensor rank", shard(plan.AmaxSyncTP, 1), 0, 0},
 	} {
 		fwd, bwd := (AmaxSync{}).StageKernels(c.s, st)
 		if math.Abs(fwd.Busy-c.fwd) > 1e-12 || math.Abs(bwd.Busy-c.bwd) > 1e-12 {
 			t.Errorf("%s: forward %.9g s, backward %.9g s a micro-batch; want %.9g, %.9g", c.name, fwd.Busy, bwd.Busy, c.fwd, c.bwd)
 		}
+	}
+	if (AmaxSync{}).Prices(shard("", 4)) {
+		t.Error("amax-sync=off: prices the step; want not (the framework asks it only where it does)")
 	}
 	if g := AmaxGroup(&shard(plan.AmaxSyncTPDP, 4).Plan, 8); g != (plan.Group{PerNode: 8, Nodes: 8}) {
 		t.Errorf("tensor x data group %+v, want 8 a node on 8 nodes", g)

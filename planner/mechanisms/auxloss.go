@@ -60,9 +60,6 @@ func (RouterAuxLoss) Prices(s *cost.Shard) bool {
 // alone does not run).
 func (RouterAuxLoss) Router(c *cost.Shard, nl float64) (fwd, bwd cost.Phase) {
 	m := c.M
-	if m.Config.AuxLoss <= 0 || m.Config.ModelType == "gpt_oss" || !c.MegatronLayers() {
-		return fwd, bwd
-	}
 	E := float64(m.Experts)
 	s := nl * E * 4 // an FP32 tensor of nl x E
 	ew := func(read, write float64) cost.Kernel {

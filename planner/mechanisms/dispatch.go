@@ -39,7 +39,7 @@ func (TokenDispatch) Prices(s *cost.Shard) bool { return s.M.MoE() }
 
 // On is the dispatch's work on shard s, with router the registered
 // plug-ins beside the router's top-k (cost.TokenDispatcher).
-func (TokenDispatch) On(s *cost.Shard, router []cost.RouterKernels) cost.Dispatch {
+func (TokenDispatch) On(s *cost.Shard, router cost.EachPricing[cost.RouterKernels]) cost.Dispatch {
 	return Dispatcher{Shard: s, Router: router}
 }
 
@@ -68,10 +68,11 @@ func (TokenDispatch) ExchangeSMs(pl *plan.Plan) int {
 // (DispatchComm), the all-to-all's bookkeeping (Bookkeeping, a2aCounts),
 // the host's issue after the synchronization (Issue). Router is
 // the registered mechanisms that add kernels beside the router's top-k
-// (cost.RouterKernels), in the order registered.
+// (cost.RouterKernels), those the shard's record says price its step
+// asked, in the order registered.
 type Dispatcher struct {
 	*cost.Shard
-	Router []cost.RouterKernels
+	Router cost.EachPricing[cost.RouterKernels]
 }
 
 // dispatchSyncs is the device-to-host synchronizations of one MoE layer's
@@ -213,7 +214,7 @@ func (c Dispatcher) Glue(router, scores, permute, unpermute cost.Kernel, rows, n
 	}
 	// The router's mechanisms beside its top-k (its load-balancing loss).
 	var auxF, auxB cost.Phase
-	for _, p := range c.Router {
+	for p := range c.Router.On(c.Shard) {
 		f, b := p.Router(c.Shard, nl)
 		auxF, auxB = auxF.Plus(f), auxB.Plus(b)
 	}

@@ -55,9 +55,6 @@ func (FP8Padding) Prices(s *cost.Shard) bool {
 // rows an expert, EP x ETP of them gathered: 25.09's token-dropping
 // rows at 4,096 or 8,192 tokens give 256 or 512, aligned).
 func (FP8Padding) ExpertOutput(c *cost.Shard, rows, _, nl float64) (fwd, bwd cost.Phase) {
-	if c.FP8Fwd == 0 || !c.MegatronLayers() || c.Plan.Run.ExpertLoop || c.Plan.Run.HybridEP {
-		return fwd, bwd
-	}
 	if f := c.Plan.Run.Capacity; f > 0 {
 		align := 16.0
 		if c.Plan.FP8 == plan.FP8MX {

@@ -114,9 +114,6 @@ func fsdpGroups(pl *plan.Plan, s int) float64 {
 // unsharded gradients between (pipelineCopies). None on a plan not on
 // FSDP2.
 func (f FSDP2) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
-	if !f.Prices(s) {
-		return fwd, bwd
-	}
 	pl, p := &s.Plan, s.Pod
 	u := st.Params // the stage's parameters on this GPU, gathered
 	wb, gb := p.WeightBytes(), pl.GradBytes()

@@ -51,12 +51,10 @@ func forceBalanced(s *cost.Shard) bool {
 }
 
 // Load is the expected most loaded rank's copies over the mean for nl
-// tokens a GPU (LoadOf over the EP group's nl x EP tokens); 1 where the
-// mechanism does not price s.
+// tokens a GPU (LoadOf over the EP group's nl x EP tokens), asked where
+// the shard's record says it prices the step (the coster takes the
+// plan's own load factor elsewhere).
 func (r RandomRouting) Load(s *cost.Shard, nl float64) float64 {
-	if !r.Prices(s) {
-		return 1
-	}
 	return LoadOf(nl*float64(s.Plan.EP), s.M.Experts, s.M.TopK, s.Plan.EP)
 }
 

@@ -1,0 +1,169 @@
+package cost
+
+// Points is every extension point's registered plug-ins, resolved once
+// from the registries (Resolve) by the point's dispatch rule (Rules),
+// and handed down to the shards a step is costed on (Shard.Points): a
+// First point is its first implementer (nil: none), an Each point its
+// implementers in the order registered (families first where both
+// registries are asked), a Pricing or EachPricing point its
+// implementers with each one's bit in a record (Pricing, EachPricing),
+// so that the record, not a lookup by name, says which are asked.
+// Nothing in it changes after Resolve: a test that registers a
+// plug-in of its own resolves Points of its own.
+type Points struct {
+	// Families, Mechanisms and CodeBases are the registries it was
+	// resolved from; a record's bits name their plug-ins (Registry.Named).
+	Families, Mechanisms, CodeBases *Registry
+
+	CPAttention      CPAttention
+	FineTune         FineTune
+	SSMBlock         SSMBlock
+	LinearMixer      LinearMixer
+	GroupedGEMM      GroupedGEMM
+	LowPrecision     LowPrecision
+	TokenDispatcher  TokenDispatcher
+	AttentionKernels EachPricing[AttentionKernels]
+	MLPKernels       EachPricing[MLPKernels]
+	ExpertActivation EachPricing[ExpertActivation]
+	ExpertOutput     EachPricing[ExpertOutput]
+	RouterKernels    EachPricing[RouterKernels]
+	OutputHeads      EachPricing[OutputHeads]
+	ExpertLoad       Pricing[ExpertLoad]
+
+	StepClock    StepClock
+	Host         Host
+	StepKernels  []StepKernels
+	Optimizer    Pricing[Optimizer]
+	FSDP         Pricing[FSDP]
+	GatherWire   Pricing[GatherWire]
+	DataParallel Pricing[DataParallel]
+	Contention   Pricing[Contention]
+	StageKernels EachPricing[StageKernels]
+	StepHost     EachPricing[StepHost]
+
+	// codeBaseBits is each code base's bit in a record (Record.CodeBase),
+	// by name.
+	codeBaseBits map[string]Set
+}
+
+// Resolve is the extension points of the families' traits fams, the
+// mechanisms mechs and the code bases bases, each by its rule.
+func Resolve(fams, mechs, bases *Registry) *Points {
+	p := &Points{Families: fams, Mechanisms: mechs, CodeBases: bases,
+		CPAttention:      First[CPAttention](mechs),
+		FineTune:         First[FineTune](mechs),
+		SSMBlock:         First[SSMBlock](fams),
+		LinearMixer:      First[LinearMixer](fams),
+		GroupedGEMM:      First[GroupedGEMM](mechs),
+		LowPrecision:     First[LowPrecision](mechs),
+		TokenDispatcher:  First[TokenDispatcher](mechs),
+		AttentionKernels: eachPricing[AttentionKernels](fams, mechs),
+		MLPKernels:       eachPricing[MLPKernels](fams, mechs),
+		ExpertActivation: eachPricing[ExpertActivation](fams, mechs),
+		ExpertOutput:     eachPricing[ExpertOutput](fams, mechs),
+		RouterKernels:    eachPricing[RouterKernels](fams, mechs),
+		OutputHeads:      eachPricing[OutputHeads](fams, mechs),
+		ExpertLoad:       Pricing[ExpertLoad](eachPricing[ExpertLoad](nil, mechs)),
+
+		StepClock:    First[StepClock](mechs),
+		Host:         First[Host](mechs),
+		StepKernels:  Each[StepKernels](mechs),
+		Optimizer:    Pricing[Optimizer](eachPricing[Optimizer](nil, mechs)),
+		FSDP:         Pricing[FSDP](eachPricing[FSDP](nil, mechs)),
+		GatherWire:   Pricing[GatherWire](eachPricing[GatherWire](nil, mechs)),
+		DataParallel: Pricing[DataParallel](eachPricing[DataParallel](nil, mechs)),
+		Contention:   Pricing[Contention](eachPricing[Contention](nil, mechs)),
+		StageKernels: eachPricing[StageKernels](nil, mechs),
+		StepHost:     eachPricing[StepHost](nil, mechs),
+		codeBaseBits: map[string]Set{},
+	}
+	for i, b := range bases.plugins {
+		p.codeBaseBits[b.Name()] = 1 << i
+	}
+	return p
+}
+
+// Decide is what prices shard s's step (Record), s's plan running the
+// code base named codeBase: the families' traits and the mechanisms
+// whose Prices hold for s (Registry.Decide), and that code base's bit.
+func (p *Points) Decide(s *Shard, codeBase string) Record {
+	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBase: p.codeBaseBits[codeBase]}
+}
+
+// Priced is a plug-in at a Pricing or EachPricing point with its bit in
+// a record: a family's trait's in Record.Families, a mechanism's in
+// Record.Mechanisms (the other zero).
+type Priced[T Plugin] struct {
+	P   T
+	Bit Record
+}
+
+// in is whether r records p as pricing its step.
+func (p *Priced[T]) in(r *Record) bool {
+	return r.Families&p.Bit.Families|r.Mechanisms&p.Bit.Mechanisms != 0
+}
+
+// EachPricing is an EachPricing point's implementers with their bits
+// (RuleEachPricing): On asks them by a shard's record, the one way in.
+type EachPricing[T Plugin] struct{ ps []Priced[T] }
+
+// Pricing is a Pricing point's implementers with their bits
+// (RulePricing): Of asks them by a shard's record, the one way in.
+type Pricing[T Plugin] struct{ ps []Priced[T] }
+
+// eachPricing is every plug-in that implements T with its bit, the
+// families' traits fams' (nil: none) then the mechanisms mechs'.
+func eachPricing[T Plugin](fams, mechs *Registry) EachPricing[T] {
+	var ps EachPricing[T]
+	if fams != nil {
+		for i, q := range fams.plugins {
+			if t, ok := q.(T); ok {
+				ps.ps = append(ps.ps, Priced[T]{P: t, Bit: Record{Families: 1 << i}})
+			}
+		}
+	}
+	for i, q := range mechs.plugins {
+		if t, ok := q.(T); ok {
+			ps.ps = append(ps.ps, Priced[T]{P: t, Bit: Record{Mechanisms: 1 << i}})
+		}
+	}
+	return ps
+}
+
+// Of is the first of ps that shard s's record says prices its step
+// (Shard.Priced); the zero T where none does.
+func (ps Pricing[T]) Of(s *Shard) T {
+	for i := range ps.ps {
+		if ps.ps[i].in(&s.Priced) {
+			return ps.ps[i].P
+		}
+	}
+	var zero T
+	return zero
+}
+
+// On is those of ps that shard s's record says price its step
+// (Shard.Priced), in the order registered.
+func (ps EachPricing[T]) On(s *Shard) func(yield func(T) bool) {
+	return func(yield func(T) bool) {
+		for i := range ps.ps {
+			if ps.ps[i].in(&s.Priced) && !yield(ps.ps[i].P) {
+				return
+			}
+		}
+	}
+}
+
+// Plugins is ps's plug-ins, in the order registered, whatever a record
+// says (for listing: the framework asks them by Of).
+func (ps Pricing[T]) Plugins() []T { return EachPricing[T](ps).Plugins() }
+
+// Plugins is ps's plug-ins, in the order registered, whatever a record
+// says (for listing: the framework asks them by On).
+func (ps EachPricing[T]) Plugins() []T {
+	ts := make([]T, len(ps.ps))
+	for i, p := range ps.ps {
+		ts[i] = p.P
+	}
+	return ts
+}
