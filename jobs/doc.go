@@ -29,7 +29,6 @@
 // limit (launch.NoTimeError), report parallel's unknown graph or missing
 // folder (reports.ErrUnknownGraph, ErrNoDir).
 //
-// May import: graph/..., decision, evaluate/..., planner/..., workloads/..., optimize,
-// nn/..., methods/..., inputs, jobs/grid, jobs/export, report,
-// internal/...
+// May import: graph/..., decision, evaluate/..., planner/..., workloads/...,
+// optimize, nn/..., methods/..., inputs, jobs/grid, jobs/export, report/..., internal/...
 package jobs

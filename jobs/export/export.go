@@ -22,6 +22,7 @@ import (
 	"github.com/placer/placer/planner"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -663,10 +664,10 @@ func overWords(pl plan.Plan, r planner.Result, p plan.Pod) string {
 	if p.CPU() {
 		rank = "process" // its share of the host's memory less the margin
 	}
-	need, usable, _ := report.GBApart(max(r.Judged, r.Memory), r.Usable)
+	need, usable, _ := plans.GBApart(max(r.Judged, r.Memory), r.Usable)
 	what := ""
 	if r.Judged > r.Memory {
-		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", report.GB(r.Memory))
+		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", plans.GB(r.Memory))
 	}
 	return fmt.Sprintf("plan %s needs %s a %s%s, more than the %s usable a %s of %s has for it", pl.String(), need, rank, what, usable, rank, p.Name)
 }

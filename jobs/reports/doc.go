@@ -17,5 +17,5 @@
 // ErrNoDir).
 //
 // May import: graph, decision, evaluate/roofline, workloads, optimize,
-// methods/..., jobs, jobs/grid, inputs, report, internal/fail
+// methods/..., jobs, jobs/grid, inputs, report, report/placements, internal/fail
 package reports
