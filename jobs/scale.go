@@ -24,7 +24,7 @@ import (
 	"github.com/placer/placer/planner/search"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/report/plans"
-	"github.com/placer/placer/workloads/export"
+	planexport "github.com/placer/placer/workloads/export/plans"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -53,7 +53,7 @@ type ScaleOptions struct {
 	Placement string
 	Out       string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
-	// export.SearchTarget; "" = export.DefaultSearchTarget).
+	// planexport.SearchTarget; "" = planexport.DefaultSearchTarget).
 	For string
 	// AllowTight keeps the search's "tight" plans (search.Space.AllowTight;
 	// placer search --allow-tight).
@@ -271,11 +271,11 @@ const (
 )
 
 // SearchTargets are the frameworks placer search --for names at cluster
-// scale (export.SearchTarget), DefaultSearchTarget its default.
-var SearchTargets = export.SearchTargets
+// scale (planexport.SearchTarget), DefaultSearchTarget its default.
+var SearchTargets = planexport.SearchTargets
 
-// DefaultSearchTarget is --for's default (export.DefaultSearchTarget).
-const DefaultSearchTarget = export.DefaultSearchTarget
+// DefaultSearchTarget is --for's default (planexport.DefaultSearchTarget).
+const DefaultSearchTarget = planexport.DefaultSearchTarget
 
 // ScaleSearch finds the fastest plan that fits (placer search --workload
 // gpt:... --cluster ...), keeping what o.Strat names (search.SpaceOf: the
@@ -434,13 +434,13 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	}
 	space.Top = 6
 	space.AllowTight = o.AllowTight
-	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
+	if space.For, err = planexport.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return search.Space{}, fail.AsUsage(err) // --for names no framework
 	}
 	// Every plan is costed on the stack its framework's file runs
 	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
 	// default), a stack --strategy names kept where that framework runs it.
-	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
+	if space.Software, err = planexport.ForSoftware(space.For.Name, space.Software); err != nil {
 		return search.Space{}, fail.AsUsage(err)
 	}
 	return space, nil
@@ -565,7 +565,7 @@ func withKey(strat, k, v string, drop ...string) string {
 func runsUnder(m transformer.Spec, p plan.Pod, forName string, refused plan.Plan) string {
 	var runs []string
 	for _, t := range SearchTargets {
-		if t != forName && t != "any" && export.Check(t, m, refused.Strategy, p.GPUs()) == nil {
+		if t != forName && t != "any" && planexport.Check(t, m, refused.Strategy, p.GPUs()) == nil {
 			runs = append(runs, "--for "+t)
 		}
 	}
@@ -795,7 +795,7 @@ func megatronRuns(ctx context.Context, pub published.Row) (plans.MegatronRow, pl
 	// experts' load are settings, not plans: placer's plan keeps the row's.
 	// It is a plan Megatron-LM runs (placer search's default --for), as
 	// the plan it is held against is.
-	target, err := export.SearchTarget("megatron", pub.Model, p.GPUs())
+	target, err := planexport.SearchTarget("megatron", pub.Model, p.GPUs())
 	if err != nil {
 		return plans.MegatronRow{}, none, none, none, err
 	}

@@ -143,7 +143,7 @@ type ScaleSearch struct {
 	Tight      int  `json:"tight_set_aside"`
 	AllowTight bool `json:"allow_tight,omitempty"`
 	// Refused is the plans of the space set aside because the --for
-	// framework's export refuses them (workloads/export's Check),
+	// framework's export refuses them (workloads/export/plans' Check),
 	// RefusedWhy the first one's reason.
 	Refused    int     `json:"refused_set_aside,omitempty"`
 	RefusedWhy string  `json:"refused_first,omitempty"`
