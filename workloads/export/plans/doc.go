@@ -1,7 +1,8 @@
 // Package plans writes the cluster planner's plans out: a transformer's
 // plan at cluster scale (plan.Strategy, resolved by plan.Resolve:
-// planner/plan) for the frameworks that run it: Megatron-LM's arguments and launch script
-// (megatron.go, megatron_model.go, megatron_hybrid.go), Megatron-Bridge's
+// planner/plan) for the frameworks that run it: Megatron-LM's arguments
+// and launch script (megatron.go, megatron_model.go, megatron_hybrid.go),
+// Megatron-Bridge's
 // recipe overrides (bridge.go), torchtitan's configuration (torchtitan.go
 // for 0.2's TOML, torchtitan03.go for 0.3's config module), DeepSpeed's
 // (deepspeed.go) and a transformer plan for tools/torchplan
