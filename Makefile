@@ -561,7 +561,7 @@ test-frameworks-03: build venv-frameworks-03
 # $(MEGATRON_DIR)/placer-pins differs. Its wheel has megatron/core, not
 # megatron/training: megatron_check.py does what Megatron-LM
 # core_v0.16.1's pretrain_gpt.py does with its arguments, on the flags
-# and defaults of workloads/export/testdata/megatron-lm-core_v0.16.1-args.txt.
+# and defaults of workloads/export/plans/testdata/megatron-lm-core_v0.16.1-args.txt.
 # Measured on this project's 2-core machine (2026-11-26, others' jobs
 # running, load 7): 2 s to install, 17 MB; test-megatron 30 s, 17 CPU s
 # (every plan of placer report megatron, the docs' examples, every

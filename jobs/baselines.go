@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // noExpert is the expert row's note on a graph without an expert
@@ -80,17 +81,17 @@ type BaselinesOptions struct {
 // model and returns the comparison. A method that cannot run (no expert
 // placement for the graph) gets a row with its error. When ctx is
 // cancelled the rows finished so far are returned with ctx's error.
-func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error) {
+func Baselines(ctx context.Context, o BaselinesOptions) (placements.Baselines, error) {
 	names := o.Methods
 	if err := methods.Check(names); err != nil {
-		return report.Baselines{}, err
+		return placements.Baselines{}, err
 	}
 	if err := methods.CheckStart(o.Start); err != nil {
-		return report.Baselines{}, fail.AsUsage(err) // --start names no start
+		return placements.Baselines{}, fail.AsUsage(err) // --start names no start
 	}
 	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
-		return report.Baselines{}, err
+		return placements.Baselines{}, err
 	}
 	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend, o.HostByGraph)
 	if err != nil {
@@ -129,8 +130,8 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 }
 
 // tableRows are the search's rows as the table's.
-func tableRows(rows []anchored.Row, p *optimize.Problem) []report.BaselinesRow {
-	out := make([]report.BaselinesRow, len(rows))
+func tableRows(rows []anchored.Row, p *optimize.Problem) []placements.BaselinesRow {
+	out := make([]placements.BaselinesRow, len(rows))
 	for i, r := range rows {
 		out[i] = tableRow(r, p)
 	}
@@ -140,8 +141,8 @@ func tableRows(rows []anchored.Row, p *optimize.Problem) []report.BaselinesRow {
 // tableRow is one row of the search as the table's: its measures, or
 // why its method could not run (an expected absence, no expert placement
 // or no batch, said as a note).
-func tableRow(r anchored.Row, p *optimize.Problem) report.BaselinesRow {
-	row := report.BaselinesRow{Method: r.Name, SearchTime: r.Elapsed.Seconds()}
+func tableRow(r anchored.Row, p *optimize.Problem) placements.BaselinesRow {
+	row := placements.BaselinesRow{Method: r.Name, SearchTime: r.Elapsed.Seconds()}
 	switch {
 	case r.Result != nil:
 		fillRow(&row, r.Result, p)
@@ -169,7 +170,7 @@ func rowPrinter(p *optimize.Problem, w io.Writer) optimize.Recorder {
 }
 
 // fillRow copies a result's measures into a row.
-func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem) {
+func fillRow(row *placements.BaselinesRow, res *optimize.Result, p *optimize.Problem) {
 	e := &res.Eval
 	row.StepTime = e.StepTime
 	row.Objective, row.Feasible = p.Objective.Of(e), p.Objective.Valid(e)
@@ -248,7 +249,7 @@ func reference(ctx context.Context, p *optimize.Problem, rows []anchored.Row) (s
 }
 
 // progress writes one line about a finished method.
-func progress(w io.Writer, r report.BaselinesRow) {
+func progress(w io.Writer, r placements.BaselinesRow) {
 	if w == nil {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 func TestBaselinesMLP(t *testing.T) {
@@ -55,7 +55,7 @@ func TestBaselinesMLP(t *testing.T) {
 		t.Errorf("%d progress lines", n)
 	}
 	var table bytes.Buffer
-	if err := report.WriteBaselines(&table, b); err != nil {
+	if err := placements.WriteBaselines(&table, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"vs single", "efficiency", "left out to fit 120 columns: step time, evaluations/s", "brkga", "expert: "} {
@@ -67,7 +67,7 @@ func TestBaselinesMLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back report.Baselines
+	var back placements.Baselines
 	if err := json.Unmarshal(data, &back); err != nil || len(back.Rows) != len(b.Rows) {
 		t.Fatalf("JSON round trip: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // ParseTasks reads a tasks value (--tasks): "" means all three; naming none is an
@@ -76,14 +77,14 @@ type learned struct {
 // holds for res, the decision of the table's row method: the decision on
 // p's devices, its figures, b's problem and reference, the learned
 // methods' settings and curve.
-func resultOf(p *optimize.Problem, b report.Baselines, method string, res *optimize.Result, seed uint64) report.Result {
+func resultOf(p *optimize.Problem, b placements.Baselines, method string, res *optimize.Result, seed uint64) placements.Result {
 	var training, curve any // absent for methods that train nothing (zero-shot)
 	if l := res.Learning; l != nil && l.Settings != nil {
 		training, curve = l.Settings, l.Curve
 	}
 	g := p.Graph
-	r := report.Result{
-		Format: report.ResultFormat, Version: report.ResultVersion, Method: method,
+	r := placements.Result{
+		Format: placements.ResultFormat, Version: placements.ResultVersion, Method: method,
 		Graph: g.Name(), Ops: g.NumOps(), Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Transfers: b.Transfers,
 		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Cost.LowerBound(res.Decision.Fusion != nil),
 		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
@@ -99,7 +100,7 @@ func resultOf(p *optimize.Problem, b report.Baselines, method string, res *optim
 
 // learnedReport adds a learned method's row to the comparison, builds the
 // result file's content, and writes it to out ("" = none).
-func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
+func learnedReport(p *optimize.Problem, b placements.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
 	res := l.res
 	if p.Realize != nil {
 		// What runs (a graph from PyTorch): the same score.
@@ -107,7 +108,7 @@ func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint
 		r.Decision = p.Realized(r.Decision)
 		res = &r
 	}
-	row := report.BaselinesRow{Method: l.method, SearchTime: l.elapsed.Seconds()}
+	row := placements.BaselinesRow{Method: l.method, SearchTime: l.elapsed.Seconds()}
 	if l.own != nil {
 		fillRow(&row, l.own, p)
 	} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/inputs"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // cpuDense is a CPU profile placer profile wrote (2 gloo processes of
@@ -55,7 +56,7 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(name string, p report.ScalePlan) {
+	check := func(name string, p plans.ScalePlan) {
 		t.Helper()
 		if p.MFU != 0 || p.Allocator != nil {
 			t.Errorf("%s %s: MFU %g, allocator %v: want none", name, p.Strategy, p.MFU, p.Allocator)
@@ -86,7 +87,7 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 	}
 
 	var text strings.Builder
-	if err := report.WriteScalePlan(&text, ev); err != nil {
+	if err := plans.WriteScalePlan(&text, ev); err != nil {
 		t.Fatal(err)
 	}
 	gflops := fmt.Sprintf("%.1f (no MFU", m.ModelFLOPs()/ev.Step/2/1e9)
@@ -96,7 +97,7 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 			t.Errorf("eval: no %q in\n%s", want, text.String())
 		}
 	}
-	if err := report.WriteScaleSearch(&text, se); err != nil {
+	if err := plans.WriteScaleSearch(&text, se); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range cpuPodText {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // TestDocsFineTuneTable holds docs/cluster-scale.md's table of the
@@ -36,7 +36,7 @@ func TestDocsFineTuneTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step, mem := fmt.Sprintf("%.3f s", sp.Result.Step), report.GB(sp.Result.Memory)
+		step, mem := fmt.Sprintf("%.3f s", sp.Result.Step), plans.GB(sp.Result.Memory)
 		if step != r[2] || mem != r[3] {
 			t.Errorf("docs/cluster-scale.md: %s: %s, %s; placer eval --strategy %s gives %s, %s", r[1], r[2], r[3], strat, step, mem)
 		}

@@ -24,7 +24,7 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // GraphEvalOptions are the inputs of an op graph's evaluation.
@@ -80,25 +80,25 @@ type GraphEvalOptions struct {
 // EvalGraph evaluates one decision of an op graph with the roofline model (through its
 // evaluator, which writes the trace too), and with --measure on the GPUs
 // as well.
-func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
+func EvalGraph(ctx context.Context, o GraphEvalOptions) (placements.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
 	st, err := exportjob.StrategyOf(o.Strategy, o.Placement)
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	tf32, err := roofline.ParseTF32(o.TF32)
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	layout, err := convlayout.Parse(o.MemoryFormat)
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	// --gpus is every GPU; one replica's placement gets GPUs / R of them
 	// (GPUsRule, as search and export read it).
 	if o.Cluster.GPUs, err = exportjob.ReplicaCluster(o.Cluster.GPUs, st, o.Placement); err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	if o.Cluster.GPUs == 0 {
 		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement) * st.R() // an msr-fiddle expert file's
@@ -108,7 +108,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	}
 	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32, MemoryFormat: layout}, o.Backend, o.HostByGraph)
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	defer p.Close()
 	g, c := p.Graph, p.cluster()
@@ -136,24 +136,24 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	}
 	devices := c.Devices / st.R() // one replica's GPUs
 	if err := st.CheckFor(g.Batch(), devices, c.Devices); err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	d, err := inputs.Decision(placement, o.Schedule, o.Fusion, g, devices)
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	d.Strategy = st
 	ev, lower := p.Evaluator, p.Cost.LowerBound(d.Fusion != nil)
 	if !st.IsZero() {
 		if o.Measure {
-			return report.Eval{}, fmt.Errorf("eval --strategy %s: --measure takes one replica's decision (no --strategy) for now", st)
+			return placements.Eval{}, fmt.Errorf("eval --strategy %s: --measure takes one replica's decision (no --strategy) for now", st)
 		}
 		se, err := strategy.NewEvaluator(g, c, p.opts)
 		if err != nil {
-			return report.Eval{}, err
+			return placements.Eval{}, err
 		}
 		if lower, err = se.LowerBound(st, d.Fusion != nil); err != nil {
-			return report.Eval{}, err
+			return placements.Eval{}, err
 		}
 		ev = se
 		if p.Realize != nil {
@@ -170,7 +170,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 		d.Device = p.Expert
 	}
 	if err := ctx.Err(); err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	var res evaluate.Result
 	if o.Trace != "" {
@@ -183,7 +183,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 		res, err = ev.Evaluate(ctx, d)
 	}
 	if err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	perDev := make([]int, c.Devices)
 	for r := 0; r < st.R(); r++ { // every replica runs the same ops
@@ -191,7 +191,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 			perDev[r*devices+dv]++
 		}
 	}
-	e := report.NewEval(&res, lower, perDev)
+	e := placements.NewEval(&res, lower, perDev)
 	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
 	e.HardwareNote = p.hardwareNote()
@@ -213,12 +213,12 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	// plan re-ordering it).
 	if sc, ok := p.Cost.(evaluate.Scheduler); ok && st.IsZero() && p.Realize == nil {
 		if err := reservedPerDevice(ctx, &e, sc, g, d, c.Devices); err != nil {
-			return report.Eval{}, err
+			return placements.Eval{}, err
 		}
 	}
 	if p.in.Profile != nil {
 		if e.Costs, err = opCosts(p.in.Profile, p.in.ProfilePath, g, c, p.opts, d.Device, st); err != nil {
-			return report.Eval{}, err
+			return placements.Eval{}, err
 		}
 		e.Costs.Moved(e.BytesMoved)
 	}
@@ -228,7 +228,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	e.Decision = &file
 	if o.Measure {
 		if err := measure(ctx, &e, g, c, d, o.Repeats); err != nil {
-			return report.Eval{}, err
+			return placements.Eval{}, err
 		}
 	}
 	if o.Trace != "" {
@@ -241,7 +241,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 		return e, nil
 	}
 	if e.Checked, err = checkedAgainst(g, c, p.opts, d.Device); err != nil {
-		return report.Eval{}, err
+		return placements.Eval{}, err
 	}
 	return e, nil
 }
@@ -287,7 +287,7 @@ func orDefault(s, def string) string {
 }
 
 // measure runs d on real GPUs and adds the measurement to e.
-func measure(ctx context.Context, e *report.Eval, g *graph.Graph, c *roofline.Cluster, d decision.Decision, repeats int) error {
+func measure(ctx context.Context, e *placements.Eval, g *graph.Graph, c *roofline.Cluster, d decision.Decision, repeats int) error {
 	ev, err := hw.NewEvaluator(g, c, hw.EvalOptions{Repeats: repeats})
 	if err != nil {
 		return fmt.Errorf("measure: %w", err)
@@ -297,12 +297,12 @@ func measure(ctx context.Context, e *report.Eval, g *graph.Graph, c *roofline.Cl
 	if err != nil {
 		return fmt.Errorf("measure: %w", err)
 	}
-	e.Measured = &report.Measured{
+	e.Measured = &placements.Measured{
 		StepTime: median(rep.StepTimes), Runs: rep.StepTimes, Predicted: rep.Predicted,
 		Mapping: rep.Mapping, Shared: rep.Shared, GPUs: rep.GPUs, Notes: rep.Notes,
 	}
 	for _, c := range rep.Classes {
-		e.Measured.Classes = append(e.Measured.Classes, report.ClassTime{Class: c.Class.String(), Kernels: c.Kernels, Predicted: c.Predicted, Measured: c.Measured})
+		e.Measured.Classes = append(e.Measured.Classes, placements.ClassTime{Class: c.Class.String(), Kernels: c.Kernels, Predicted: c.Predicted, Measured: c.Measured})
 	}
 	return nil
 }
@@ -377,7 +377,7 @@ func execNote(g *graph.Graph, h *roofline.Hardware, override *roofline.TF32) str
 // the simulation's peak memory within 1% (transfers are timed in the
 // simulation, not in the trace). A schedule that does not run every op
 // once leaves them unset.
-func reservedPerDevice(ctx context.Context, e *report.Eval, sc evaluate.Scheduler, g *graph.Graph, d decision.Decision, devices int) error {
+func reservedPerDevice(ctx context.Context, e *placements.Eval, sc evaluate.Scheduler, g *graph.Graph, d decision.Decision, devices int) error {
 	_, sched, err := sc.Schedule(ctx, d)
 	if err != nil {
 		return err

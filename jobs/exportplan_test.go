@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/internal/fail"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // llama8b is Llama 3 8B by its config.json at the run: 8,192
@@ -48,8 +49,8 @@ func TestExportPlanFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Fits || report.GB(ev.Memory) != "192.7 GB" {
-		t.Fatalf("eval of %s: fits %v, %s a GPU; want 192.7 GB, over", over, ev.Fits, report.GB(ev.Memory))
+	if ev.Fits || plans.GB(ev.Memory) != "192.7 GB" {
+		t.Fatalf("eval of %s: fits %v, %s a GPU; want 192.7 GB, over", over, ev.Fits, plans.GB(ev.Memory))
 	}
 	evaluated := filepath.Join(dir, "eval.json")
 	if err := atomicfile.Write(evaluated, func(w io.Writer) error { return report.JSON(w, ev) }); err != nil {

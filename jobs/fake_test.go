@@ -19,7 +19,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/methods/methodstest"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // fakeCost is a cost model that is not the roofline model: op i takes
@@ -167,7 +167,7 @@ func TestSearchThroughFakeEvaluator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res report.Result
+	var res placements.Result
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestFewerGPUReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var at2 *report.BaselinesRow
+	var at2 *placements.BaselinesRow
 	for i, r := range rep.Comparison.Rows {
 		if strings.HasSuffix(r.Method, "@2gpu") {
 			at2 = &rep.Comparison.Rows[i]

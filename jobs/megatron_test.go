@@ -3,14 +3,14 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"github.com/placer/placer/internal/rank"
 	"reflect"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/placer/placer/internal/rank"
 	"github.com/placer/placer/planner/published"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // rowsRead holds megatronRow's and bridgeRow's answers for the published
@@ -23,11 +23,11 @@ import (
 // the rows.
 var rowsRead struct {
 	sync.Mutex
-	rows map[string]report.MegatronRow
+	rows map[string]plans.MegatronRow
 }
 
 // cachedRow is row(ctx, pub), computed once per row and function.
-func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row) (report.MegatronRow, error) {
+func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row) (plans.MegatronRow, error) {
 	key := kind + fmt.Sprintf("%#v", pub)
 	rowsRead.Lock()
 	defer rowsRead.Unlock()
@@ -39,19 +39,19 @@ func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row)
 		return r, err
 	}
 	if rowsRead.rows == nil {
-		rowsRead.rows = map[string]report.MegatronRow{}
+		rowsRead.rows = map[string]plans.MegatronRow{}
 	}
 	rowsRead.rows[key] = r
 	return r, nil
 }
 
 // publishedRow is megatronRow(ctx, pub), computed once per row.
-func publishedRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+func publishedRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
 	return cachedRow(ctx, "megatron", megatronRow, pub)
 }
 
 // publishedBridgeRow is bridgeRow(ctx, pub), computed once per row.
-func publishedBridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+func publishedBridgeRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
 	return cachedRow(ctx, "bridge", bridgeRow, pub)
 }
 

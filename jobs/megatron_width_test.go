@@ -7,6 +7,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // TestMegatronReportFits: report megatron's report (every row, its rows
@@ -40,13 +41,13 @@ func TestMegatronReportFits(t *testing.T) {
 		}
 	}
 	var out, wide strings.Builder
-	if err := report.WriteMegatron(&out, rep); err != nil {
+	if err := plans.WriteMegatron(&out, rep); err != nil {
 		t.Fatal(err)
 	}
 	if w, line := widest(out.String()); w > report.MaxWidth {
 		t.Errorf("%d columns wide: %q", w, line)
 	}
-	if err := report.WriteMegatron(report.Wide{Writer: &wide}, rep); err != nil {
+	if err := plans.WriteMegatron(report.Wide{Writer: &wide}, rep); err != nil {
 		t.Fatal(err)
 	}
 	if w, _ := widest(wide.String()); w <= report.MaxWidth {

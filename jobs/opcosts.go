@@ -7,7 +7,7 @@ import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // opCosts is what the figures of graph g (from the ops profile pr, read
@@ -19,7 +19,7 @@ import (
 // Under a strategy that splits the batch (replicas, micro-batches) each
 // op runs on a share of the profiled batch, its time scaled linearly from
 // the measured one (graph.AtBatch): composed, not measured.
-func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Cluster, opts roofline.Options, dev []int, st decision.Strategy) (*report.OpCosts, error) {
+func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Cluster, opts roofline.Options, dev []int, st decision.Strategy) (*placements.OpCosts, error) {
 	replicas := st.R()
 	one, err := roofline.NewCluster(c.Hardware, 1, "")
 	if err != nil {
@@ -36,10 +36,10 @@ func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Clust
 	if pr.Software.Driver != "" {
 		sw += ", driver " + pr.Software.Driver
 	}
-	rc := &report.OpCosts{
+	rc := &placements.OpCosts{
 		Profile: path, Model: pr.Model, Device: fmt.Sprintf("%s %q", pr.Device.Kind, pr.Device.Name), Software: sw,
 		Precision: pr.DType, Steps: pr.Ops.Steps, Complete: pr.Complete,
-		PerDevice: make([]report.DeviceCost, c.Devices),
+		PerDevice: make([]placements.DeviceCost, c.Devices),
 	}
 	devices := c.Devices / max(1, replicas)
 	for i := range g.NumOps() {

@@ -15,7 +15,7 @@ import (
 	"github.com/placer/placer/internal/torchenv/torchtest"
 	exportjob "github.com/placer/placer/jobs/export"
 	profilejob "github.com/placer/placer/jobs/profile"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // opsProfile is evaluate/profile's three-op ops profile (an H100's, torch
@@ -71,7 +71,7 @@ func TestEvalOpsProfile(t *testing.T) {
 				t.Errorf("per device %+v", k.PerDevice)
 			}
 			var b bytes.Buffer
-			if err := report.WriteEval(&b, e); err != nil {
+			if err := placements.WriteEval(&b, e); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(b.String(), "step time "+c.source+": ") {
@@ -87,7 +87,7 @@ func TestEvalOpsProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if k := e.Costs; k.StepTime != "measured and modelled" || k.Transfers != "modelled" || len(k.PerDevice) != 2 ||
-		k.PerDevice[0] != (report.DeviceCost{Measured: 1.25e-3, Busy: "measured"}) || k.PerDevice[1] != (report.DeviceCost{Measured: 5e-4, Busy: "measured"}) {
+		k.PerDevice[0] != (placements.DeviceCost{Measured: 1.25e-3, Busy: "measured"}) || k.PerDevice[1] != (placements.DeviceCost{Measured: 5e-4, Busy: "measured"}) {
 		t.Errorf("round-robin on 2 GPUs: costs %+v", *k)
 	}
 	// Without a profile nothing says measured.
@@ -203,7 +203,7 @@ func TestProfileModelInterrupted(t *testing.T) {
 		t.Fatalf("eval of the interrupted profile: %v, %+v", err, e.Costs)
 	}
 	var b bytes.Buffer
-	report.WriteOpCosts(&b, e.Costs)
+	placements.WriteOpCosts(&b, e.Costs)
 	if !strings.Contains(b.String(), "interrupted") {
 		t.Errorf("the costs' lines do not say interrupted:\n%s", b.String())
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads/export"
 )
 
@@ -268,19 +268,19 @@ func setupOf(in inputs.GraphOnCluster, tasks optimize.Tasks, opts roofline.Optio
 }
 
 // newComparison sets up the problem and the report's header.
-func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, report.Baselines, error) {
+func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, placements.Baselines, error) {
 	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend, false)
 }
 
 // newComparisonWith is newComparison with the cost model's options
 // (hostByGraph as newSetupWith's).
-func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend, hostByGraph bool) (*Setup, report.Baselines, error) {
+func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend, hostByGraph bool) (*Setup, placements.Baselines, error) {
 	p, err := newSetupWith(gs, cs, tasks, opts, backend, hostByGraph)
 	if err != nil {
-		return nil, report.Baselines{}, err
+		return nil, placements.Baselines{}, err
 	}
 	c := p.cluster()
-	b := report.Baselines{
+	b := placements.Baselines{
 		Graph: p.Graph.Name(), Ops: p.Graph.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
 		HardwareNote: p.hardwareNote(), Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
 		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),

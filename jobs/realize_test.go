@@ -14,7 +14,7 @@ import (
 	"github.com/placer/placer/inputs"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads/export"
 )
 
@@ -109,18 +109,18 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			// --rows writes it: the row's file evaluates (placer eval
 			// --placement FILE) and its exported plan read back evaluate
 			// to the row's figure, on the prediction's GPUs.
-			idx, err := report.ReadRows(filepath.Join(rowsDir, report.RowsIndex))
+			idx, err := placements.ReadRows(filepath.Join(rowsDir, placements.RowsIndex))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if idx.Answer != cmp.Or(rep.Result.Source, rep.Result.Method) {
 				t.Errorf("index: answer %q, the result's %q (source %q)", idx.Answer, rep.Result.Method, rep.Result.Source)
 			}
-			files := map[string]report.RowEntry{}
+			files := map[string]placements.RowEntry{}
 			for _, e := range idx.Rows {
 				files[e.Method] = e
 			}
-			table := map[string]report.BaselinesRow{}
+			table := map[string]placements.BaselinesRow{}
 			for _, row := range rep.Comparison.Rows {
 				table[row.Method] = row
 				e, ok := files[row.Method]
@@ -315,7 +315,7 @@ func TestTorchGraphLearned(t *testing.T) {
 // search's table does; a TensorFlow-style graph keeps it, and a user who
 // names it gets it.
 func TestBaselinesRealizable(t *testing.T) {
-	has := func(b report.Baselines) bool {
+	has := func(b placements.Baselines) bool {
 		for _, r := range b.Rows {
 			if r.Method == "tf-default" {
 				return true

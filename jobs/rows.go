@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // writeRows writes every row's decision into folder dir (search and
@@ -29,13 +30,13 @@ import (
 // its torch plan runs: export --to torch-plan writes that plan, eval
 // scores it to the row's figure); a row whose decision no plan realizes
 // gets no file, and its note says why.
-func writeRows(dir string, p *optimize.Problem, b *report.Baselines, rows []anchored.Row, answer string, seed uint64) error {
+func writeRows(dir string, p *optimize.Problem, b *placements.Baselines, rows []anchored.Row, answer string, seed uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--rows %s: %w", dir, err)
 	}
-	index := filepath.Join(dir, report.RowsIndex)
+	index := filepath.Join(dir, placements.RowsIndex)
 	var stale []string
-	if old, err := report.ReadRows(index); err == nil {
+	if old, err := placements.ReadRows(index); err == nil {
 		for _, e := range old.Rows {
 			if e.File != "" && filepath.Base(e.File) == e.File {
 				stale = append(stale, e.File)
@@ -43,15 +44,15 @@ func writeRows(dir string, p *optimize.Problem, b *report.Baselines, rows []anch
 		}
 	}
 	g := p.Graph
-	idx := report.Rows{
-		Format: report.RowsFormat, Version: report.RowsVersion, Graph: g.Name(), Ops: g.NumOps(),
+	idx := placements.Rows{
+		Format: placements.RowsFormat, Version: placements.RowsVersion, Graph: g.Name(), Ops: g.NumOps(),
 		Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Objective: p.Objective.String(), Seed: seed,
 		Answer: answer,
 	}
-	used := map[string]bool{report.RowsIndex: true}
+	used := map[string]bool{placements.RowsIndex: true}
 	written := map[string]bool{}
 	for i, r := range rows {
-		e := report.RowEntry{Method: r.Name}
+		e := placements.RowEntry{Method: r.Name}
 		if r.Result == nil {
 			e.Note = tableRow(r, p).Error
 			if e.Note == "" {

@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // TestRowFile: a row's file name is its method made safe for a file
 // system, unique in its folder without regard to case, never the index's.
 func TestRowFile(t *testing.T) {
-	used := map[string]bool{report.RowsIndex: true}
+	used := map[string]bool{placements.RowsIndex: true}
 	for _, c := range []struct{ method, want string }{
 		{"single", "single.json"},
 		{"go-scored dp=2,shard=fsdp,bucket=1MiB", "go-scored_dp=2,shard=fsdp,bucket=1MiB.json"},
@@ -54,14 +54,14 @@ func TestBaselinesRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idx, err := report.ReadRows(filepath.Join(dir, report.RowsIndex))
+		idx, err := placements.ReadRows(filepath.Join(dir, placements.RowsIndex))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.RowsDir != dir || len(idx.Rows) != len(b.Rows) || idx.Answer != "" {
 			t.Fatalf("%s: rows dir %q, %d rows in the index, %d in the table, answer %q", c.graph, b.RowsDir, len(idx.Rows), len(b.Rows), idx.Answer)
 		}
-		want := []string{report.RowsIndex}
+		want := []string{placements.RowsIndex}
 		for i, e := range idx.Rows {
 			row := b.Rows[i]
 			if e.Method != row.Method || (e.File == "") != (row.Error != "") {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/placer/placer/internal/rank"
 	"io"
 	"math"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/internal/rank"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/planner"
@@ -23,7 +23,8 @@ import (
 	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/planner/search"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/workloads/export"
+	"github.com/placer/placer/report/plans"
+	planexport "github.com/placer/placer/workloads/export/plans"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -52,7 +53,7 @@ type ScaleOptions struct {
 	Placement string
 	Out       string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
-	// export.SearchTarget; "" = export.DefaultSearchTarget).
+	// planexport.SearchTarget; "" = planexport.DefaultSearchTarget).
 	For string
 	// AllowTight keeps the search's "tight" plans (search.Space.AllowTight;
 	// placer search --allow-tight).
@@ -75,14 +76,13 @@ type ScaleOptions struct {
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
 	m, p, err := inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
-	if err != nil || p.CPU() {
-		return m, p, err
+	if err == nil && !p.CPU() {
+		p.MemoryError = published.VerdictError(m, o.Strat, p) // a peak within it of the limit is tight
 	}
-	p.MemoryError = published.VerdictError(m, o.Strat, p)
-	return m, p, nil
+	return m, p, err
 }
 
-func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePlan {
+func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) plans.ScalePlan {
 	if r.HostStages == nil {
 		// A search's plans come without their stages' host (the search
 		// leaves it out): the same plan evaluated alone has it.
@@ -90,7 +90,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePla
 			r = full
 		}
 	}
-	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
+	sp := plans.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
 	by := r.PricedBy()
 	sp.PricedBy = &by
 	if pr := p.Profile; pr != nil {
@@ -111,7 +111,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r planner.Result) report.ScalePla
 		// A CPU profile's pod: every published row ran on GPUs, and its
 		// processes allocate through the host's malloc, not PyTorch's
 		// caching allocator (no Allocator).
-		sp.DeviceKind = report.DeviceCPU
+		sp.DeviceKind = plans.DeviceCPU
 		sp.StackNote = cpuStack(p.Profile)
 		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"
 		return sp
@@ -204,17 +204,17 @@ func unchecked(m transformer.Spec, s plan.Strategy, p plan.Pod) []string {
 
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
-func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
+func ScaleEval(_ context.Context, o ScaleOptions) (plans.ScalePlan, error) {
 	file, err := exportjob.PlanOrPlacement(o.PlanFile, o.Placement)
 	if err != nil {
-		return report.ScalePlan{}, err
+		return plans.ScalePlan{}, err
 	}
 	if o.PlanFile = file; file == "single" {
 		o.PlanFile = "" // --placement's default: no file
 	}
 	m, p, err := o.inputs()
 	if err != nil {
-		return report.ScalePlan{}, err
+		return plans.ScalePlan{}, err
 	}
 	var s plan.Strategy
 	if o.PlanFile != "" {
@@ -224,7 +224,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// file records.
 		ep, err := exportjob.Options{Scale: exportjob.ScaleOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.TransformerPlan(m, p, "")
 		if err != nil {
-			return report.ScalePlan{}, err
+			return plans.ScalePlan{}, err
 		}
 		s = ep.Plan.Strategy
 	} else {
@@ -233,19 +233,19 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// keys left out take their defaults (plan.Resolve).
 		w, err := scaleStrategy(m, p, o.Strat)
 		if err != nil {
-			return report.ScalePlan{}, err
+			return plans.ScalePlan{}, err
 		}
 		if _, err := plan.Resolve(m, w.Strategy, p); err != nil {
-			return report.ScalePlan{}, fail.AsUsage(err)
+			return plans.ScalePlan{}, fail.AsUsage(err)
 		}
 		s = w.Strategy
 	}
 	r, err := planner.Evaluate(m, s, p)
 	if err != nil {
-		return report.ScalePlan{}, err
+		return plans.ScalePlan{}, err
 	}
 	if err := checkFigures(m, r); err != nil {
-		return report.ScalePlan{}, err
+		return plans.ScalePlan{}, err
 	}
 	return scalePlan(m, p, r), nil
 }
@@ -275,42 +275,42 @@ const (
 )
 
 // SearchTargets are the frameworks placer search --for names at cluster
-// scale (export.SearchTarget), DefaultSearchTarget its default.
-var SearchTargets = export.SearchTargets
+// scale (planexport.SearchTarget), DefaultSearchTarget its default.
+var SearchTargets = planexport.SearchTargets
 
-// DefaultSearchTarget is --for's default (export.DefaultSearchTarget).
-const DefaultSearchTarget = export.DefaultSearchTarget
+// DefaultSearchTarget is --for's default (planexport.DefaultSearchTarget).
+const DefaultSearchTarget = planexport.DefaultSearchTarget
 
 // ScaleSearch finds the fastest plan that fits (placer search --workload
 // gpt:... --cluster ...), keeping what o.Strat names (search.SpaceOf: the
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
 // Out.
-func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
-	if err := report.CheckTie(o.Tie); err != nil {
-		return report.ScaleSearch{}, fail.AsUsage(err)
+func ScaleSearch(ctx context.Context, o ScaleOptions) (plans.ScaleSearch, error) {
+	if err := plans.CheckTie(o.Tie); err != nil {
+		return plans.ScaleSearch{}, fail.AsUsage(err)
 	}
 	m, p, err := o.inputs()
 	if err != nil {
-		return report.ScaleSearch{}, err
+		return plans.ScaleSearch{}, err
 	}
 	space, err := o.space(m, p)
 	if err != nil {
-		return report.ScaleSearch{}, err
+		return plans.ScaleSearch{}, err
 	}
 	start := optimize.ProcessCPU()
 	got, err := search.Search(ctx, m, p, space)
 	if err != nil {
-		return report.ScaleSearch{}, err
+		return plans.ScaleSearch{}, err
 	}
 	if !got.Found {
-		return report.ScaleSearch{}, noPlan(ctx, o, m, p, space.For.Name, got)
+		return plans.ScaleSearch{}, noPlan(ctx, o, m, p, space.For.Name, got)
 	}
 	for _, r := range got.Top {
 		if err := checkFigures(m, r); err != nil {
-			return report.ScaleSearch{}, err
+			return plans.ScaleSearch{}, err
 		}
 	}
-	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
+	rep := plans.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		Tight: got.Tight, AllowTight: o.AllowTight, Refused: got.Refused, RefusedWhy: got.RefusedWhy,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
 	if o.BestOnly {
@@ -322,7 +322,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		steps = append(steps, r.Step)
 	}
 	if e := rep.Best.StatedError; e != nil && e.Pairs > 0 {
-		rep.Tied = report.TiedWithin(steps, e.PairMean)
+		rep.Tied = plans.TiedWithin(steps, e.PairMean)
 	}
 	answerTie(&rep, o.Tie)
 	if o.Tie != TieCheapest {
@@ -340,17 +340,17 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 // (report's): the fastest predicted plan of a tie, the default, or the
 // cheapest to run.
 const (
-	TieFastest  = report.TieFastest
-	TieCheapest = report.TieCheapest
+	TieFastest  = plans.TieFastest
+	TieCheapest = plans.TieCheapest
 )
 
 // answerTie orders rep's tie by what is cheaper to run (report.OrderTie)
 // and, where the answer is the tie's cheapest (--tie cheapest), makes it
 // rep.Best, the fastest going back among the runners up, fastest first.
-func answerTie(rep *report.ScaleSearch, answer string) {
-	all := append([]report.ScalePlan{rep.Best}, rep.Runners...)
-	tie, idx := report.OrderTie(all, rep.Tied, answer)
-	if rep.Tie = tie; tie == nil || answer != report.TieCheapest || idx[0] == 0 {
+func answerTie(rep *plans.ScaleSearch, answer string) {
+	all := append([]plans.ScalePlan{rep.Best}, rep.Runners...)
+	tie, idx := plans.OrderTie(all, rep.Tied, answer)
+	if rep.Tie = tie; tie == nil || answer != plans.TieCheapest || idx[0] == 0 {
 		return
 	}
 	rep.Best = all[idx[0]]
@@ -364,13 +364,13 @@ func answerTie(rep *report.ScaleSearch, answer string) {
 // narrowest stated error, then the fastest. The first becomes rep.Best,
 // the fastest going back among the runners up; rep.Known says so. A
 // search whose fastest plan the bench covers is left as it is.
-func knownFirst(rep *report.ScaleSearch) {
+func knownFirst(rep *plans.ScaleSearch) {
 	se := rep.Best.StatedError
 	if se == nil || len(se.Outside) == 0 {
 		return
 	}
-	all := append([]report.ScalePlan{rep.Best}, rep.Runners...)
-	near := report.TiedWithin(stepsOf(all), se.Bound)
+	all := append([]plans.ScalePlan{rep.Best}, rep.Runners...)
+	near := plans.TiedWithin(stepsOf(all), se.Bound)
 	says := func(e *calibration.Error) []string {
 		var out []string
 		if e != nil {
@@ -402,7 +402,7 @@ func knownFirst(rep *report.ScaleSearch) {
 		}
 		return cmp.Compare(all[a].Step, all[b].Step)
 	})
-	k := &report.KnownOrder{Outside: says(se), Window: se.Bound, Near: near, Fastest: all[0].Strategy, Answer: all[0].Strategy, AnswerError: se.Bound}
+	k := &plans.KnownOrder{Outside: says(se), Window: se.Bound, Near: near, Fastest: all[0].Strategy, Answer: all[0].Strategy, AnswerError: se.Bound}
 	rep.Known = k
 	if near < 2 || idx[0] == 0 {
 		return
@@ -417,7 +417,7 @@ func knownFirst(rep *report.ScaleSearch) {
 }
 
 // stepsOf is the plans' steps, in order.
-func stepsOf(ps []report.ScalePlan) []float64 {
+func stepsOf(ps []plans.ScalePlan) []float64 {
 	out := make([]float64, len(ps))
 	for i, p := range ps {
 		out[i] = p.Step
@@ -438,13 +438,13 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	}
 	space.Top = 6
 	space.AllowTight = o.AllowTight
-	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
+	if space.For, err = planexport.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return search.Space{}, fail.AsUsage(err) // --for names no framework
 	}
 	// Every plan is costed on the stack its framework's file runs
 	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
 	// default), a stack --strategy names kept where that framework runs it.
-	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
+	if space.Software, err = planexport.ForSoftware(space.For.Name, space.Software); err != nil {
 		return search.Space{}, fail.AsUsage(err)
 	}
 	return space, nil
@@ -485,17 +485,17 @@ func noPlan(ctx context.Context, o ScaleOptions, m transformer.Spec, p plan.Pod,
 		runs += fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", got.Tight)
 	}
 	if got.Refused > 0 {
-		runs += "; " + report.RefusedLine(got.Refused, forName, got.RefusedWhy)
+		runs += "; " + plans.RefusedLine(got.Refused, forName, got.RefusedWhy)
 	}
 	least := ""
 	if got.Evaluated > 0 {
 		l := got.Least
-		least = fmt.Sprintf("; the least a plan needs is %s a %s (%s)", report.GB(l.Memory), rank, l.Plan)
+		least = fmt.Sprintf("; the least a plan needs is %s a %s (%s)", plans.GB(l.Memory), rank, l.Plan)
 		if hints := lessMemory(ctx, o, m, p, l.Plan); len(hints) > 0 {
 			least += ": " + strings.Join(hints, ", ")
 		}
 	}
-	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)%s", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs, least)
+	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)%s", m, p.Name, kept, plans.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs, least)
 }
 
 // noGrid is noPlan's error where the space held no plan at all for
@@ -569,7 +569,7 @@ func withKey(strat, k, v string, drop ...string) string {
 func runsUnder(m transformer.Spec, p plan.Pod, forName string, refused plan.Plan) string {
 	var runs []string
 	for _, t := range SearchTargets {
-		if t != forName && t != "any" && export.Check(t, m, refused.Strategy, p.GPUs()) == nil {
+		if t != forName && t != "any" && planexport.Check(t, m, refused.Strategy, p.GPUs()) == nil {
 			runs = append(runs, "--for "+t)
 		}
 	}
@@ -636,20 +636,20 @@ type MegatronOptions struct {
 // weak-scaling table and its strong-scaling series, the published
 // throughput, placer's prediction of Megatron's own configuration, and
 // placer's best plan for the same model, GPUs and batch.
-func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
+func Megatron(ctx context.Context, o MegatronOptions) (plans.Megatron, error) {
 	return megatronReport(ctx, o, megatronRow, bridgeRow)
 }
 
 // rowFunc answers one published row of report megatron: megatronRow, or
 // bridgeRow for Megatron-Bridge's table (a test passes the same
 // answers, each row computed once for all its tests).
-type rowFunc func(ctx context.Context, pub published.Row) (report.MegatronRow, error)
+type rowFunc func(ctx context.Context, pub published.Row) (plans.MegatronRow, error)
 
 // megatronReport is Megatron with its rows answered by megatron (the
 // Megatron-LM tables and Llama 3's) and bridge (Megatron-Bridge's).
-func megatronReport(ctx context.Context, o MegatronOptions, megatron, bridge rowFunc) (report.Megatron, error) {
-	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
-	row := func(pub published.Row) (report.MegatronRow, error) { return megatron(ctx, pub) }
+func megatronReport(ctx context.Context, o MegatronOptions, megatron, bridge rowFunc) (plans.Megatron, error) {
+	rep := plans.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
+	row := func(pub published.Row) (plans.MegatronRow, error) { return megatron(ctx, pub) }
 	var speedups, pubTFLOPs, predTFLOPs []float64
 	var sumAbs, sum, sumFast float64
 	for _, pub := range published.MegatronTable() {
@@ -715,7 +715,7 @@ func megatronReport(ctx context.Context, o MegatronOptions, megatron, bridge row
 	}
 	rep.Samples = megatronSamples(rep)
 	if o.Plot != "" {
-		files, err := report.WriteMegatronPlots(o.Plot, rep)
+		files, err := plans.WriteMegatronPlots(o.Plot, rep)
 		rep.Plots = files
 		if err != nil {
 			return rep, err
@@ -729,14 +729,14 @@ func megatronReport(ctx context.Context, o MegatronOptions, megatron, bridge row
 // A100 table and Llama 3's on TFLOP/s, Megatron-Bridge's on tokens/s;
 // the strong-scaling series publishes MFU at its ends only, no figure
 // of each row.
-func megatronSamples(rep report.Megatron) []report.TableSample {
+func megatronSamples(rep plans.Megatron) []plans.TableSample {
 	tables := []struct {
 		name, set string
-		rows      []report.MegatronRow
+		rows      []plans.MegatronRow
 		tokens    bool
 	}{{"Megatron-LM H100", published.SetMegatronLMH100, rep.Rows, false}, {"Megatron-LM A100 (2022)", published.SetKorthikanti, rep.A100, false},
 		{"Llama 3 405B", published.SetLlama3, rep.Llama3, false}, {"Megatron-Bridge 25.11", published.SetBridge, rep.Bridge, true}}
-	var out []report.TableSample
+	var out []plans.TableSample
 	for _, t := range tables {
 		if len(t.rows) == 0 {
 			continue
@@ -750,7 +750,7 @@ func megatronSamples(rep report.Megatron) []report.TableSample {
 			}
 		}
 		_, reset := published.WithoutSource(plan.Pod{}, t.set)
-		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, Spearman)})
+		out = append(out, plans.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, Spearman)})
 	}
 	return out
 }
@@ -764,7 +764,7 @@ func Spearman(x, y []float64) float64 { return rank.Spearman(x, y) }
 // configuration and placer's best plan (the search's answer), with the
 // workload and pod a user gives placer eval and search to get the same
 // figures (--workload, --cluster).
-func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+func megatronRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
 	r, _, _, _, err := megatronRuns(ctx, pub)
 	return r, err
 }
@@ -772,46 +772,46 @@ func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, er
 // megatronRuns is megatronRow with the three predictions it shows:
 // Megatron's plan read at the defaults, its fastest reading, and
 // placer's plan.
-func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, planner.Result, planner.Result, planner.Result, error) {
+func megatronRuns(ctx context.Context, pub published.Row) (plans.MegatronRow, planner.Result, planner.Result, planner.Result, error) {
 	var none planner.Result
 	p, err := plan.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
-		return report.MegatronRow{}, none, none, none, err
+		return plans.MegatronRow{}, none, none, none, err
 	}
 	own, err := published.MegatronDefault(ctx, pub, p)
 	if err != nil {
-		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
+		return plans.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 	}
 	// Out of sample: the same reading with the constants the row's own
 	// source chose reset (the same result where it chose none).
 	ownOut := own
 	if pOut, reset := published.WithoutSource(p, pub.Set); len(reset) > 0 {
 		if ownOut, err = published.MegatronDefault(ctx, pub, pOut); err != nil {
-			return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan out of sample: %w", pub.Name, err)
+			return plans.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan out of sample: %w", pub.Name, err)
 		}
 	}
 	fast, err := published.MegatronPlan(ctx, pub, p)
 	if err != nil {
-		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
+		return plans.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
 	}
 	start := optimize.ProcessCPU()
 	// The run's precision (its GEMMs' and its gradients') and the
 	// experts' load are settings, not plans: placer's plan keeps the row's.
 	// It is a plan Megatron-LM runs (placer search's default --for), as
 	// the plan it is held against is.
-	target, err := export.SearchTarget("megatron", pub.Model, p.GPUs())
+	target, err := planexport.SearchTarget("megatron", pub.Model, p.GPUs())
 	if err != nil {
-		return report.MegatronRow{}, none, none, none, err
+		return plans.MegatronRow{}, none, none, none, err
 	}
 	got, err := search.Search(ctx, pub.Model, p, search.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
 		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, FineTune: pub.Strategy.FineTune, For: target})
 	if err != nil {
-		return report.MegatronRow{}, none, none, none, err
+		return plans.MegatronRow{}, none, none, none, err
 	}
 	if !got.Found {
-		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: no plan fits", pub.Name)
+		return plans.MegatronRow{}, none, none, none, fmt.Errorf("%s: no plan fits", pub.Name)
 	}
-	r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch, Workload: pub.Model.String(), Cluster: p.Name,
+	r := plans.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch, Workload: pub.Model.String(), Cluster: p.Name,
 		PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
 		MegatronPlan: own.Plan.String(), PredictedTFLOPs: own.TFLOPs, PredictedMFU: own.MFU, MegatronMemory: own.Memory,
 		FastestPlan: fast.Plan.String(), FastestTFLOPs: fast.TFLOPs, FastestMFU: fast.MFU,
@@ -845,7 +845,7 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, p
 // GPU and TFLOP/s per GPU in Megatron-LM's current count
 // (transformer.CausalFLOPs), the error counted on tokens/s (no FLOP count
 // enters it: GPT-OSS's published TFLOP/s count its MLP otherwise).
-func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
+func bridgeRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
 	r, own, fast, best, err := megatronRuns(ctx, pub)
 	if err != nil {
 		return r, err

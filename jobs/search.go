@@ -23,6 +23,7 @@ import (
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // GraphSearchOptions are the inputs of `placer search` for an op graph.
@@ -93,11 +94,11 @@ type GraphSearchOptions struct {
 // SearchReport is what `placer search` prints: the comparison with the
 // search's row added, and the search's own result.
 type SearchReport struct {
-	Comparison report.Baselines `json:"comparison"`
-	Result     report.Result    `json:"result"`
-	Out        string           `json:"out,omitempty"`
-	Trace      string           `json:"trace,omitempty"`
-	Plot       string           `json:"plot,omitempty"`
+	Comparison placements.Baselines `json:"comparison"`
+	Result     placements.Result    `json:"result"`
+	Out        string               `json:"out,omitempty"`
+	Trace      string               `json:"trace,omitempty"`
+	Plot       string               `json:"plot,omitempty"`
 	// TrainMode is what the answer's plan changes in a PyTorch model's
 	// train-mode step (a graph with the exporter's meta file beside it
 	// that lists train_mode modules; nil when the plan changes none).
@@ -108,7 +109,7 @@ type SearchReport struct {
 	// Costs says which of the answer's figures are measured and which
 	// modelled, where an ops profile priced the graph (search --profile;
 	// nil: none). Every row's ops are costed alike.
-	Costs *report.OpCosts `json:"costs,omitempty"`
+	Costs *placements.OpCosts `json:"costs,omitempty"`
 	// Interrupted says, of a search stopped by a signal, so
 	// ("interrupted by SIGINT"; "" for one that finished); NotRun are
 	// the rows its table would have held and does not, Cut the rows

@@ -15,7 +15,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // hostSplitProblem writes the graph and the hardware of the host tests:
@@ -140,7 +140,7 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 			t.Errorf("host %v: search's header note %q, want %q", tc.host, rep.Comparison.Host, tc.note)
 		}
 		var out bytes.Buffer
-		if err := report.WriteBaselines(&out, rep.Comparison); err != nil {
+		if err := placements.WriteBaselines(&out, rep.Comparison); err != nil {
 			t.Fatal(err)
 		}
 		if on := strings.Contains(out.String(), "host model on: "+tc.note+"\n"); on != tc.host {

@@ -12,7 +12,7 @@ import (
 	"github.com/placer/placer/planner/bench/calibration"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // Sweeps is placer report sweeps: every published sweep of published.Sweeps,
@@ -21,7 +21,7 @@ import (
 // the measured one. The code bases' validation sweeps
 // (published.CodebaseValidationSets) are left out: placer report bench
 // gives their aggregates, never their rows.
-func Sweeps(ctx context.Context) (report.Sweeps, error) {
+func Sweeps(ctx context.Context) (plans.Sweeps, error) {
 	var sweeps []published.Sweep
 	for _, sw := range published.Sweeps() {
 		if !slices.Contains(published.CodebaseValidationSets(), sw.Set) {
@@ -39,12 +39,12 @@ func Sweeps(ctx context.Context) (report.Sweeps, error) {
 // sweepRatios are the ratio checks: each ratio's two rows predicted as
 // their sweeps' rows (sweepRow, in tokens a second per GPU) and their
 // ratio against the published one.
-func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report.SweepRatio {
-	var out []report.SweepRatio
+func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []plans.SweepRatio {
+	var out []plans.SweepRatio
 	for _, r := range rs {
 		n := sweepRow(published.TokensPerGPU, r.Num, r.NumSet, tuned)
 		d := sweepRow(published.TokensPerGPU, r.Den, r.DenSet, tuned)
-		rr := report.SweepRatio{Name: r.Name, Published: r.Num.Measured / r.Den.Measured}
+		rr := plans.SweepRatio{Name: r.Name, Published: r.Num.Measured / r.Den.Measured}
 		switch {
 		case n.Refused != "":
 			rr.Refused = r.Num.Label + ": " + n.Refused
@@ -63,14 +63,14 @@ func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report
 // SweepsOf is Sweeps of the given sweeps, each also out of sample: its
 // rows again with the constants of tuned its source set chose reset to
 // their values without it (plan.Pod.WithoutSource).
-func SweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
-	var rep report.Sweeps
+func SweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (plans.Sweeps, error) {
+	var rep plans.Sweeps
 	var sumAbs, sumOut, sumPeak, sumWithout float64
 	for _, sw := range sweeps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == published.Order}
+		out := plans.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == published.Order}
 		var measured, predicted, outPredicted []float64
 		var labels []string
 		var kept, keptPredicted []float64 // the rows of no known regression
@@ -129,7 +129,7 @@ func SweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 			out.OrderHolds = out.Concordant == out.Pairs
 		}
 		if n := len(kept); out.Regressions > 0 && n > 0 {
-			o := &report.SweepWithout{Rows: n, MeanAbsError: keptAbs / float64(n)}
+			o := &plans.SweepWithout{Rows: n, MeanAbsError: keptAbs / float64(n)}
 			if rho := Spearman(kept, keptPredicted); n >= 3 && !math.IsNaN(rho) {
 				o.Spearman = &rho
 			}
@@ -156,8 +156,8 @@ func SweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 
 // sweepsByGPU groups the rows of sweeps with an error (predicted, not
 // order-only) by their GPU, in the order the GPUs first appear.
-func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
-	var out []report.SweepGPU
+func sweepsByGPU(sweeps []plans.Sweep) []plans.SweepGPU {
+	var out []plans.SweepGPU
 	at := map[string]int{}
 	for _, sw := range sweeps {
 		if sw.OrderOnly {
@@ -171,7 +171,7 @@ func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
 			if !ok {
 				i = len(out)
 				at[r.GPU] = i
-				out = append(out, report.SweepGPU{GPU: r.GPU})
+				out = append(out, plans.SweepGPU{GPU: r.GPU})
 			}
 			g := &out[i]
 			g.Rows++
@@ -194,8 +194,8 @@ func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
 // the report), the step converted to the sweep's unit; and again out of
 // sample, on the pod with the constants of tuned its source set chose
 // reset (none: the same prediction).
-func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []plan.TunedConstant) report.SweepRow {
-	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
+func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []plan.TunedConstant) plans.SweepRow {
+	r := plans.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
 		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved, Regression: row.Regression}
 	res, out, m, p, err := evalSweepRow(row, set, tuned)
 	r.GPU = p.Hardware.Name

@@ -10,7 +10,7 @@ import (
 
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // TestSweepOrder: pairs by hand. Tokens a second 10, 20, 30 predicted
@@ -47,7 +47,7 @@ func TestSweepOrder(t *testing.T) {
 // once per test binary: TestSweeps, TestPublishedRunsFit and
 // TestPublishedPeaks read the same report (every sweep's rows predicted,
 // a few CPU seconds each time). The tests only read it.
-var publishedSweeps = sync.OnceValues(func() (report.Sweeps, error) {
+var publishedSweeps = sync.OnceValues(func() (plans.Sweeps, error) {
 	return SweepsOf(context.Background(), testedSweeps(), plan.Tuned)
 })
 
@@ -330,17 +330,17 @@ func TestPublishedPeaks(t *testing.T) {
 // order-only rows left out, the means and the over-memory count worked
 // by hand.
 func TestSweepsByGPU(t *testing.T) {
-	sweeps := []report.Sweep{
-		{Rows: []report.SweepRow{
+	sweeps := []plans.Sweep{
+		{Rows: []plans.SweepRow{
 			{GPU: "h100", Error: 0.10, OutOfSampleError: 0.20, Fits: true},
 			{GPU: "b200", Error: -0.30, OutOfSampleError: -0.30, Fits: false},
 			{GPU: "h100", Error: -0.20, OutOfSampleError: 0.00, Fits: true},
 			{GPU: "h100", Refused: "tp=3 does not divide", Error: 9},
 		}},
-		{OrderOnly: true, Rows: []report.SweepRow{{GPU: "a100", Error: 0.5, Fits: true}}},
+		{OrderOnly: true, Rows: []plans.SweepRow{{GPU: "a100", Error: 0.5, Fits: true}}},
 	}
 	got := sweepsByGPU(sweeps)
-	want := []report.SweepGPU{
+	want := []plans.SweepGPU{
 		{GPU: "h100", Rows: 2, MeanAbsError: 0.15, OutOfSampleMeanAbsError: 0.10},
 		{GPU: "b200", Rows: 1, MeanAbsError: 0.30, OutOfSampleMeanAbsError: 0.30, Over: 1},
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads"
 )
 
@@ -491,8 +492,8 @@ func modelTasks(c policy.Config) optimize.Tasks {
 
 // transferSetup loads the model, builds the problem and runs the quick
 // baselines.
-func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *Setup, report.Baselines, string, *optimize.Result, error) {
-	var b report.Baselines
+func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *Setup, placements.Baselines, string, *optimize.Result, error) {
+	var b placements.Baselines
 	pol, err := LoadModel(o.Model)
 	if err != nil {
 		return nil, nil, b, "", nil, err
@@ -512,7 +513,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return nil, nil, b, "", nil, err
 	}
 	p := pp.Problem
-	fail := func(err error) (*policy.Policy, *Setup, report.Baselines, string, *optimize.Result, error) {
+	fail := func(err error) (*policy.Policy, *Setup, placements.Baselines, string, *optimize.Result, error) {
 		pp.Close()
 		return nil, nil, b, "", nil, err
 	}
@@ -571,7 +572,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 		return rep, ctx.Err()
 	}
 	// The zero-shot row joins the table; the refined one is the result.
-	zrow := report.BaselinesRow{Method: zeroShot.method, SearchTime: zeroShot.elapsed.Seconds()}
+	zrow := placements.BaselinesRow{Method: zeroShot.method, SearchTime: zeroShot.elapsed.Seconds()}
 	fillRow(&zrow, res, p)
 	b.Rows = append(b.Rows, zrow)
 	from := res

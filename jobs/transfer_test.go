@@ -17,7 +17,7 @@ import (
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 var smallPolicy = &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
@@ -76,7 +76,7 @@ func checkResult(t *testing.T, rep SearchReport, method string, before ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r report.Result
+	var r placements.Result
 	if err := json.Unmarshal(data, &r); err != nil || r.Method != method || r.StepTime != rep.Result.StepTime {
 		t.Fatalf("result file: %v %+v", err, r)
 	}

@@ -11,6 +11,8 @@ import (
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
+	"github.com/placer/placer/report/plans"
 )
 
 // Answer is a job's report, in either of placer's worlds (an op graph, or
@@ -85,29 +87,29 @@ func CheckStrategy(w inputs.World, s string) error {
 }
 
 // EvalReport is an op graph's evaluation as an Answer.
-type EvalReport struct{ report.Eval }
+type EvalReport struct{ placements.Eval }
 
 // WriteText writes the evaluation's table.
-func (e EvalReport) WriteText(w io.Writer) error { return report.WriteEval(w, e.Eval) }
+func (e EvalReport) WriteText(w io.Writer) error { return placements.WriteEval(w, e.Eval) }
 
 // Found is true: an evaluation always has its answer.
 func (EvalReport) Found() (bool, string) { return true, "" }
 
 // ScalePlanReport is a plan's evaluation at cluster scale as an Answer.
-type ScalePlanReport struct{ report.ScalePlan }
+type ScalePlanReport struct{ plans.ScalePlan }
 
 // WriteText writes the plan's table.
-func (p ScalePlanReport) WriteText(w io.Writer) error { return report.WriteScalePlan(w, p.ScalePlan) }
+func (p ScalePlanReport) WriteText(w io.Writer) error { return plans.WriteScalePlan(w, p.ScalePlan) }
 
 // Found is true: an evaluation always has its answer.
 func (ScalePlanReport) Found() (bool, string) { return true, "" }
 
 // ScaleSearchReport is a search at cluster scale as an Answer.
-type ScaleSearchReport struct{ report.ScaleSearch }
+type ScaleSearchReport struct{ plans.ScaleSearch }
 
 // WriteText writes the best plan and the runners-up.
 func (s ScaleSearchReport) WriteText(w io.Writer) error {
-	return report.WriteScaleSearch(w, s.ScaleSearch)
+	return plans.WriteScaleSearch(w, s.ScaleSearch)
 }
 
 // Found reports whether a plan was found, and the file it was written to.
@@ -118,8 +120,8 @@ func (s ScaleSearchReport) Found() (bool, string) { return s.Best.Strategy != ""
 func (r SearchReport) WriteText(w io.Writer) error {
 	w, flush := report.FitLines(w) // its own lines too: at most 120 columns
 	defer flush()
-	report.WriteOpCosts(w, r.Costs)
-	if err := report.WriteBaselines(w, r.Comparison); err != nil {
+	placements.WriteOpCosts(w, r.Costs)
+	if err := placements.WriteBaselines(w, r.Comparison); err != nil {
 		return err
 	}
 	if r.Interrupted != "" {
@@ -135,7 +137,7 @@ func (r SearchReport) WriteText(w io.Writer) error {
 	if r.Result.OOM {
 		fmt.Fprintln(w, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
 	}
-	if err := report.WriteSearchSummary(w, r.Result); err != nil {
+	if err := placements.WriteSearchSummary(w, r.Result); err != nil {
 		return err
 	}
 	if r.TrainMode != nil {
@@ -149,7 +151,7 @@ func (r SearchReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s written to %s\n", f.what, f.path)
 		}
 	}
-	return report.WriteRowsNote(w, r.Comparison)
+	return placements.WriteRowsNote(w, r.Comparison)
 }
 
 // Found reports whether the search has a result (an interrupted one may

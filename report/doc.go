@@ -1,5 +1,13 @@
-// Package report renders placer's results for people and programs: tables
-// (tablewriter) and their JSON twins, with consistent units.
+// Package report is how placer writes what it finds, for people and
+// programs, the same way for both of its products: tables (tablewriter)
+// fitted to MaxWidth columns (Table, TableFit, KeyValue, FitLines, Wrap),
+// their JSON twins (JSON), units (Seconds, Bytes, Percent), line and bar
+// plots (WritePlot, WriteBarPlot: gonum/plot) and a progress bar on the
+// terminal (Progress); and the one table that lists both products'
+// workloads, `placer workloads list`'s (workloads.go). The other tables
+// are the products': the cluster planner's in report/plans, the op-level
+// placer's in report/placements; both import this package, which
+// imports neither.
 //
-// May import: decision, evaluate, planner, planner/bench, planner/bench/calibration, planner/kernels, planner/memory, planner/plan, planner/published, evaluate/opcheck, evaluate/profile, optimize, internal/...
+// May import: internal/...
 package report

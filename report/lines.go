@@ -45,7 +45,7 @@ func (l *lines) Write(p []byte) (int, error) {
 		}
 		line := string(l.buf[:i])
 		l.buf = l.buf[i+1:]
-		if _, l.err = io.WriteString(l.w, wrapLine(line, MaxWidth)+"\n"); l.err != nil {
+		if _, l.err = io.WriteString(l.w, WrapLine(line, MaxWidth)+"\n"); l.err != nil {
 			return 0, l.err
 		}
 	}
@@ -56,14 +56,14 @@ func (l *lines) flush() error {
 	if l.err != nil || len(l.buf) == 0 {
 		return l.err
 	}
-	_, l.err = io.WriteString(l.w, wrapLine(string(l.buf), MaxWidth))
+	_, l.err = io.WriteString(l.w, WrapLine(string(l.buf), MaxWidth))
 	l.buf = nil
 	return l.err
 }
 
-// wrapLine breaks line at spaces into lines of at most limit columns,
+// WrapLine breaks line at spaces into lines of at most limit columns,
 // continuations indented by two; a word longer than that stays whole.
-func wrapLine(line string, limit int) string {
+func WrapLine(line string, limit int) string {
 	if runewidth.StringWidth(line) <= limit || strings.ContainsAny(line, "│┌├└") {
 		return line
 	}

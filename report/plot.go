@@ -39,7 +39,8 @@ type Plot struct {
 	LegendTop bool
 }
 
-var palette = []color.Color{
+// Palette is the colours of a plot's series and bars, in order.
+var Palette = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
 	color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
@@ -50,15 +51,15 @@ var palette = []color.Color{
 // WritePlot renders p to path; the extension picks the format (.png,
 // .svg, .pdf). The file is written atomically.
 func WritePlot(path string, p Plot) error {
-	if _, err := plotFormat(path); err != nil {
+	if _, err := PlotFormat(path); err != nil {
 		return err
 	}
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
-	pl.X.Tick.Marker = readableTicks{}
-	pl.Y.Tick.Marker = readableTicks{}
+	pl.X.Tick.Marker = ReadableTicks{}
+	pl.Y.Tick.Marker = ReadableTicks{}
 	pl.Add(plotter.NewGrid())
 	pl.Legend.Top = p.LegendTop // curves that improve end top-right, by default
 	for i, s := range p.Series {
@@ -76,7 +77,7 @@ func WritePlot(path string, p Plot) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
-		l.Color = palette[i%len(palette)]
+		l.Color = Palette[i%len(Palette)]
 		l.Width = vg.Points(1.5)
 		switch {
 		case s.Dash:
@@ -99,7 +100,7 @@ func WritePlot(path string, p Plot) error {
 	}
 	legendRoom(pl, len(p.Series), p.LegendTop)
 	edgeRoom(pl, p)
-	return save(path, pl)
+	return SavePlot(path, pl)
 }
 
 // legendRoom widens the y range by the legend's height (about 6% of the
@@ -138,12 +139,12 @@ func edgeRoom(pl *plot.Plot, p Plot) {
 // WritePlot and WriteBarPlot write (.png, .svg, .pdf), so that a long run
 // can refuse a bad path before it starts.
 func CheckPlotPath(path string) error {
-	_, err := plotFormat(path)
+	_, err := PlotFormat(path)
 	return err
 }
 
-// plotFormat returns the format path's extension picks.
-func plotFormat(path string) (string, error) {
+// PlotFormat returns the format path's extension picks.
+func PlotFormat(path string) (string, error) {
 	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
 	switch ext {
 	case "png", "svg", "pdf":
@@ -156,9 +157,9 @@ func plotFormat(path string) (string, error) {
 // inside the page on every side.
 const plotMargin = 8
 
-// save renders pl to path atomically, in the format of its extension.
-func save(path string, pl *plot.Plot) error {
-	ext, err := plotFormat(path)
+// SavePlot renders pl to path atomically, in the format of its extension.
+func SavePlot(path string, pl *plot.Plot) error {
+	ext, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ type BarPlot struct {
 
 // WriteBarPlot renders p to path as WritePlot does.
 func WriteBarPlot(path string, p BarPlot) error {
-	if _, err := plotFormat(path); err != nil {
+	if _, err := PlotFormat(path); err != nil {
 		return err
 	}
 	pl := plot.New()
@@ -244,7 +245,7 @@ func WriteBarPlot(path string, p BarPlot) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
-		b.Color = palette[i%len(palette)]
+		b.Color = Palette[i%len(Palette)]
 		b.LineStyle.Width = 0
 		b.Offset = width * vg.Length(2*i-n+1) / 2
 		pl.Add(b)
@@ -261,5 +262,5 @@ func WriteBarPlot(path string, p BarPlot) error {
 		pl.Legend.Add(p.RefName, l)
 	}
 	pl.NominalX(p.Groups...)
-	return save(path, pl)
+	return SavePlot(path, pl)
 }

@@ -56,7 +56,7 @@ func TableFit(w io.Writer, header []string, rows [][]string, optional []int) err
 		left = append(left, header[optional[k]])
 	}
 	if len(left) > 0 {
-		_, err := fmt.Fprintln(w, wrap(fmt.Sprintf("left out to fit %d columns: %s (--wide or --json shows them)", MaxWidth, strings.Join(left, ", ")), MaxWidth))
+		_, err := fmt.Fprintln(w, Wrap(fmt.Sprintf("left out to fit %d columns: %s (--wide or --json shows them)", MaxWidth, strings.Join(left, ", ")), MaxWidth))
 		return err
 	}
 	return nil
@@ -143,7 +143,7 @@ func fitColumns(header []string, rows [][]string, limit int) ([]string, [][]stri
 func wrapLines(s string, limit int) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = wrap(l, limit)
+		lines[i] = Wrap(l, limit)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -152,7 +152,7 @@ func wrapLines(s string, limit int) string {
 func pieceWidth(s string) int {
 	m := 0
 	for _, l := range strings.Split(s, "\n") {
-		for _, p := range strings.Split(wrap(l, 1), "\n") {
+		for _, p := range strings.Split(Wrap(l, 1), "\n") {
 			m = max(m, runewidth.StringWidth(p))
 		}
 	}
@@ -177,13 +177,13 @@ func pickRows(rows [][]string, keep []bool) [][]string {
 	return out
 }
 
-// wrap breaks s into lines of at most limit columns at spaces, after
+// Wrap breaks s into lines of at most limit columns at spaces, after
 // commas not followed by a space, and after hyphens in words that hold no
 // "=" (a piece longer than limit stays whole): a method's name breaks as
 // go-scored-/no-learning, a plan string (tp=8,pp=6,recompute-layers=1)
 // only between its keys, never inside a key or value, so that each line
 // can be pasted back into --strategy.
-func wrap(s string, limit int) string {
+func Wrap(s string, limit int) string {
 	if runewidth.StringWidth(s) <= limit {
 		return s
 	}

@@ -7,14 +7,14 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// readableTicks puts four to eight ticks at round values (1, 2 or 5 x 10^k
+// ReadableTicks puts four to eight ticks at round values (1, 2 or 5 x 10^k
 // apart) with as many decimals as their spacing needs, so that no two
 // labels read the same (gonum's default labelled a reward axis from -1.04
 // to -0.96 "-1" at every tick).
-type readableTicks struct{}
+type ReadableTicks struct{}
 
 // Ticks implements plot.Ticker.
-func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+func (ReadableTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
 	}

@@ -13,7 +13,7 @@ func TestReadableTicks(t *testing.T) {
 		{-1.3, -0.2, []string{"-1.2", "-1.0", "-0.8", "-0.6", "-0.4", "-0.2"}},
 		{-10, -9.999, []string{"-10.0000", "-9.9998", "-9.9996", "-9.9994", "-9.9992", "-9.9990"}},
 	} {
-		ticks := readableTicks{}.Ticks(tc.lo, tc.hi)
+		ticks := ReadableTicks{}.Ticks(tc.lo, tc.hi)
 		var got []string
 		for _, k := range ticks {
 			got = append(got, k.Label)

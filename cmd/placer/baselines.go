@@ -9,6 +9,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -60,8 +61,8 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 				var werr error
 				if o.JSON {
 					werr = report.JSON(s.Out, b)
-				} else if werr = report.WriteBaselines(s.Out, b); werr == nil {
-					werr = report.WriteRowsNote(s.Out, b)
+				} else if werr = placements.WriteBaselines(s.Out, b); werr == nil {
+					werr = placements.WriteRowsNote(s.Out, b)
 				}
 				if o.out != "" && werr == nil {
 					werr = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, b) })

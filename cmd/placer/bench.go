@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/placer/placer/jobs/benchreport"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +30,7 @@ The validation part is printed as aggregates only, its rows with
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := benchreport.Bench(cmd.Context(), opts)
-			return emit(s, asJSON, rep, func() error { return report.WriteBench(s.Out, rep) }, err, true)
+			return emit(s, asJSON, rep, func() error { return plans.WriteBench(s.Out, rep) }, err, true)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (the validation part's rows only with --show-validation)")

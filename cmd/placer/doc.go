@@ -21,7 +21,7 @@
 // refused with the reason its binding recorded (onlyIn), and a
 // --strategy is read by its world's parser (jobs.CheckStrategy).
 //
-// May import: jobs/..., inputs, report, internal/..., decision, graph,
+// May import: jobs/..., inputs, report/..., internal/..., decision, graph,
 // evaluate/hw, evaluate/roofline, evaluate/roofline/convlayout, methods/..., nn/ppo, optimize,
 // workloads
 package main

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs/reports"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -57,14 +57,16 @@ it (Ctrl-C keeps what finished).`,
   placer report equal-time --cpu --budgets 5m --dir merged --no-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPlottedReport(cmd, s, plottedReport[report.EqualTime]{
+			return runPlottedReport(cmd, s, plottedReport[placements.EqualTime]{
 				parse: func() error {
 					o.flags.SeedGiven = cmd.Flags().Changed("seed")
 					return parseEqualTimeFlags(&o.EqualTimeOptions, o.flags)
 				},
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
-				run:  func(ctx context.Context) (report.EqualTime, error) { return reports.EqualTime(ctx, o.EqualTimeOptions) },
-				plot: o.flags.Plot, writePlot: report.WriteEqualTimePlot, write: report.WriteEqualTime,
+				run: func(ctx context.Context) (placements.EqualTime, error) {
+					return reports.EqualTime(ctx, o.EqualTimeOptions)
+				},
+				plot: o.flags.Plot, writePlot: placements.WriteEqualTimePlot, write: placements.WriteEqualTime,
 			})
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -81,7 +82,7 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 	have := rep.Result.Method != ""
 	s.kept = keptResult("best result", rep.Out, have)
 	err = emit(s, o.JSON, rep, func() error {
-		if werr := report.WriteBaselines(s.Out, rep.Comparison); werr != nil {
+		if werr := placements.WriteBaselines(s.Out, rep.Comparison); werr != nil {
 			return werr
 		}
 		r := rep.Result

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/placer/placer/jobs/layers"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +38,7 @@ shard), measured against placer's prediction of the same work.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := layers.Layers(o.LayersOptions)
-			return emit(s, o.JSON, rep, func() error { return report.WriteLayers(s.Out, rep) }, err)
+			return emit(s, o.JSON, rep, func() error { return plans.WriteLayers(s.Out, rep) }, err)
 		},
 	}
 	f := cmd.Flags()

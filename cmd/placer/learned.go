@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs/reports"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -72,7 +72,7 @@ table, the claims and the plots.`,
 				return err
 			}
 			if o.plotDir != "" {
-				files, perr := report.WriteLearnedPlots(o.plotDir, o.flags.PlotFormat, rep)
+				files, perr := placements.WriteLearnedPlots(o.plotDir, o.flags.PlotFormat, rep)
 				if perr != nil && err == nil {
 					err = perr
 				}
@@ -80,7 +80,7 @@ table, the claims and the plots.`,
 					fmt.Fprintf(s.Err, "%d plots written to %s\n", len(files), o.plotDir)
 				}
 			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteLearned(s.Out, rep) }, err)
+			return emit(s, o.JSON, rep, func() error { return placements.WriteLearned(s.Out, rep) }, err)
 		},
 	}
 	f := cmd.Flags()

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +42,7 @@ precision (docs/cluster-scale.md).`,
 			for _, f := range rep.Plots {
 				fmt.Fprintf(s.Err, "plot written to %s\n", f)
 			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteMegatron(s.Out, rep) }, err, true)
+			return emit(s, o.JSON, rep, func() error { return plans.WriteMegatron(s.Out, rep) }, err, true)
 		},
 	}
 	f := cmd.Flags()

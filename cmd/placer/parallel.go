@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -56,11 +57,13 @@ or several processes kept there.`,
   placer report parallel --graphs wavenet2x18 --gpus-list 2,4 --topologies pcie --evals 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPlottedReport(cmd, s, plottedReport[report.Parallel]{
+			return runPlottedReport(cmd, s, plottedReport[placements.Parallel]{
 				parse:    func() error { return parseParallelFlags(&o.ParallelOptions, o.flags) },
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
-				run:  func(ctx context.Context) (report.Parallel, error) { return reports.Parallel(ctx, o.ParallelOptions) },
-				plot: o.flags.Plot, writePlot: report.WriteParallelPlot, write: report.WriteParallel,
+				run: func(ctx context.Context) (placements.Parallel, error) {
+					return reports.Parallel(ctx, o.ParallelOptions)
+				},
+				plot: o.flags.Plot, writePlot: placements.WriteParallelPlot, write: placements.WriteParallel,
 			})
 		},
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs/reports"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -47,11 +47,11 @@ and a rerun with the same --dir and settings skips it.`,
   placer report regal --dir out/regal --plot out/regal/curve.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPlottedReport(cmd, s, plottedReport[report.Regal]{
+			return runPlottedReport(cmd, s, plottedReport[placements.Regal]{
 				parse:    func() error { return parseRegalFlags(&o.RegalOptions, o.flags) },
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
-				run:  func(ctx context.Context) (report.Regal, error) { return reports.Regal(ctx, o.RegalOptions) },
-				plot: o.flags.Plot, writePlot: report.WriteRegalPlot, write: report.WriteRegal,
+				run:  func(ctx context.Context) (placements.Regal, error) { return reports.Regal(ctx, o.RegalOptions) },
+				plot: o.flags.Plot, writePlot: placements.WriteRegalPlot, write: placements.WriteRegal,
 			})
 		},
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
 )
 
@@ -137,7 +137,7 @@ times aside.`,
 }
 
 func writeGeneralization(s *streams, rep reports.GeneralizationReport) error {
-	if err := report.WriteGeneralization(s.Out, rep.Generalization); err != nil {
+	if err := placements.WriteGeneralization(s.Out, rep.Generalization); err != nil {
 		return err
 	}
 	if len(rep.Resumed) > 0 {

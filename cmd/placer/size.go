@@ -7,6 +7,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/sizing"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +75,7 @@ miss the deadline or the budget grey (docs/sizing.md).`,
 				defer bar.finish()
 			}
 			rep, err := sizing.Run(cmd.Context(), o.Options)
-			return emit(s, o.JSON, rep, func() error { return report.WriteSizing(s.Out, rep) }, err, true)
+			return emit(s, o.JSON, rep, func() error { return plans.WriteSizing(s.Out, rep) }, err, true)
 		},
 	}
 	f := cmd.Flags()

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +30,7 @@ on is the order: a sweep is a test of it (docs/cluster-scale.md, "Sweeps").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := jobs.Sweeps(cmd.Context())
-			return emit(s, asJSON, rep, func() error { return report.WriteSweeps(s.Out, rep) }, err, true)
+			return emit(s, asJSON, rep, func() error { return plans.WriteSweeps(s.Out, rep) }, err, true)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON: every sweep, every row")

@@ -14,7 +14,7 @@ import (
 	"github.com/placer/placer/planner/bench/calibration"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // BenchOptions are placer report bench's: ShowValidation prints the
@@ -30,15 +30,15 @@ type BenchOptions struct {
 // part (bench.PartOf, bench.SweepPart): the development part's and the
 // validation part's figures apart, the validation part's rows left out
 // unless opts.ShowValidation.
-func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
-	rep := report.Bench{ValidationRule: "MLPerf round " + bench.ValidationRound + " whole, and the published source set " + bench.ValidationSet +
+func Bench(ctx context.Context, opts BenchOptions) (plans.Bench, error) {
+	rep := plans.Bench{ValidationRule: "MLPerf round " + bench.ValidationRound + " whole, and the published source set " + bench.ValidationSet +
 		" (measurements/mlperf/README.md, \"The validation part\"), and each code base's own (published.CodebaseValidationSets: " + strings.Join(published.CodebaseValidationSets(), ", ") + "; measurements/<codebase>/README.md)", ShowValidation: opts.ShowValidation}
 	rows, err := bench.Rows()
 	if err != nil {
 		return rep, err
 	}
-	parts := map[string]*report.BenchPart{bench.Development: {Name: bench.Development}, bench.Validation: {Name: bench.Validation}}
-	sweeps := map[string][]report.BenchRow{}
+	parts := map[string]*plans.BenchPart{bench.Development: {Name: bench.Development}, bench.Validation: {Name: bench.Validation}}
+	sweeps := map[string][]plans.BenchRow{}
 	sets := bench.NewSetTally()
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
@@ -84,7 +84,7 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 	for _, n := range names {
 		rs := sweeps[n]
 		pt := parts[rs[0].Part]
-		sw := report.BenchSweep{Name: n, Rows: len(rs)}
+		sw := plans.BenchSweep{Name: n, Rows: len(rs)}
 		var m, p []float64
 		for _, r := range rs {
 			m, p = append(m, r.Measured), append(p, r.Predicted)
@@ -139,27 +139,27 @@ func Bench(ctx context.Context, opts BenchOptions) (report.Bench, error) {
 // regimes, each with the error placer states beside its plans, the
 // development part's coverage leaving each row's sweep out, and the
 // validation part's coverage against the development part's table.
-func stated() (report.BenchStated, error) {
+func stated() (plans.BenchStated, error) {
 	t, err := calibration.Development()
 	if err != nil {
-		return report.BenchStated{}, err
+		return plans.BenchStated{}, err
 	}
 	val, err := calibration.Rows(bench.Validation)
 	if err != nil {
-		return report.BenchStated{}, err
+		return plans.BenchStated{}, err
 	}
 	reach, err := calibration.DevelopmentReach()
 	if err != nil {
-		return report.BenchStated{}, err
+		return plans.BenchStated{}, err
 	}
-	st := report.BenchStated{Level: calibration.StatedLevel, Development: calibration.LeaveOneSweepOut(t.Rows(), calibration.StatedLevel),
+	st := plans.BenchStated{Level: calibration.StatedLevel, Development: calibration.LeaveOneSweepOut(t.Rows(), calibration.StatedLevel),
 		Validation: calibration.HoldoutReach(t, reach, val), FamilyOut: calibration.LeaveFamilyOut(t.Rows(), calibration.StatedLevel)}
 	count := map[calibration.Regime]int{}
 	for _, r := range t.Rows() {
 		count[r.Regime]++
 	}
 	for g, n := range count {
-		st.Regimes = append(st.Regimes, report.BenchRegime{Regime: g, Rows: n, Stated: t.For(g)})
+		st.Regimes = append(st.Regimes, plans.BenchRegime{Regime: g, Rows: n, Stated: t.For(g)})
 	}
 	sort.Slice(st.Regimes, func(i, j int) bool { return st.Regimes[i].Regime.Key() < st.Regimes[j].Regime.Key() })
 	return st, nil
@@ -167,8 +167,8 @@ func stated() (report.BenchStated, error) {
 
 // benchRow reads and predicts one MLPerf row (a refusal is the row's
 // answer, not an error of the report).
-func benchRow(r bench.Row) report.BenchRow {
-	br := report.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark, r.GPU), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
+func benchRow(r bench.Row) plans.BenchRow {
+	br := plans.BenchRow{ID: r.ID, Part: bench.PartOf(r.Round, r.Benchmark, r.GPU), Sweep: r.Sweep(), GPUs: r.GPUs, Measured: r.StepSeconds,
 		StepMethod: r.StepMethod, Config: r.Config, GPUMemGiB: r.GPUMemGiB}
 	if !r.Measured() {
 		br.Refused = "no step time: the result files are absent from the mirror"
@@ -233,10 +233,10 @@ func planHidden(reason string) string {
 
 // addReason counts reason among rs (one entry per distinct reason, in
 // first-seen order).
-func addReason(rs []report.BenchReason, reason string) []report.BenchReason {
-	i := slices.IndexFunc(rs, func(x report.BenchReason) bool { return x.Reason == reason })
+func addReason(rs []plans.BenchReason, reason string) []plans.BenchReason {
+	i := slices.IndexFunc(rs, func(x plans.BenchReason) bool { return x.Reason == reason })
 	if i < 0 {
-		return append(rs, report.BenchReason{Reason: reason, Rows: 1})
+		return append(rs, plans.BenchReason{Reason: reason, Rows: 1})
 	}
 	rs[i].Rows++
 	return rs
@@ -244,8 +244,8 @@ func addReason(rs []report.BenchReason, reason string) []report.BenchReason {
 
 // summarize is the sweeps' aggregate: how many have a Spearman (3 plans
 // or more), its mean and least, and how many reach 0.8.
-func summarize(sw []report.BenchSweep) report.BenchSweepSummary {
-	var s report.BenchSweepSummary
+func summarize(sw []plans.BenchSweep) plans.BenchSweepSummary {
+	var s plans.BenchSweepSummary
 	s.Sweeps = len(sw)
 	first := true
 	for _, x := range sw {
@@ -270,20 +270,20 @@ func summarize(sw []report.BenchSweep) report.BenchSweepSummary {
 // publishedSets are one part's published sweeps in aggregate by source
 // set, in the order the sets first appear (sr: SweepsOf of sweeps, one
 // sweep of its each in order).
-func publishedSets(sweeps []published.Sweep, sr report.Sweeps) []report.BenchSet {
-	var out []report.BenchSet
+func publishedSets(sweeps []published.Sweep, sr plans.Sweeps) []plans.BenchSet {
+	var out []plans.BenchSet
 	at := map[string]int{}
-	lists := map[string][]report.BenchSweep{}
+	lists := map[string][]plans.BenchSweep{}
 	for i, sw := range sr.Sweeps {
 		set := sweeps[i].Set
 		j, ok := at[set]
 		if !ok {
 			at[set], j = len(out), len(out)
-			out = append(out, report.BenchSet{Set: set})
+			out = append(out, plans.BenchSet{Set: set})
 		}
 		s := &out[j]
 		s.Sweeps++
-		b := report.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
+		b := plans.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
 		for _, r := range sw.Rows {
 			if r.Refused != "" {
 				s.Refused++
@@ -310,12 +310,12 @@ func publishedSets(sweeps []published.Sweep, sr report.Sweeps) []report.BenchSet
 
 // publishedPart is the aggregate of one part's published sweeps (the
 // sweeps themselves where show).
-func publishedPart(sr report.Sweeps, show bool) report.BenchPublished {
-	out := report.BenchPublished{Rows: sr.Rows, Refused: sr.Refused, MeanAbsError: sr.MeanAbsError, MaxAbsError: sr.MaxAbsError}
-	var sws []report.BenchSweep
+func publishedPart(sr plans.Sweeps, show bool) plans.BenchPublished {
+	out := plans.BenchPublished{Rows: sr.Rows, Refused: sr.Refused, MeanAbsError: sr.MeanAbsError, MaxAbsError: sr.MaxAbsError}
+	var sws []plans.BenchSweep
 	for _, sw := range sr.Sweeps {
 		out.Sweeps++
-		b := report.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
+		b := plans.BenchSweep{Name: sw.Name, MeanAbsError: sw.MeanAbsError, Spearman: sw.Spearman, OrderOnly: sw.OrderOnly}
 		for _, r := range sw.Rows {
 			if r.Refused != "" {
 				continue

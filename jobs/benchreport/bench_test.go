@@ -3,12 +3,12 @@ package benchreport
 import (
 	"bytes"
 	"context"
-	"github.com/placer/placer/planner/bench/calibration"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/planner/bench"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/planner/bench/calibration"
+	"github.com/placer/placer/report/plans"
 )
 
 // TestBenchParts: placer report bench counts every submission once, in
@@ -26,7 +26,7 @@ func TestBenchParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []report.BenchPart{hidden.Development, hidden.Validation} {
+	for _, p := range []plans.BenchPart{hidden.Development, hidden.Validation} {
 		m := p.MLPerf
 		if m.Predicted+m.Refused+m.Unmeasured != m.Submissions || m.Submissions == 0 {
 			t.Errorf("%s: %d predicted + %d refused + %d unmeasured, %d submissions", p.Name, m.Predicted, m.Refused, m.Unmeasured, m.Submissions)
@@ -75,7 +75,7 @@ func TestBenchParts(t *testing.T) {
 		t.Errorf("validation coverage over %d rows, want the %d the part predicts", st.Validation.Rows, want)
 	}
 	var out bytes.Buffer
-	if err := report.WriteBench(&out, hidden); err != nil {
+	if err := plans.WriteBench(&out, hidden); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "leave one sweep out") || !strings.Contains(out.String(), "\nvalidation part, each row against the development part's stated error") ||
@@ -101,7 +101,7 @@ func TestBenchParts(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := report.WriteBench(&out, shown); err != nil {
+	if err := plans.WriteBench(&out, shown); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "v4.1/") {

@@ -6,5 +6,5 @@
 // part's figures apart, the validation part's rows left out unless asked
 // for. cmd/placer's report bench is options, flags and one call here.
 //
-// May import: graph/..., planner, planner/..., jobs, report
+// May import: graph/..., planner, planner/..., jobs, report/plans
 package benchreport

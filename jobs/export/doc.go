@@ -16,5 +16,5 @@
 // names a flag is a usage error (fail.Usagef).
 //
 // May import: decision, evaluate/profile, planner, planner/plan, graph/...,
-// inputs, internal/..., report, workloads/...
+// inputs, internal/..., report, report/plans, workloads/...
 package export

@@ -22,8 +22,10 @@ import (
 	"github.com/placer/placer/planner"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
+	planexport "github.com/placer/placer/workloads/export/plans"
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
@@ -356,7 +358,7 @@ func (o Options) metaPath() string {
 // hint that runs as written (TestExportHintsRun).
 func searchCommand(o Options, p plan.Pod, format string) string {
 	forName := format
-	if !slices.Contains(export.SearchTargets, format) {
+	if !slices.Contains(planexport.SearchTargets, format) {
 		forName = "any"
 	}
 	cmd := fmt.Sprintf("placer search --workload %s --cluster %s --for %s", o.Scale.Workload, p.Name, forName)
@@ -393,7 +395,7 @@ func exportTransformer(o Options) ([]byte, error) {
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.
 	forHint := func(err error) error {
-		if errors.As(err, new(export.ModelError)) {
+		if errors.As(err, new(planexport.ModelError)) {
 			return err // no plan of this model runs there
 		}
 		return fmt.Errorf("%w; %s proposes only plans it runs", err, searchCommand(o, p, format))
@@ -402,30 +404,30 @@ func exportTransformer(o Options) ([]byte, error) {
 	if format == "deepspeed" {
 		// The experts are DeepSpeed-MoE's layers in Python, beside the
 		// configuration.
-		if out, moe, err = export.DeepSpeedTransformer(m, pl.Strategy, p.GPUs(), version, filepath.Base(o.Out)); err != nil {
+		if out, moe, err = planexport.DeepSpeedTransformer(m, pl.Strategy, p.GPUs(), version, filepath.Base(o.Out)); err != nil {
 			return nil, forHint(err)
 		}
 		if moe != nil && o.Out == "" {
-			return nil, fmt.Errorf("export: deepspeed: the experts are DeepSpeed-MoE's layers in Python, written beside the configuration: give -o FILE (its module goes to %s)", export.DeepSpeedMoEPath("FILE.json"))
+			return nil, fmt.Errorf("export: deepspeed: the experts are DeepSpeed-MoE's layers in Python, written beside the configuration: give -o FILE (its module goes to %s)", planexport.DeepSpeedMoEPath("FILE.json"))
 		}
 	} else if format == "torchtitan" {
-		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs(), version); err != nil {
+		if out, err = planexport.TorchTitanTransformer(m, pl.Strategy, p.GPUs(), version); err != nil {
 			return nil, forHint(err)
 		}
 	} else if format == "megatron" {
-		args, err := export.MegatronArgs(m, pl.Strategy, p.GPUs())
+		args, err := planexport.MegatronArgs(m, pl.Strategy, p.GPUs())
 		if err != nil {
 			return nil, forHint(err)
 		}
-		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.HostGPUs(), args))
+		out = []byte(planexport.MegatronScript(m, pl.String(), p.GPUs(), p.HostGPUs(), args))
 	} else if format == "megatron-bridge" {
-		ov, err := export.BridgeOverrides(m, pl.Strategy, p.GPUs())
+		ov, err := planexport.BridgeOverrides(m, pl.Strategy, p.GPUs())
 		if err != nil {
 			return nil, forHint(err)
 		}
-		out = []byte(export.BridgeScript(m, pl.String(), pl.Strategy, p.GPUs(), p.HostGPUs(), ov))
+		out = []byte(planexport.BridgeScript(m, pl.String(), pl.Strategy, p.GPUs(), p.HostGPUs(), ov))
 	} else {
-		tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
+		tp, err := planexport.NewTransformerPlan(m, pl.Strategy, p.GPUs())
 		if err != nil {
 			return nil, err
 		}
@@ -439,7 +441,7 @@ func exportTransformer(o Options) ([]byte, error) {
 	}
 	if o.Out != "" {
 		if moe != nil { // the module first: the configuration appears with it
-			if err := atomicfile.WriteBytes(export.DeepSpeedMoEPath(o.Out), moe); err != nil {
+			if err := atomicfile.WriteBytes(planexport.DeepSpeedMoEPath(o.Out), moe); err != nil {
 				return nil, err
 			}
 		}
@@ -469,7 +471,7 @@ func frameworkFile(format, version string) string {
 	case format == "megatron":
 		return "Megatron-LM's arguments"
 	case format == "megatron-bridge":
-		return "Megatron-Bridge " + export.BridgeRelease + "'s overrides"
+		return "Megatron-Bridge " + planexport.BridgeRelease + "'s overrides"
 	case format == "deepspeed":
 		return "DeepSpeed " + version + "'s configuration"
 	}
@@ -499,7 +501,7 @@ func wroteLine(out string, moe []byte, format, version string, ep ScalePlan) str
 	if out != "" {
 		where = out
 		if moe != nil {
-			where += " and " + export.DeepSpeedMoEPath(out)
+			where += " and " + planexport.DeepSpeedMoEPath(out)
 		}
 	}
 	on, note := costedOn(ep.Plan.Stack(), format, version)
@@ -631,7 +633,7 @@ func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) 
 		// The file's plan is written resolved: read back, it is itself.
 		return ep, fmt.Errorf("%s: plan %s resolves to %s on %s: not the plan the file holds", file, text, pl.String(), p.Name)
 	}
-	if sw, converted := export.AsRunOn(format, s.Software); converted {
+	if sw, converted := planexport.AsRunOn(format, s.Software); converted {
 		given, err := planner.Evaluate(m, pl.Strategy, p)
 		if err != nil {
 			return ep, err
@@ -663,10 +665,10 @@ func overWords(pl plan.Plan, r planner.Result, p plan.Pod) string {
 	if p.CPU() {
 		rank = "process" // its share of the host's memory less the margin
 	}
-	need, usable, _ := report.GBApart(max(r.Judged, r.Memory), r.Usable)
+	need, usable, _ := plans.GBApart(max(r.Judged, r.Memory), r.Usable)
 	what := ""
 	if r.Judged > r.Memory {
-		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", report.GB(r.Memory))
+		what = fmt.Sprintf(" (what PyTorch's caching allocator, simulated, needs for its %s allocated)", plans.GB(r.Memory))
 	}
 	return fmt.Sprintf("plan %s needs %s a %s%s, more than the %s usable a %s of %s has for it", pl.String(), need, rank, what, usable, rank, p.Name)
 }
@@ -774,5 +776,5 @@ func SideFiles(to, out string) []string {
 	if to != "deepspeed" && !strings.HasPrefix(to, "deepspeed@") {
 		return nil
 	}
-	return []string{export.DeepSpeedPipelinePath(out), export.DeepSpeedMoEPath(out)}
+	return []string{export.DeepSpeedPipelinePath(out), planexport.DeepSpeedMoEPath(out)}
 }

@@ -2,5 +2,5 @@
 // kernels measured on a GPU (a layerbench or kernelbench file) against
 // placer's prediction of each, and the GEMM efficiency the blocks give.
 //
-// May import: graph, planner/..., report, internal/...
+// May import: graph, planner/..., report/plans, internal/...
 package layers

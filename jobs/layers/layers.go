@@ -11,7 +11,7 @@ import (
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // LayersOptions are placer report layers'.
@@ -28,9 +28,9 @@ type LayersOptions struct {
 // Layers is placer report layers: each measured block against the pod's
 // prediction of it, and the GEMM efficiency the blocks give (the fit,
 // with each block's leave-one-out error).
-func Layers(o LayersOptions) (report.Layers, error) {
+func Layers(o LayersOptions) (plans.Layers, error) {
 	if o.Measured == "" && o.Steps == "" {
-		return report.Layers{}, fail.Usagef("--measured: a file of measured blocks is required (or --kernelbench, a kernelbench file)")
+		return plans.Layers{}, fail.Usagef("--measured: a file of measured blocks is required (or --kernelbench, a kernelbench file)")
 	}
 	cluster := o.Cluster
 	if cluster == "" {
@@ -38,15 +38,15 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	}
 	p, err := plan.ParsePod(cluster)
 	if err != nil {
-		return report.Layers{}, fail.Usagef("--cluster: %w", err)
+		return plans.Layers{}, fail.Usagef("--cluster: %w", err)
 	}
 	// The blocks and kernels were timed in bursts on a rested GPU: they
 	// are predicted at the same clock, the pod's power limit left out.
 	p = p.AtBurst()
-	rep := report.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
+	rep := plans.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
 	if o.Steps != "" {
 		if err := kernelBench(&rep, o.Steps, &p); err != nil {
-			return report.Layers{}, err
+			return plans.Layers{}, err
 		}
 	}
 	if o.Measured == "" {
@@ -54,14 +54,14 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	}
 	layers, err := readFile(o.Measured, published.ReadMeasuredLayers)
 	if err != nil {
-		return report.Layers{}, err
+		return plans.Layers{}, err
 	}
 	if rep.Layers, err = published.CheckLayers(layers, p); err != nil {
-		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+		return plans.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
 	fit, err := published.FitGEMM(layers, p)
 	if err != nil {
-		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+		return plans.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
 	rep.Fit = &fit
 	return rep, nil
@@ -72,7 +72,7 @@ func Layers(o LayersOptions) (report.Layers, error) {
 // whole steps (its between section), attention cases, the MoE layer's
 // glue, whole eager MoE layers (moehost); a file with none of them is an
 // error.
-func kernelBench(rep *report.Layers, name string, p *plan.Pod) error {
+func kernelBench(rep *plans.Layers, name string, p *plan.Pod) error {
 	steps, err := readFile(name, published.ReadMeasuredSteps)
 	if err != nil && !errors.Is(err, published.ErrNoSteps) {
 		return err

@@ -17,5 +17,6 @@
 // ErrNoDir).
 //
 // May import: graph, decision, evaluate/roofline, workloads, optimize,
-// methods/..., jobs, jobs/grid, inputs, report, internal/fail, internal/bounded
+// methods/..., jobs, jobs/grid, inputs, report, report/placements, internal/fail,
+// internal/bounded
 package reports

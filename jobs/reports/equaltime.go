@@ -28,6 +28,7 @@ import (
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads"
 )
 
@@ -115,8 +116,8 @@ type equalTimeCellFile struct {
 	// Model is the sha256 of the pre-trained model a cell of a method
 	// that takes one ran with ("" otherwise): a rerun with another model
 	// runs the cell again.
-	Model string               `json:"model,omitempty"`
-	Cell  report.EqualTimeCell `json:"cell"`
+	Model string                   `json:"model,omitempty"`
+	Cell  placements.EqualTimeCell `json:"cell"`
 	// decision is the cell's final decision, with the cascade (kept
 	// beside the cell's file, as CELL.decision.json).
 	decision decision.Decision
@@ -126,29 +127,29 @@ type equalTimeCellFile struct {
 // each anchored (where it takes an anchor) on the graph's best quick
 // baseline, and returns the table. When ctx is cancelled the cells
 // finished so far are returned (and kept in Dir) with ctx's error.
-func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
+func EqualTime(ctx context.Context, o EqualTimeOptions) (placements.EqualTime, error) {
 	g := grid.Grid{Name: "equal-time", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
 	if o.Work != nil && o.Cascade {
-		return report.EqualTime{}, errors.New("equal-time: --cascade makes a row's cells depend on the rows before it: it cannot be spread over cells")
+		return placements.EqualTime{}, errors.New("equal-time: --cascade makes a row's cells depend on the rows before it: it cannot be spread over cells")
 	}
-	reps, err := grid.Loop(ctx, g, func() ([]report.EqualTime, error) {
-		return grid.Seeds(g, o.Seed, o.Seeds, func(g grid.Grid, seed uint64) (report.EqualTime, error) {
+	reps, err := grid.Loop(ctx, g, func() ([]placements.EqualTime, error) {
+		return grid.Seeds(g, o.Seed, o.Seeds, func(g grid.Grid, seed uint64) (placements.EqualTime, error) {
 			so := o
 			so.Seed = seed
 			return equalTimeSeed(ctx, g, so)
 		})
 	})
-	return report.CombineSeeds(reps), err
+	return placements.CombineSeeds(reps), err
 }
 
 // equalTimeSeed is EqualTime for one seed, o.Seed, its cells in g.
-func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report.EqualTime, error) {
+func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (placements.EqualTime, error) {
 	a, err := grid.Axes{Graphs: o.Graphs, Methods: o.Methods, Budgets: o.Budgets}.Or("equal-time", grid.Axes{Graphs: EqualTimeGraphs, Methods: EqualTimeMethods(), Budgets: EqualTimeBudgets})
 	if err != nil {
-		return report.EqualTime{}, err
+		return placements.EqualTime{}, err
 	}
 	if err := g.Check(); err != nil {
-		return report.EqualTime{}, err
+		return placements.EqualTime{}, err
 	}
 	lead := o.Lead
 	if lead == "" {
@@ -157,9 +158,9 @@ func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report
 			lead = "go-scored"
 		}
 	} else if !slices.Contains(a.Methods, lead) {
-		return report.EqualTime{}, fail.Usagef("equal-time: --lead %q is not one of the methods (%s)", lead, strings.Join(a.Methods, ", "))
+		return placements.EqualTime{}, fail.Usagef("equal-time: --lead %q is not one of the methods (%s)", lead, strings.Join(a.Methods, ", "))
 	}
-	rep := report.EqualTime{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
+	rep := placements.EqualTime{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef
 	if o.Model != "" {
 		if model, err = loadModel(o.Model); err != nil {
@@ -187,7 +188,7 @@ func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report
 	}
 	rep.Budgets = a.Seconds()
 	cas := cascade{}
-	rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.EqualTimeGraph, error) {
+	rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (placements.EqualTimeGraph, error) {
 		return equalTimeGraph(ctx, g, o, name, a, model, cas)
 	})
 	rep.Summarize()
@@ -228,8 +229,8 @@ func (c cascade) keep(graph string, devices int, k cascadeKey, d decision.Decisi
 
 // equalTimeGraph runs one graph's reference and cells, kept in g's
 // folder of the graph.
-func equalTimeGraph(ctx context.Context, g grid.Grid, o EqualTimeOptions, name string, a grid.Axes, model modelRef, cas cascade) (report.EqualTimeGraph, error) {
-	row := report.EqualTimeGraph{Graph: name}
+func equalTimeGraph(ctx context.Context, g grid.Grid, o EqualTimeOptions, name string, a grid.Axes, model modelRef, cas cascade) (placements.EqualTimeGraph, error) {
+	row := placements.EqualTimeGraph{Graph: name}
 	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
 		row.Error = err.Error()
@@ -270,7 +271,7 @@ func equalTimeGraph(ctx context.Context, g grid.Grid, o EqualTimeOptions, name s
 	return row, err
 }
 
-func cellLine(c report.EqualTimeCell) string {
+func cellLine(c placements.EqualTimeCell) string {
 	switch {
 	case c.Error != "":
 		return "failed: " + c.Error
@@ -321,15 +322,15 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Setup, 
 // referenceFile is a graph's reference as kept in its folder
 // (reference.json), by equal-time and learned alike.
 type referenceFile struct {
-	Decision json.RawMessage       `json:"decision"`
-	Ref      report.EqualTimeGraph `json:"reference"`
-	Seed     uint64                `json:"seed"`
+	Decision json.RawMessage           `json:"decision"`
+	Ref      placements.EqualTimeGraph `json:"reference"`
+	Seed     uint64                    `json:"seed"`
 }
 
 // graphReference runs the quick baselines (with the composite and fewer-GPU
 // rows) once per graph, or reads them from g, and fills row's reference;
 // nil (and no error) with NoRun when g does not keep them.
-func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Setup, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
+func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Setup, row *placements.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
 	var kept, ran optimize.Result
 	f, out, err := grid.Do(ctx, g, grid.Cell[referenceFile]{
 		File: "reference.json",
@@ -381,7 +382,7 @@ func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Setup, row *repor
 // it takes an anchor) or on from, the method's decision on fewer GPUs
 // (the cascade; none when from.Device is nil) when better. A method that
 // fails gives a cell with its error.
-func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *report.EqualTimeGraph, ref *optimize.Result, m string, b time.Duration, model modelRef, from decision.Decision) grid.Cell[equalTimeCellFile] {
+func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *placements.EqualTimeGraph, ref *optimize.Result, m string, b time.Duration, model modelRef, from decision.Decision) grid.Cell[equalTimeCellFile] {
 	mo := methods.Options{Reference: ref}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
@@ -429,7 +430,7 @@ func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *re
 			return nil
 		},
 		Run: func(ctx context.Context) (equalTimeCellFile, error) {
-			f := equalTimeCellFile{Seed: o.Seed, Model: modelSHA, Cell: report.EqualTimeCell{Method: m, Budget: b.Seconds(), From: fromName}}
+			f := equalTimeCellFile{Seed: o.Seed, Model: modelSHA, Cell: placements.EqualTimeCell{Method: m, Budget: b.Seconds(), From: fromName}}
 			c := &f.Cell
 			var start *optimize.Result // from, evaluated here
 			if from.Device != nil {

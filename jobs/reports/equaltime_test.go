@@ -16,7 +16,7 @@ import (
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // TestEqualTime runs two methods on a small graph at one short budget,
@@ -199,7 +199,7 @@ func TestEqualTimeCPU(t *testing.T) {
 		t.Errorf("kept cells %v, want one local-search-0.3s-cpu.json", paths)
 	}
 	var b strings.Builder
-	if err := report.WriteEqualTime(&b, rep); err != nil {
+	if err := placements.WriteEqualTime(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "CPU time per method") {

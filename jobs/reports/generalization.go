@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads"
 )
 
@@ -115,7 +116,7 @@ type GeneralizationOptions struct {
 
 // GeneralizationReport is what `placer report generalization` prints.
 type GeneralizationReport struct {
-	report.Generalization
+	placements.Generalization
 	Dir string `json:"dir,omitempty"`
 	// Resumed are the families read back from Dir instead of run.
 	Resumed []string `json:"resumed,omitempty"`
@@ -146,10 +147,10 @@ type generalizationSettings struct {
 
 // generalizationFile is a finished family's file in Dir.
 type generalizationFile struct {
-	Format   string                   `json:"format"`
-	Version  int                      `json:"version"`
-	Settings generalizationSettings   `json:"settings"`
-	Row      report.GeneralizationRow `json:"row"`
+	Format   string                       `json:"format"`
+	Version  int                          `json:"version"`
+	Settings generalizationSettings       `json:"settings"`
+	Row      placements.GeneralizationRow `json:"row"`
 }
 
 // Generalization runs GDP's and GO's transfer experiment: each family
@@ -307,9 +308,9 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return rep, err
 	}
-	g.Summary = report.SummarizeGeneralization(g.Rows)
+	g.Summary = placements.SummarizeGeneralization(g.Rows)
 	if o.Plot != "" && len(g.Rows) > 0 {
-		if err := report.WriteBarPlot(o.Plot, report.GeneralizationPlot(*g)); err != nil {
+		if err := report.WriteBarPlot(o.Plot, placements.GeneralizationPlot(*g)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
@@ -362,9 +363,9 @@ func (f *generalizationFile) check(path string, want generalizationSettings) err
 
 // generalizationFamily runs one held-out family: pre-training, then GO-one,
 // zero-shot and fine-tuning on its test graph.
-func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag string, set generalizationSettings, dir string, pf func(string, ...any)) (report.GeneralizationRow, error) {
+func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag string, set generalizationSettings, dir string, pf func(string, ...any)) (placements.GeneralizationRow, error) {
 	start := time.Now()
-	row := report.GeneralizationRow{Family: fam, Train: set.Train}
+	row := placements.GeneralizationRow{Family: fam, Train: set.Train}
 	test := graphSpec(set.Test)
 	model := filepath.Join(dir, fam+".policy")
 	out := func(method string) string {
@@ -396,7 +397,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 		}
 		pf("%s held out: resuming pre-training from %s (step %d)", tag, model, st.Step)
 	} else {
-		pf("%s held out: pre-training on %d graphs (%s) for %s", tag, len(set.Train), strings.Join(set.Train, ", "), report.StepsOrTime(set.PretrainSteps, set.PretrainTime))
+		pf("%s held out: pre-training on %d graphs (%s) for %s", tag, len(set.Train), strings.Join(set.Train, ", "), placements.StepsOrTime(set.PretrainSteps, set.PretrainTime))
 	}
 	if o.OnPretrainStep != nil {
 		po.OnStep = func(pt gdp.PretrainPoint, steps int) { o.OnPretrainStep(fam, pt, steps) }
@@ -414,7 +415,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 		return func(pt gdp.Point, ref float64, steps int) { o.OnSearchStep(fam, phase, pt, ref, steps) }
 	}
 	// GO-one: the baselines and a policy trained from scratch (go).
-	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, report.StepsOrTime(set.SearchSteps, set.SearchTime))
+	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, placements.StepsOrTime(set.SearchSteps, set.SearchTime))
 	so, err := jobs.SearchGraph(ctx, jobs.GraphSearchOptions{
 		Graph: test, Cluster: o.Cluster, Tasks: o.Tasks, Method: "go", Steps: o.SearchSteps, Time: o.SearchTime, Seed: o.Seed, Samples: set.Samples,
 		Sync: o.Sync, Policy: o.Policy, Out: out("go-one"), Progress: o.Progress, OnStep: searchStepOf(onStep("go-one")),
@@ -458,8 +459,8 @@ func graphSpec(s string) inputs.GraphSpec {
 }
 
 // genRun turns a comparison row into a run.
-func genRun(r report.BaselinesRow) report.GeneralizationRun {
-	return report.GeneralizationRun{
+func genRun(r placements.BaselinesRow) placements.GeneralizationRun {
+	return placements.GeneralizationRun{
 		Method: r.Method, StepTime: r.StepTime, WallTime: r.SearchTime, Evaluations: r.Evaluations,
 		Valid: r.Error == "" && r.StepTime > 0 && !r.OOM && r.ColocationViolations == 0,
 	}
@@ -467,7 +468,7 @@ func genRun(r report.BaselinesRow) report.GeneralizationRun {
 
 // learnedRun is a learned method's run: the comparison's last row, with
 // the result's steps.
-func learnedRun(rep jobs.SearchReport) report.GeneralizationRun {
+func learnedRun(rep jobs.SearchReport) placements.GeneralizationRun {
 	r := genRun(rep.Comparison.Rows[len(rep.Comparison.Rows)-1])
 	r.Steps = rep.Result.Steps
 	return r
@@ -476,9 +477,9 @@ func learnedRun(rep jobs.SearchReport) report.GeneralizationRun {
 // expertAndBest picks the expert row ("single" when the graph has no
 // expert placement, as the comparison's reference does) and the best
 // valid baseline (first in table order on a tie, as pipeline.Best).
-func expertAndBest(rows []report.BaselinesRow) (expert, best report.GeneralizationRun) {
+func expertAndBest(rows []placements.BaselinesRow) (expert, best placements.GeneralizationRun) {
 	for _, want := range []string{"expert", "single"} {
-		if i := slices.IndexFunc(rows, func(r report.BaselinesRow) bool { return r.Method == want && r.Error == "" }); i >= 0 {
+		if i := slices.IndexFunc(rows, func(r placements.BaselinesRow) bool { return r.Method == want && r.Error == "" }); i >= 0 {
 			expert = genRun(rows[i])
 			break
 		}

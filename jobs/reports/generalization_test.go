@@ -13,7 +13,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // smallPolicy is the small network of jobs' tests.
@@ -42,9 +42,9 @@ func tinyGeneralization(t *testing.T, families ...string) GeneralizationOptions 
 }
 
 // withoutWallTimes zeroes what may differ between two runs of one seed.
-func withoutWallTimes(r report.GeneralizationRow) report.GeneralizationRow {
+func withoutWallTimes(r placements.GeneralizationRow) placements.GeneralizationRow {
 	r.PretrainTime, r.WallTime = 0, 0
-	for _, m := range []*report.GeneralizationRun{&r.Expert, &r.Best, &r.GOOne, &r.ZeroShot, &r.FineTuned} {
+	for _, m := range []*placements.GeneralizationRun{&r.Expert, &r.Best, &r.GOOne, &r.ZeroShot, &r.FineTuned} {
 		m.WallTime = 0
 	}
 	return r

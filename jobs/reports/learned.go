@@ -15,6 +15,7 @@ import (
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // LearnedGraphs are the graphs of the learned methods' comparison
@@ -67,9 +68,9 @@ const learnedCellKind = "learned"
 
 // learnedCellFile is a cell as kept in Dir.
 type learnedCellFile struct {
-	Report string             `json:"report"`
-	Seed   uint64             `json:"seed"`
-	Cell   report.LearnedCell `json:"cell"`
+	Report string                 `json:"report"`
+	Seed   uint64                 `json:"seed"`
+	Cell   placements.LearnedCell `json:"cell"`
 }
 
 // Learned runs every method on every graph for each budget and returns
@@ -78,19 +79,19 @@ type learnedCellFile struct {
 // hdp ignore it and start from nothing, as their papers do. When ctx is
 // cancelled the cells finished so far are returned (and kept in Dir)
 // with ctx's error.
-func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
+func Learned(ctx context.Context, o LearnedOptions) (placements.Learned, error) {
 	a, err := grid.Axes{Graphs: o.Graphs, Methods: o.Methods, Budgets: o.Budgets}.Or("learned", grid.Axes{Graphs: LearnedGraphs, Methods: LearnedMethods(), Budgets: LearnedBudgets})
 	if err != nil {
-		return report.Learned{}, err
+		return placements.Learned{}, err
 	}
 	g := grid.Grid{Name: "learned", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
 	if err := g.Check(); err != nil {
-		return report.Learned{}, err
+		return placements.Learned{}, err
 	}
-	return grid.Loop(ctx, g, func() (report.Learned, error) {
-		rep := report.Learned{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
+	return grid.Loop(ctx, g, func() (placements.Learned, error) {
+		rep := placements.Learned{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
 		var err error
-		rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.LearnedGraph, error) {
+		rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (placements.LearnedGraph, error) {
 			return learnedGraph(ctx, g, o, name, a)
 		})
 		rep.Summarize()
@@ -100,8 +101,8 @@ func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
 
 // learnedGraph runs one graph's expert, reference and cells, kept in g's
 // folder of the graph.
-func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name string, a grid.Axes) (report.LearnedGraph, error) {
-	row := report.LearnedGraph{Graph: name}
+func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name string, a grid.Axes) (placements.LearnedGraph, error) {
+	row := placements.LearnedGraph{Graph: name}
 	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
 		row.Error = err.Error()
@@ -114,7 +115,7 @@ func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name strin
 	if err := learnedExpert(ctx, p, &row); err != nil {
 		return row, err
 	}
-	var eq report.EqualTimeGraph
+	var eq placements.EqualTimeGraph
 	var ref *optimize.Result
 	res, err := grid.Row(ctx, g, func(g grid.Grid) (bool, error) {
 		// The cells are read (not run) without the reference.
@@ -140,7 +141,7 @@ func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name strin
 }
 
 // learnedLine is a cell's progress line.
-func learnedLine(c report.LearnedCell, expert float64) string {
+func learnedLine(c placements.LearnedCell, expert float64) string {
 	switch {
 	case c.Error != "":
 		return "failed: " + c.Error
@@ -154,7 +155,7 @@ func learnedLine(c report.LearnedCell, expert float64) string {
 
 // learnedExpert scores the expert placement as `placer baselines` does
 // (the expert method) and fills row's expert, or says why there is none.
-func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.LearnedGraph) error {
+func learnedExpert(ctx context.Context, p *optimize.Problem, row *placements.LearnedGraph) error {
 	res, err := (classical.Expert{}).Optimize(context.WithoutCancel(ctx), p, nil)
 	switch {
 	case errors.Is(err, classical.ErrNoExpert):
@@ -172,7 +173,7 @@ func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.Learned
 // learnedCell is method m's cell at budget b with ref as its Reference,
 // recording the curve of its best step time. A method that fails gives a
 // cell with its error.
-func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph, ref *optimize.Result, m string, b time.Duration) grid.Cell[learnedCellFile] {
+func learnedCell(o LearnedOptions, p *optimize.Problem, row *placements.LearnedGraph, ref *optimize.Result, m string, b time.Duration) grid.Cell[learnedCellFile] {
 	return grid.Cell[learnedCellFile]{
 		Key:   grid.Key{Graph: fmt.Sprintf("%s@%d", row.Graph, p.Devices()), Method: m, Budget: grid.BudgetName(b, o.CPU), Seed: o.Seed},
 		File:  fmt.Sprintf("learned-%s-%s.json", m, grid.BudgetName(b, o.CPU)),
@@ -184,7 +185,7 @@ func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph
 			return nil
 		},
 		Run: func(ctx context.Context) (learnedCellFile, error) {
-			f := learnedCellFile{Report: learnedCellKind, Seed: o.Seed, Cell: report.LearnedCell{Method: m, Budget: b.Seconds()}}
+			f := learnedCellFile{Report: learnedCellKind, Seed: o.Seed, Cell: placements.LearnedCell{Method: m, Budget: b.Seconds()}}
 			c := &f.Cell
 			// The curve: a point at every step where the best valid step
 			// time improved (Settings.Progress runs after each step of
@@ -193,7 +194,7 @@ func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph
 			progress := func(s optimize.Stats, t grid.Timer) {
 				if s.BestStep > 0 && s.BestStep != last {
 					last = s.BestStep
-					c.Curve = append(c.Curve, report.LearnedPoint{Wall: s.Elapsed.Seconds(), CPU: t.CPU(), Evaluations: s.Evaluations, BestStep: s.BestStep})
+					c.Curve = append(c.Curve, placements.LearnedPoint{Wall: s.Elapsed.Seconds(), CPU: t.CPU(), Evaluations: s.Evaluations, BestStep: s.BestStep})
 				}
 			}
 			run, err := grid.RunMethod(ctx, p, m, methods.Options{Reference: ref}, optimize.Settings{Budget: grid.Budget(b, o.CPU), Seed: o.Seed}, progress)
@@ -207,7 +208,7 @@ func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph
 			if c.Valid {
 				// The end of the run: the final best (which may have
 				// improved after the last step) at the run's full time.
-				c.Curve = append(c.Curve, report.LearnedPoint{Wall: c.Wall, CPU: c.CPU, Evaluations: c.Evaluations, BestStep: c.StepTime})
+				c.Curve = append(c.Curve, placements.LearnedPoint{Wall: c.Wall, CPU: c.CPU, Evaluations: c.Evaluations, BestStep: c.StepTime})
 			}
 			return f, nil
 		},

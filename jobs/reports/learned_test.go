@@ -12,7 +12,7 @@ import (
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/timed"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // TestLearned runs rl17, hdp and go on a small graph at one short budget,
@@ -141,7 +141,7 @@ func TestLearnedExpert(t *testing.T) {
 		{"wrong length", make([]int, n-1), false, "expert failed"},
 	} {
 		p.Expert = tc.expert
-		var g report.LearnedGraph
+		var g placements.LearnedGraph
 		if err := learnedExpert(context.Background(), p, &g); err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestLearnedSharedDir(t *testing.T) {
 	dir := t.TempDir()
 	graphs := []string{"../../examples/mlp.json", "../../examples/tiny.json"}
 	budget := []time.Duration{200 * time.Millisecond}
-	runs := make([]report.Learned, len(graphs))
+	runs := make([]placements.Learned, len(graphs))
 	errs := make([]error, len(graphs))
 	var wg sync.WaitGroup
 	for i, g := range graphs {

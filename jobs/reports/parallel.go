@@ -21,6 +21,7 @@ import (
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads"
 )
 
@@ -76,12 +77,12 @@ type ParallelOptions struct {
 // parallelCellFile is a cell as kept in Dir: the settings it ran with and
 // its rows.
 type parallelCellFile struct {
-	Seed     uint64              `json:"seed"`
-	Evals    int                 `json:"evaluations"`
-	CPU      float64             `json:"cpu_seconds,omitempty"`
-	Method   string              `json:"method"`
-	Hardware string              `json:"hardware"`
-	Cell     report.ParallelCell `json:"cell"`
+	Seed     uint64                  `json:"seed"`
+	Evals    int                     `json:"evaluations"`
+	CPU      float64                 `json:"cpu_seconds,omitempty"`
+	Method   string                  `json:"method"`
+	Hardware string                  `json:"hardware"`
+	Cell     placements.ParallelCell `json:"cell"`
 }
 
 // ErrUnknownGraph is Check's error for a graph that is neither a
@@ -171,11 +172,11 @@ func graphLabel(g string) string {
 // single-replica placement, ddp, fsdp, gpipe, 1f1b, pipedream and
 // placer's answer, at the same global batch. When ctx is cancelled the
 // cells finished so far are returned with ctx's error.
-func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
+func Parallel(ctx context.Context, o ParallelOptions) (placements.Parallel, error) {
 	if err := o.Check(); err != nil {
-		return report.Parallel{}, err
+		return placements.Parallel{}, err
 	}
-	rep := report.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, CPU: o.CPU.Seconds(), Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
+	rep := placements.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, CPU: o.CPU.Seconds(), Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
 	g := grid.Grid{Name: "parallel", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
 	var cells []grid.Cell[parallelCellFile]
 	for _, n := range o.GPUs {
@@ -185,7 +186,7 @@ func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
 			}
 		}
 	}
-	return grid.Loop(ctx, g, func() (report.Parallel, error) {
+	return grid.Loop(ctx, g, func() (placements.Parallel, error) {
 		rep := rep
 		res, err := grid.All(ctx, g, cells)
 		for _, f := range res.Cells {
@@ -241,8 +242,8 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 
 // parallelRun is one cell: placer's search, its table's rows as the
 // report's.
-func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
-	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
+func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (placements.ParallelCell, error) {
+	c := placements.ParallelCell{Graph: label, GPUs: n, Topology: t}
 	timer := grid.StartTimer()
 	rep, err := jobs.SearchGraph(ctx, jobs.GraphSearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
@@ -256,7 +257,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	}
 	b := rep.Comparison
 	c.Ops, c.Batch, c.Capacity = b.Ops, rep.Batch(), b.Capacity
-	rowOf := func(name string) *report.BaselinesRow {
+	rowOf := func(name string) *placements.BaselinesRow {
 		for i := range b.Rows {
 			if b.Rows[i].Method == name {
 				return &b.Rows[i]
@@ -265,7 +266,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		return nil
 	}
 	add := func(strategy, name string) {
-		r := report.ParallelRow{Strategy: strategy, From: name}
+		r := placements.ParallelRow{Strategy: strategy, From: name}
 		row := rowOf(name)
 		res := rep.RowResult(name)
 		switch {
@@ -293,7 +294,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	if best, ok := anchored.Best(optimize.StepTime, quick, false); ok {
 		add("best quick", best.Name)
 	} else {
-		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
+		c.Rows = append(c.Rows, placements.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
 	}
 	for _, s := range parallelUser {
 		add(s, s)
@@ -301,7 +302,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	// Placer's answer: the search's result (a row's decision when the
 	// search did not beat it: Source).
 	r := rep.Result
-	p := report.ParallelRow{Strategy: "placer", From: cmp.Or(r.Source, r.Method), StepTime: r.StepTime, OOM: r.OOM, Placer: true}
+	p := placements.ParallelRow{Strategy: "placer", From: cmp.Or(r.Source, r.Method), StepTime: r.StepTime, OOM: r.OOM, Placer: true}
 	for _, pk := range r.PeakMemory {
 		p.PeakMemory = max(p.PeakMemory, pk)
 	}
@@ -322,7 +323,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 }
 
 // fillParallelRow copies a table row and its decision into r.
-func fillParallelRow(r *report.ParallelRow, row *report.BaselinesRow, d decision.Decision, gpus int) {
+func fillParallelRow(r *placements.ParallelRow, row *placements.BaselinesRow, d decision.Decision, gpus int) {
 	r.StepTime, r.PeakMemory, r.OOM = row.StepTime, row.PeakMemory, row.OOM
 	r.Fits = row.StepTime > 0 && !row.OOM && row.ColocationViolations == 0
 	r.Chose, r.Replicas, r.GPUsPerReplica = d.Strategy.String(), d.Strategy.R(), usedDevices(d)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 )
 
 // TestParallel runs the report on a small graph with batch information at
@@ -51,7 +51,7 @@ func TestParallel(t *testing.T) {
 				t.Errorf("%s@%d: placer %.6f s worse than %s %.6f s", c.Graph, c.GPUs, p.StepTime, r.Strategy, r.StepTime)
 			}
 		}
-		byName := map[string]report.ParallelRow{}
+		byName := map[string]placements.ParallelRow{}
 		for _, r := range c.Rows {
 			byName[r.Strategy] = r
 		}
@@ -159,7 +159,7 @@ func TestParallelCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := func(rep report.Parallel) [][]float64 {
+	steps := func(rep placements.Parallel) [][]float64 {
 		var out [][]float64
 		for _, c := range rep.Cells {
 			var s []float64

@@ -18,7 +18,7 @@ import (
 	"github.com/placer/placer/methods/brkga/tuned"
 	regaldefault "github.com/placer/placer/methods/regal/defaultmodel"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/placements"
 	"github.com/placer/placer/workloads"
 )
 
@@ -88,8 +88,8 @@ type RegalOptions struct {
 // regalCellFile is a cell as kept in Dir: Setting must match for a rerun
 // to reuse it.
 type regalCellFile struct {
-	Setting string           `json:"setting"`
-	Cell    report.RegalCell `json:"cell"`
+	Setting string               `json:"setting"`
+	Cell    placements.RegalCell `json:"cell"`
 }
 
 // regalGraph is a resolved test graph.
@@ -102,14 +102,14 @@ type regalGraph struct {
 // Regal runs REGAL table 1 and figure 3 on the test graphs. When ctx is
 // cancelled the cells finished so far are returned (and kept in Dir) with
 // ctx's error.
-func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
+func Regal(ctx context.Context, o RegalOptions) (placements.Regal, error) {
 	if o.Evaluations == 0 {
 		o.Evaluations = optimize.DefaultEvaluations
 	}
 	if len(o.Budgets) == 0 {
 		o.Budgets = []int{5000, 10000, 20000, 50000}
 	}
-	o.Budgets = report.SortedBudgets(o.Budgets)
+	o.Budgets = placements.SortedBudgets(o.Budgets)
 	if o.BestBudget == 0 {
 		o.BestBudget = max(50000, o.Budgets[len(o.Budgets)-1])
 	}
@@ -131,7 +131,7 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	if o.Tasks == "" {
 		o.Tasks = "placement,scheduling"
 	}
-	rep := report.Regal{Seed: o.Seed, Evaluations: o.Evaluations, BestBudget: o.BestBudget, Budgets: o.Budgets,
+	rep := placements.Regal{Seed: o.Seed, Evaluations: o.Evaluations, BestBudget: o.BestBudget, Budgets: o.Budgets,
 		Methods: o.Methods, CurveMethods: o.CurveMethods, Reference: RegalReference, Devices: o.Cluster.GPUs, Transfers: "async"}
 	if o.Sync {
 		rep.Transfers = "sync"
@@ -168,10 +168,10 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	if err := g.Check(); err != nil {
 		return rep, err
 	}
-	return grid.Loop(ctx, g, func() (report.Regal, error) {
+	return grid.Loop(ctx, g, func() (placements.Regal, error) {
 		rep := rep
 		var err error
-		rep.Graphs, err = grid.Rows(graphs, func(rg regalGraph) (report.RegalGraph, error) {
+		rep.Graphs, err = grid.Rows(graphs, func(rg regalGraph) (placements.RegalGraph, error) {
 			return regalGraphRun(ctx, g, o, rg, tasks, setting, rep.Methods)
 		})
 		rep.Summarize()
@@ -251,8 +251,8 @@ func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj op
 // regalGraphRun runs (or reads from g's folder of the graph) every cell
 // of one graph: per objective, the table's methods at the table's limit,
 // the curve's at each of its limits, and BRKGA at the best-known limit.
-func regalGraphRun(ctx context.Context, g grid.Grid, o RegalOptions, rg regalGraph, tasks optimize.Tasks, setting string, ms []string) (report.RegalGraph, error) {
-	row := report.RegalGraph{Graph: rg.name, Set: rg.set}
+func regalGraphRun(ctx context.Context, g grid.Grid, o RegalOptions, rg regalGraph, tasks optimize.Tasks, setting string, ms []string) (placements.RegalGraph, error) {
+	row := placements.RegalGraph{Graph: rg.name, Set: rg.set}
 	for _, obj := range o.Objectives {
 		pp, err := regalProblemFor(rg, o, tasks, obj)
 		if err != nil {
@@ -288,7 +288,7 @@ func regalGraphRun(ctx context.Context, g grid.Grid, o RegalOptions, rg regalGra
 	return row, nil
 }
 
-func regalCellLine(obj optimize.Objective, c report.RegalCell) string {
+func regalCellLine(obj optimize.Objective, c placements.RegalCell) string {
 	switch {
 	case c.Error != "":
 		return "failed: " + c.Error
@@ -316,7 +316,7 @@ func regalCell(p *optimize.Problem, obj optimize.Objective, graph, m string, b i
 			return nil
 		},
 		Run: func(ctx context.Context) (regalCellFile, error) {
-			f := regalCellFile{Setting: setting, Cell: report.RegalCell{Objective: obj.String(), Method: m, Budget: b}}
+			f := regalCellFile{Setting: setting, Cell: placements.RegalCell{Objective: obj.String(), Method: m, Budget: b}}
 			c := &f.Cell
 			run, err := grid.RunMethod(ctx, p, m, methods.Options{}, optimize.Settings{Budget: optimize.Budget{Evaluations: b}, Seed: seed}, nil)
 			c.Wall, c.CPU, c.Error = run.Wall, run.CPU, run.Err

@@ -10,5 +10,5 @@
 // wall time that trains, is a stated assumption with a published
 // default.
 //
-// May import: planner/plan, graph/transformer, jobs, report, optimize, internal/...
+// May import: planner/plan, graph/transformer, jobs, report/plans, optimize, internal/...
 package sizing

@@ -9,7 +9,7 @@ import (
 
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // Options are placer size's inputs.
@@ -116,19 +116,19 @@ func ParseDuration(s string) (float64, error) {
 
 // phases is the run's schedule: the workload's own seq and batch for
 // o.Tokens, or o.Phases.
-func (o Options) phases() ([]report.SizePhase, error) {
+func (o Options) phases() ([]plans.SizePhase, error) {
 	if o.Phases == "" {
 		if !(o.Tokens > 0) {
 			return nil, fail.Usagef("--tokens: give the tokens to train (15T), or --phases")
 		}
-		return []report.SizePhase{{Tokens: o.Tokens}}, nil
+		return []plans.SizePhase{{Tokens: o.Tokens}}, nil
 	}
 	if o.Tokens > 0 {
 		return nil, fail.Usagef("--tokens and --phases: give one (the phases name their tokens)")
 	}
-	var out []report.SizePhase
+	var out []plans.SizePhase
 	for i, part := range strings.Split(o.Phases, ";") {
-		var ph report.SizePhase
+		var ph plans.SizePhase
 		for _, kv := range strings.Split(strings.TrimSpace(part), ",") {
 			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
 			var err error
@@ -156,7 +156,7 @@ func (o Options) phases() ([]report.SizePhase, error) {
 
 // phaseWorkload is workload with its seq= and batch= replaced by ph's
 // (ph.Seq 0: the workload as given).
-func phaseWorkload(workload string, ph report.SizePhase) string {
+func phaseWorkload(workload string, ph plans.SizePhase) string {
 	if ph.Seq == 0 {
 		return workload
 	}

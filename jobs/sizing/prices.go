@@ -14,7 +14,7 @@ import (
 
 	"github.com/placer/placer/internal/bounded"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // DefaultPrices is prices.csv as committed: public on-demand list prices
@@ -33,7 +33,7 @@ var priceColumns = []string{"preset", "provider", "offer", "usd_per_gpu_hour", "
 // starting with # are comments): every row must name a pod preset, a
 // price above 0, a source and a date (YYYY-MM-DD). name is the file's
 // name in errors.
-func ReadPrices(r io.Reader, name string) ([]report.Price, error) {
+func ReadPrices(r io.Reader, name string) ([]plans.Price, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
@@ -45,13 +45,13 @@ func ReadPrices(r io.Reader, name string) ([]report.Price, error) {
 		return nil, fmt.Errorf("price table %s: the header must be %s", name, strings.Join(priceColumns, ","))
 	}
 	presets := plan.PodPresets()
-	var out []report.Price
+	var out []plans.Price
 	for i, rec := range recs[1:] {
 		where := fmt.Sprintf("price table %s row %d", name, i+1)
 		if len(rec) != len(priceColumns) {
 			return nil, fmt.Errorf("%s: %d fields, want %d (%s)", where, len(rec), len(priceColumns), strings.Join(priceColumns, ","))
 		}
-		p := report.Price{Preset: rec[0], Provider: rec[1], Offer: rec[2], Source: rec[4], Date: rec[5]}
+		p := plans.Price{Preset: rec[0], Provider: rec[1], Offer: rec[2], Source: rec[4], Date: rec[5]}
 		if !slices.Contains(presets, p.Preset) {
 			return nil, fmt.Errorf("%s: %q is no pod preset (%s)", where, p.Preset, strings.Join(presets, ", "))
 		}
@@ -73,7 +73,7 @@ func ReadPrices(r io.Reader, name string) ([]report.Price, error) {
 }
 
 // loadPrices is o's price table and its name.
-func (o Options) loadPrices() ([]report.Price, string, error) {
+func (o Options) loadPrices() ([]plans.Price, string, error) {
 	if o.Prices == "" {
 		p, err := ReadPrices(bytes.NewReader(DefaultPrices), "prices.csv")
 		return p, DefaultPricesName, err
@@ -89,8 +89,8 @@ func (o Options) loadPrices() ([]report.Price, string, error) {
 
 // PriceOf is the row that prices preset: of provider's rows ("" = any
 // provider's), the cheapest; nil when none.
-func PriceOf(rows []report.Price, preset, provider string) *report.Price {
-	var best *report.Price
+func PriceOf(rows []plans.Price, preset, provider string) *plans.Price {
+	var best *plans.Price
 	for i := range rows {
 		r := &rows[i]
 		if r.Preset != preset || (provider != "" && !strings.EqualFold(r.Provider, provider)) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/placer/placer/measurements/trainingruns"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // publishedRun is a row of measurements/trainingruns/runs.csv.
@@ -73,7 +74,7 @@ func TestPublishedRuns(t *testing.T) {
 			}
 			e := c.GPUHours.Value/r.gpuHours - 1
 			t.Logf("%s on %s: published %s GPU-hours, placer %s (%s), %+.0f%%; stated error ±%.0f%%",
-				r.name, r.cluster, report.Count(r.gpuHours), report.Count(c.GPUHours.Value), report.Days(c.Time.Value), 100*e, 100*c.Error)
+				r.name, r.cluster, plans.Count(r.gpuHours), plans.Count(c.GPUHours.Value), plans.Days(c.Time.Value), 100*e, 100*c.Error)
 			if gap, ok := recordedGaps[r.name]; ok {
 				if math.Abs(e-gap) > 0.03 {
 					t.Errorf("error %+.0f%%, recorded %+.0f%%: update recordedGaps and docs/sizing.md's table", 100*e, 100*gap)

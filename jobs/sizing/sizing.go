@@ -13,13 +13,13 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // Run answers placer size: each candidate of o.Clusters searched for
 // each phase of the run, its figures carried to the whole run, the
 // Pareto front of time and cost marked, and one candidate chosen.
-func Run(ctx context.Context, o Options) (report.Sizing, error) {
+func Run(ctx context.Context, o Options) (plans.Sizing, error) {
 	start := optimize.ProcessCPU()
 	s, clusters, prices, err := o.setUp()
 	if err != nil {
@@ -38,7 +38,7 @@ func Run(ctx context.Context, o Options) (report.Sizing, error) {
 			o.Progress(i+1, len(clusters), c)
 		}
 	}
-	report.MarkPareto(s.Candidates)
+	plans.MarkPareto(s.Candidates)
 	s.Chosen, s.ChosenWhy = choose(s.Candidates, o.Choose)
 	s.CPU = (optimize.ProcessCPU() - start).Seconds()
 	if o.Out != "" && s.Chosen >= 0 {
@@ -53,7 +53,7 @@ func Run(ctx context.Context, o Options) (report.Sizing, error) {
 		s.Out = o.Out
 	}
 	if o.Plot != "" {
-		if err := report.WriteSizingPlot(o.Plot, s); err != nil {
+		if err := plans.WriteSizingPlot(o.Plot, s); err != nil {
 			return s, err
 		}
 		s.Plot = o.Plot
@@ -63,8 +63,8 @@ func Run(ctx context.Context, o Options) (report.Sizing, error) {
 
 // setUp checks o and reads what the candidates share: the schedule, the
 // clusters, the prices, the goodput.
-func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
-	s := report.Sizing{Chosen: -1, Deadline: o.Deadline, MaxCost: o.MaxCost, Strat: o.Strat, For: o.For}
+func (o Options) setUp() (plans.Sizing, []string, []plans.Price, error) {
+	s := plans.Sizing{Chosen: -1, Deadline: o.Deadline, MaxCost: o.MaxCost, Strat: o.Strat, For: o.For}
 	if s.For == "" {
 		s.For = jobs.DefaultSearchTarget
 	}
@@ -83,9 +83,9 @@ func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
 	if o.Deadline < 0 || o.MaxCost < 0 {
 		return s, nil, nil, fail.Usagef("--deadline and --max-cost: want 0 (none) or above")
 	}
-	s.Goodput = report.Goodput{Value: DefaultGoodput, Source: DefaultGoodputSource}
+	s.Goodput = plans.Goodput{Value: DefaultGoodput, Source: DefaultGoodputSource}
 	if o.Goodput > 0 {
-		s.Goodput = report.Goodput{Value: o.Goodput, Source: "--goodput"}
+		s.Goodput = plans.Goodput{Value: o.Goodput, Source: "--goodput"}
 	}
 	var err error
 	if s.Phases, err = o.phases(); err != nil {
@@ -110,7 +110,7 @@ func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
 	if err != nil {
 		return s, nil, nil, err
 	}
-	if o.Provider != "" && !slices.ContainsFunc(prices, func(p report.Price) bool { return strings.EqualFold(p.Provider, o.Provider) }) {
+	if o.Provider != "" && !slices.ContainsFunc(prices, func(p plans.Price) bool { return strings.EqualFold(p.Provider, o.Provider) }) {
 		var names []string
 		for _, p := range prices {
 			if !slices.Contains(names, p.Provider) {
@@ -119,20 +119,20 @@ func (o Options) setUp() (report.Sizing, []string, []report.Price, error) {
 		}
 		return s, nil, nil, fail.Usagef("--provider %q: no row of %s names it (providers: %s)", o.Provider, name, strings.Join(names, ", "))
 	}
-	s.Prices = report.PriceSource{File: name, Rows: len(prices)}
+	s.Prices = plans.PriceSource{File: name, Rows: len(prices)}
 	return s, clusters, prices, nil
 }
 
 // candidate is cluster c's answer: each phase searched, the figures of
 // the whole run with their bands.
-func (o Options) candidate(ctx context.Context, c string, phases []report.SizePhase, prices []report.Price) (report.SizeCandidate, error) {
+func (o Options) candidate(ctx context.Context, c string, phases []plans.SizePhase, prices []plans.Price) (plans.SizeCandidate, error) {
 	p, err := plan.ParsePod(c)
 	if err != nil {
-		return report.SizeCandidate{}, fail.Usagef("--clusters: %v", err)
+		return plans.SizeCandidate{}, fail.Usagef("--clusters: %v", err)
 	}
 	preset, _, _ := strings.Cut(p.Name, ":")
-	cand := report.SizeCandidate{Cluster: c, Preset: preset, Nodes: p.Nodes, GPUs: p.GPUs(), PowerW: p.PowerLimit}
-	var compute report.Band
+	cand := plans.SizeCandidate{Cluster: c, Preset: preset, Nodes: p.Nodes, GPUs: p.GPUs(), PowerW: p.PowerLimit}
+	var compute plans.Band
 	banded := true
 	for _, ph := range phases {
 		rep, err := jobs.ScaleSearch(ctx, o.search(c, ph, true))
@@ -172,7 +172,7 @@ func (o Options) candidate(ctx context.Context, c string, phases []report.SizePh
 	for _, ph := range phases {
 		tokens += ph.Tokens
 	}
-	cand.TokensPerSec = report.Band{Value: tokens / compute.Value}
+	cand.TokensPerSec = plans.Band{Value: tokens / compute.Value}
 	if banded {
 		cand.TokensPerSec.Low, cand.TokensPerSec.High = tokens/compute.High, tokens/compute.Low
 	}
@@ -190,7 +190,7 @@ func (o Options) candidate(ctx context.Context, c string, phases []report.SizePh
 
 // search is placer search's options for cluster c and phase ph (its
 // answer alone where bestOnly).
-func (o Options) search(c string, ph report.SizePhase, bestOnly bool) jobs.ScaleOptions {
+func (o Options) search(c string, ph plans.SizePhase, bestOnly bool) jobs.ScaleOptions {
 	return jobs.ScaleOptions{Workload: phaseWorkload(o.Workload, ph), Cluster: c, For: o.For, Strat: o.Strat,
 		AllowTight: o.AllowTight, MemoryMargin: o.MemoryMargin, BestOnly: bestOnly, NoHints: true}
 }
@@ -204,12 +204,12 @@ func goodput(o Options) float64 {
 
 // runOf is one phase's run from its search: its steps, the time they
 // take, and the band of the step's stated error.
-func runOf(rep report.ScaleSearch, ph report.SizePhase) report.SizeRun {
+func runOf(rep plans.ScaleSearch, ph plans.SizePhase) plans.SizeRun {
 	b := rep.Best
 	seq, batch := ph.Seq, ph.Batch
-	r := report.SizeRun{Strategy: b.Strategy, Stack: b.Stack.Name, Step: b.Step, MFU: b.MFU, Tokens: ph.Tokens, Phase: ph}
+	r := plans.SizeRun{Strategy: b.Strategy, Stack: b.Stack.Name, Step: b.Step, MFU: b.MFU, Tokens: ph.Tokens, Phase: ph}
 	r.Steps = ph.Tokens / float64(seq*batch)
-	r.TrainTime = report.Band{Value: r.Steps * b.Step}
+	r.TrainTime = plans.Band{Value: r.Steps * b.Step}
 	r.ErrorBasis = "none stated"
 	if e := b.StatedError; e != nil && e.Rows > 0 && e.Bound > 0 && e.Bound < 1 {
 		r.Error, r.ErrorBasis = e.Bound, e.String()
@@ -231,7 +231,7 @@ func noPlanText(err error, pod string) string {
 // choose is the answer among cs: of the candidates meeting the deadline
 // and the budget, the cheapest (those without a price last, by
 // GPU-hours) or the fastest; -1 when none meets them.
-func choose(cs []report.SizeCandidate, how string) (int, string) {
+func choose(cs []plans.SizeCandidate, how string) (int, string) {
 	var ok []int
 	for i := range cs {
 		if cs[i].Meets() {
@@ -261,7 +261,7 @@ func choose(cs []report.SizeCandidate, how string) (int, string) {
 }
 
 // longest is the run of the most tokens (the first of equals).
-func longest(runs []report.SizeRun) report.SizeRun {
+func longest(runs []plans.SizeRun) plans.SizeRun {
 	best := runs[0]
 	for _, r := range runs[1:] {
 		if r.Tokens > best.Tokens {
@@ -272,9 +272,9 @@ func longest(runs []report.SizeRun) report.SizeRun {
 }
 
 // String is a candidate's one-line summary (tests, logs).
-func String(c report.SizeCandidate) string {
+func String(c plans.SizeCandidate) string {
 	if !c.Fits() {
 		return fmt.Sprintf("%s: no plan (%s)", c.Cluster, c.NoPlan)
 	}
-	return fmt.Sprintf("%s: %s, %s", c.Cluster, report.Days(c.Time.Value), report.Count(c.GPUHours.Value))
+	return fmt.Sprintf("%s: %s, %s", c.Cluster, plans.Days(c.Time.Value), plans.Count(c.GPUHours.Value))
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 func TestParseTokens(t *testing.T) {
@@ -71,7 +71,7 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestPhaseWorkload(t *testing.T) {
-	ph := report.SizePhase{Seq: 8192, Batch: 2048, Tokens: 1e12}
+	ph := plans.SizePhase{Seq: 8192, Batch: 2048, Tokens: 1e12}
 	for _, c := range []struct{ in, want string }{
 		{"llama3-8b", "llama3-8b:seq=8192,batch=2048"},
 		{"llama3-8b:seq=4096,batch=512", "llama3-8b:seq=8192,batch=2048"},
@@ -82,14 +82,14 @@ func TestPhaseWorkload(t *testing.T) {
 			t.Errorf("phaseWorkload(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if got := phaseWorkload("llama3-8b:seq=1,batch=2", report.SizePhase{Tokens: 5}); got != "llama3-8b:seq=1,batch=2" {
+	if got := phaseWorkload("llama3-8b:seq=1,batch=2", plans.SizePhase{Tokens: 5}); got != "llama3-8b:seq=1,batch=2" {
 		t.Errorf("a phase without seq changed the workload: %q", got)
 	}
 }
 
 func TestPhases(t *testing.T) {
 	got, err := Options{Phases: "seq=4096,batch=1024,tokens=252M; seq=8192,batch=2048,tokens=15T"}.phases()
-	want := []report.SizePhase{{Seq: 4096, Batch: 1024, Tokens: 252e6}, {Seq: 8192, Batch: 2048, Tokens: 15e12}}
+	want := []plans.SizePhase{{Seq: 4096, Batch: 1024, Tokens: 252e6}, {Seq: 8192, Batch: 2048, Tokens: 15e12}}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("phases = %v, %v; want %v", got, err, want)
 	}
@@ -146,14 +146,14 @@ func TestDefaultPrices(t *testing.T) {
 }
 
 func TestMarkParetoAndChoose(t *testing.T) {
-	cand := func(name string, days, cost float64, late bool) report.SizeCandidate {
-		c := report.SizeCandidate{Cluster: name, Time: report.Band{Value: days * 86400}, Late: late, Runs: []report.SizeRun{{}}}
+	cand := func(name string, days, cost float64, late bool) plans.SizeCandidate {
+		c := plans.SizeCandidate{Cluster: name, Time: plans.Band{Value: days * 86400}, Late: late, Runs: []plans.SizeRun{{}}}
 		if cost > 0 {
-			c.Cost = &report.Band{Value: cost}
+			c.Cost = &plans.Band{Value: cost}
 		}
 		return c
 	}
-	cs := []report.SizeCandidate{
+	cs := []plans.SizeCandidate{
 		cand("a", 100, 10, true),    // cheapest, late
 		cand("b", 50, 12, false),    // on the front
 		cand("c", 60, 13, false),    // dominated by b
@@ -161,7 +161,7 @@ func TestMarkParetoAndChoose(t *testing.T) {
 		cand("e", 30, 0, false),     // no price: not on the front
 		{Cluster: "f", NoPlan: "x"}, // no plan
 	}
-	report.MarkPareto(cs)
+	plans.MarkPareto(cs)
 	var front []string
 	for _, c := range cs {
 		if c.Pareto {

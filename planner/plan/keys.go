@@ -15,7 +15,7 @@ import (
 // for the docs, how String and Plan.String write it, and which exports
 // write a setting for it. ParseStrategy, String, Plan.String,
 // StrategyKeys, IsKey, KeyName, Written and the exports'
-// refusals (workloads/export) all read Keys; the docs' key tables are
+// refusals (workloads/export/plans) all read Keys; the docs' key tables are
 // tested against it (TestDocsKeyTables).
 type Key struct {
 	// Name is the key as String writes it; Aliases are the other
@@ -31,7 +31,7 @@ type Key struct {
 	Doc string
 	// Exports are the export targets (ExportMegatron, ...) that write a
 	// setting for the key; the others refuse a plan that writes it
-	// (workloads/export).
+	// (workloads/export/plans).
 	Exports []string
 	// group is where String and Plan.String write the key: String
 	// writes the groups in their order, Plan.String its degrees first

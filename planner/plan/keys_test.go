@@ -36,7 +36,7 @@ func TestKeysDeclared(t *testing.T) {
 }
 
 // TestKeysExportedTo: the keys each target writes, by hand from the
-// writers (workloads/export), in Keys' order.
+// writers (workloads/export/plans), in Keys' order.
 func TestKeysExportedTo(t *testing.T) {
 	cases := map[string]string{
 		ExportDeepSpeed:  "dp, mb, schedule, shard, mbs, ep, etp, fsdp",

@@ -57,7 +57,7 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 }
 
 // BenchmarkSearchBridgeLargestFor: BenchmarkSearchBridgeLargest's
-// searches for Megatron-LM (workloads/export's SearchTarget("megatron"):
+// searches for Megatron-LM (workloads/export/plans' SearchTarget("megatron"):
 // fewer plans) and for any framework (the embedding and loss splits
 // added to every plan: more).
 //

@@ -77,7 +77,7 @@ type Space struct {
 
 // Target is a framework whose plans Search proposes (Space.For): what
 // its export writes, as constraints on the space Search enumerates
-// (workloads/export's SearchTarget builds each framework's). The zero
+// (workloads/export/plans' SearchTarget builds each framework's). The zero
 // value constrains nothing.
 type Target struct {
 	// Name is the framework's (--for NAME); "" for none.

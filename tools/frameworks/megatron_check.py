@@ -18,7 +18,7 @@ for this file):
   1. the export's bash array is read by bash itself (`source FILE`), so a
      value bash cannot read is a refusal;
   2. the arguments are parsed by Megatron-LM's parser, rebuilt from
-     workloads/export/testdata/megatron-lm-core_v0.16.1-args.txt: every
+     workloads/export/plans/testdata/megatron-lm-core_v0.16.1-args.txt: every
      flag of that release's pretrain_gpt.py with its destination, action,
      type and default; a flag not there is refused as argparse refuses
      it, and so is a value outside a flag's choices;

@@ -3,7 +3,7 @@ configuration classes (make test-megatron; megatron_check.py says how).
 
 bin/placer exports each plan; megatron_check.py reads the export with
 bash, parses it with Megatron-LM core_v0.16.1's flags and defaults
-(workloads/export/testdata/megatron-lm-core_v0.16.1-args.txt), runs
+(workloads/export/plans/testdata/megatron-lm-core_v0.16.1-args.txt), runs
 validate_args's steps and core_transformer_config_from_args, and builds
 megatron-core 0.16.1's TransformerConfig (with ModelParallelConfig),
 DistributedDataParallelConfig, micro-batch count and layers per pipeline
@@ -72,7 +72,7 @@ MOE = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=
 MOE_DENSE = MOE + ",dense_layers=1"
 GPT_48 = SMALL_GPT.replace("batch=16", "batch=48")
 MOE_48 = MOE.replace("batch=16", "batch=48")
-# Models' attention and heads the export writes (workloads/export/
+# Models' attention and heads the export writes (workloads/export/plans/
 # megatron.go): latent attention (MLATransformerConfig), multi-token
 # prediction, sliding windows; held against the config in against_plan.
 HF = os.path.join(ROOT, "graph", "transformer", "testdata", "hf")
@@ -80,7 +80,7 @@ MLA = "llama:layers=8,hidden=64,heads=8,ffn=192,seq=64,vocab=128,batch=16,head_d
 MLA_MOE = MOE.replace("kv_heads=2,", "") + ",kv_lora=16,rope_dim=8,mtp=1"
 WINDOW = SMALL_LLAMA + ",window=16"
 
-# Every setting the exporter writes (workloads/export/megatron.go), on
+# Every setting the exporter writes (workloads/export/plans/megatron.go), on
 # small models: name -> (workload, GPUs, plan).
 SETTINGS = {
     "tp-pp-dp": (SMALL_GPT, 8, "tp=2,pp=2,dp=2,mbs=2"),

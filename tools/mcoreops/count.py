@@ -27,7 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 # The models' MoE layers as their Megatron recipes set them (placer's
 # presets, graph/transformer/presets.go; the router settings as
-# workloads/export/megatron_model.go writes them): Qwen3-30B-A3B 128
+# workloads/export/plans/megatron_model.go writes them): Qwen3-30B-A3B 128
 # experts top 8, softmax after the top k, aux_loss 1e-3; GPT-OSS 120B
 # 128 experts top 4, no load-balancing loss, biases on the experts.
 MODELS = {

@@ -20,13 +20,13 @@ import (
 // ParallelDims, pipeline split and schedule; DeepSpeed 0.19.8's
 // DeepSpeedConfig and PipelineModule).
 
-// frameworkVersion is a release an export is written for (--to
+// Release is a release an export is written for (--to
 // NAME@Version) and the release whose code checks it (tools/frameworks).
-type frameworkVersion struct{ Version, Checked string }
+type Release struct{ Version, Checked string }
 
 // frameworkVersions are the releases each framework's export is written
 // for, the default first.
-var frameworkVersions = map[string][]frameworkVersion{
+var frameworkVersions = map[string][]Release{
 	"torchtitan": {{"0.3", "0.3.0"}, {"0.2", "0.2.2"}},
 	"deepspeed":  {{"0.19", "0.19.8"}},
 }
@@ -70,9 +70,9 @@ func SplitFormat(to string) (format, version string, err error) {
 	return "", "", fmt.Errorf("export: --to %s: placer writes %s only", to, strings.Join(known, ", "))
 }
 
-// checkedRelease is the release of framework name whose code checks the
+// CheckedRelease is the release of framework name whose code checks the
 // export for version (its first listed when version is "").
-func checkedRelease(name, version string) (frameworkVersion, error) {
+func CheckedRelease(name, version string) (Release, error) {
 	vs := frameworkVersions[name]
 	if version == "" {
 		return vs[0], nil
@@ -86,7 +86,7 @@ func checkedRelease(name, version string) (frameworkVersion, error) {
 	if err == nil {
 		err = fmt.Errorf("export: %s@%s: no such release", name, version)
 	}
-	return frameworkVersion{}, err
+	return Release{}, err
 }
 
 // TorchTitanConfig writes plan p as a torchtitan job configuration for
@@ -115,7 +115,7 @@ func checkedRelease(name, version string) (frameworkVersion, error) {
 // (module_fqns_per_model_part: torchtitan's split gives each stage its
 // own whole modules), a graph without batch information that splits it.
 func TorchTitanConfig(p *TorchPlan, version string, classes map[string]string) ([]byte, error) {
-	rel, err := checkedRelease("torchtitan", version)
+	rel, err := CheckedRelease("torchtitan", version)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func TorchTitanConfig(p *TorchPlan, version string, classes map[string]string) (
 		if g.micro > 0 {
 			fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", g.micro)
 		}
-		b.WriteString(tomlParts(g.parts))
+		b.WriteString(TOMLParts(g.parts))
 	}
 	b.WriteString("\n[activation_checkpoint]\nmode = \"none\"\n")
 	return []byte(b.String()), nil
@@ -229,8 +229,8 @@ func titanGraphWorld(b *strings.Builder, p *TorchPlan) {
 	b.WriteString("\n")
 }
 
-// tomlParts is module_fqns_per_model_part, one model part a line.
-func tomlParts(parts [][]string) string {
+// TOMLParts is module_fqns_per_model_part, one model part a line.
+func TOMLParts(parts [][]string) string {
 	var b strings.Builder
 	b.WriteString("module_fqns_per_model_part = [\n")
 	for _, q := range parts {
@@ -330,7 +330,7 @@ func titanParts(p *TorchPlan, classes map[string]string) ([][]string, error) {
 // configName is the configuration's file name, which the pipeline module
 // names ("" = ds_config.json).
 func DeepSpeedConfig(p *TorchPlan, version, configName string) (config, pipeline []byte, err error) {
-	rel, err := checkedRelease("deepspeed", version)
+	rel, err := CheckedRelease("deepspeed", version)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,8 +434,8 @@ func DeepSpeedPipelinePath(out string) string {
 	return filepath.Join(filepath.Dir(out), string(name)+"_pipeline.py")
 }
 
-// pyString is s as a Python string literal (JSON's is one).
-func pyString(s string) string {
+// PyString is s as a Python string literal (JSON's is one).
+func PyString(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
 }
@@ -443,7 +443,7 @@ func pyString(s string) string {
 // deepSpeedPipeline is the Python module that builds plan p's
 // PipelineModule for DeepSpeed release rel: one layer per stage, which
 // partition_method="uniform" gives stage i layer i.
-func deepSpeedPipeline(p *TorchPlan, rel frameworkVersion, parts [][]string, configName string) []byte {
+func deepSpeedPipeline(p *TorchPlan, rel Release, parts [][]string, configName string) []byte {
 	S, R := len(p.Stages), p.Replicas
 	var b strings.Builder
 	fmt.Fprintf(&b, `"""DeepSpeed %s pipeline of placer's plan of %s (written by placer export
@@ -474,11 +474,11 @@ WORLD_SIZE = %d
 # Each stage's modules, the model's module paths (outermost), in forward
 # order.
 STAGE_MODULES = [
-`, rel.Version, p.Graph, rel.Checked, S, R, S*R, p.MicroBatches, p.Batch/(R*p.MicroBatches), pyString(rel.Version), pyString(configName), S, S*R)
+`, rel.Version, p.Graph, rel.Checked, S, R, S*R, p.MicroBatches, p.Batch/(R*p.MicroBatches), PyString(rel.Version), PyString(configName), S, S*R)
 	for _, q := range parts {
 		s := make([]string, len(q))
 		for i, m := range q {
-			s[i] = pyString(m)
+			s[i] = PyString(m)
 		}
 		fmt.Fprintf(&b, "    [%s],\n", strings.Join(s, ", "))
 	}

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/planner/plan"
 )
 
 // planExamples are the plans of docs/torch-plan.md's examples: a module
@@ -32,68 +27,6 @@ func planExamples(t testing.TB) [][]byte {
 	return out
 }
 
-// TestPlanFormats: each format's writer is read back by its reader, the
-// file's format name telling which; the documented examples read; a
-// transformer plan of the old spelling (placer-torch-plan version 2)
-// reads as a transformer plan.
-func TestPlanFormats(t *testing.T) {
-	tp, err := NewTransformerPlan(transformer.GPT(4, 32, 4, 8, 64, 8),
-		plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp := &TorchPlan{Format: TorchPlanFormat, Version: TorchPlanVersion, Graph: "g", Batch: 8, Devices: 2, GPUs: 4,
-		Replicas: 2, MicroBatches: 4, Schedule: "1f1b",
-		Stages:      []TorchStage{{Stage: 0, Device: 1, Modules: []string{"a"}}, {Stage: 1, Device: 0, Modules: []string{"b"}}},
-		SplitPoints: map[string]string{"b": "BEGINNING"}}
-	for _, c := range []struct {
-		plan Plan
-		want string
-	}{{mp, TorchPlanFormat}, {&tp, TransformerPlanFormat}} {
-		data, err := c.plan.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f, err := DetectPlan(data); err != nil || f.Name != c.want {
-			t.Errorf("%s: detected %q, %v", c.want, f.Name, err)
-		}
-		got, err := DecodePlan(data)
-		if err != nil || !reflect.DeepEqual(got, c.plan) || got.PlanFormat() != c.want {
-			t.Errorf("%s: read back %+v, %v", c.want, got, err)
-		}
-	}
-	for i, data := range planExamples(t) {
-		p, err := DecodePlan(data)
-		if err != nil || p.PlanFormat() != []string{TorchPlanFormat, TransformerPlanFormat, TransformerPlanFormat}[i] {
-			t.Errorf("docs/torch-plan.md example %d: %v", i, err)
-		}
-	}
-	tp.Format, tp.Version = TorchPlanFormat, 2
-	old, _ := tp.Encode()
-	got, err := DecodePlan(old)
-	if err != nil || !reflect.DeepEqual(got, &tp) {
-		t.Errorf("old spelling: %+v, %v", got, err)
-	}
-	if _, err := DecodeTorchPlan(old); err == nil {
-		t.Error("old-spelling transformer plan read as a module plan")
-	}
-	for _, c := range []struct{ data, want string }{
-		{`{"format": "placer-torch-plan", "version": 3}`, `torch plan: format "placer-torch-plan" version 3 is none of placer-torch-plan version 1, placer-transformer-plan version 1 (placer export --to torch-plan)`},
-		{`{"format": "placer-transformer-plan", "version": 2}`, `is none of`},
-		{`[1]`, `torch plan: `},
-		{strings.Replace(string(old), `"tensor": 2`, `"tensor": 3`, 1), `transformer plan: gpus 8 is not tensor x pipeline x replicas = 3 x 2 x 2`},
-		{strings.Replace(string(old), `"layers": [`, `"layers": [9, `, 1), `transformer plan: stage 0: layer 9, want 0`},
-		{strings.Replace(string(old), `"tied"`, `"tide"`, 1), `unknown field "tide"`},
-	} {
-		_, err := DecodePlan([]byte(c.data))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%.60s: %v, want %s", c.data, err, c.want)
-		}
-	}
-}
-
-// FuzzDecodePlan checks that no input makes the plan readers panic, that
-// every error is one line, and that every plan they read is written and
 // read back the same.
 func FuzzDecodePlan(f *testing.F) {
 	for _, data := range planExamples(f) {
