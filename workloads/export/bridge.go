@@ -360,6 +360,7 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 		set("model.moe_expert_capacity_factor", st.Capacity)
 		set("model.moe_pad_expert_input_to_capacity", true)
 	}
+	bridgeRankBudget(st, set)
 	set("model.overlap_moe_expert_parallel_comm", s.EPOverlap)
 	set("model.delay_wgrad_compute", s.EPOverlap)
 }

@@ -458,6 +458,9 @@ func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error 
 	if g == plan.GraphsFull && m.MoE() {
 		scope = append(scope, "moe")
 	}
+	if wholeLayerGraph(m, s.Software.Settings()) {
+		scope = nil // the whole layer (rankcapacity.go)
+	}
 	// The attention dropout the arguments leave Megatron-Core: the
 	// config.json's (megatronModel writes it), else Megatron-LM's 0.1.
 	dropout := 0.1
@@ -467,7 +470,7 @@ func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error 
 	if dropout > 0 && s.Recompute == plan.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
-	if s.EPOverlap && len(scope) > 1 {
+	if s.EPOverlap && len(scope) != 1 {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope %s: cuda-graphs=%s beside epoverlap=on: Megatron-Core graphs only the attention beside the experts' all-to-all overlap", strings.Join(scope, " "), g)
 	}
 	add("--cuda-graph-impl", "transformer_engine", "--cuda-graph-scope")
