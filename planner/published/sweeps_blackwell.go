@@ -170,6 +170,15 @@ func bridgeBlackwellRows() []blackwellGroup {
 				"(github.com/NVIDIA-NeMo/Megatron-Bridge/pull/2499)"
 		case sys == "B200":
 			keys += ",cuda-graphs=dense"
+		case rel == "26.06":
+			// v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1 and
+			// _GB300_: cuda_graph_impl "full_iteration" over the
+			// dropless layers, which qwen3_llm_pretrain.py's
+			// set_full_iter_cg_configs makes static with
+			// moe_expert_rank_capacity_factor 1.5 (HybridEP's budget,
+			// planner/plan/rankcapacity.go) and a paged stash (not
+			// modelled: the experts' memory is counted at the budget).
+			keys += ",rank-capacity=1.5,cuda-graphs=full"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
 			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss, Note: note, Regression: regression}.measured(tps)
