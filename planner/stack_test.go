@@ -252,7 +252,7 @@ func TestStackRefused(t *testing.T) {
 	p, _ := plan.PodOf("dgx-h100", 8)
 	for _, c := range []struct{ workload, plan, want string }{
 		{stackMoE, "dp=8,ep=8,stack=megatron-bridge-99", `"megatron-bridge-99" is not a named stack (megatron-core-0.16, `},
-		{"llama3-8b:seq=8192,batch=16", "dp=8,dispatcher=flex", "dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts"},
+		{"llama3-8b:seq=8192,batch=16", "dp=8,dispatcher=flex", "dispatcher, permute-fusion, router-fusion, grouped-gemm, routing or rank-capacity on a model without experts"},
 		{stackMoE, "dp=8,ep=8,cuda-graphs=full", "cuda-graphs=full with dropless routing"},
 		{stackMoE, "dp=8,ep=8,cuda-graphs=dense,recompute=full", "cuda-graphs=dense with recompute=full"},
 		{stackMoE, "pp=2,vp=2,dp=4,ep=4,dispatcher=allgather,epoverlap=on", "epoverlap=on with dispatcher=allgather"},

@@ -87,6 +87,8 @@ type Dispatcher struct {
 //   - flex (DeepEP's normal kernels): one, the host's wait for the
 //     received count (DeepEP README: "an implicit CPU wait for GPU
 //     received count signal"; csrc/deep_ep.cpp's moe_recv_counter loop);
+//     HybridEP's likewise, but none under rank-capacity (RankBudget:
+//     the buffer's rows fixed on the host);
 //   - and with permute-fusion=off and dropless routing three more: the
 //     unfused permute's two masked_selects and the unpermute's one
 //     (moe_utils.permute and unpermute, fused=False: a masked_select's
@@ -100,6 +102,9 @@ func (c Dispatcher) DispatchSyncs() float64 {
 	case plan.DispatcherAllGather:
 		n = 2
 	case plan.DispatcherFlex:
+		if run.HybridEP && run.RankCapacity > 0 {
+			n = 0 // the static budget: setup_metadata's num_permuted_tokens (RankBudget)
+		}
 	default:
 		if run.Capacity > 0 {
 			n = 0

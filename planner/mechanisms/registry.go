@@ -13,6 +13,7 @@ var Registered = cost.MustRegistry(
 	RandomRouting{},
 	TEGroupedGEMM{},
 	FP8Padding{},
+	RankBudget{},
 	LoRA{},
 	FP8Casts{},
 	BlockScaled{},

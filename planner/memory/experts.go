@@ -30,6 +30,11 @@ func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.TP)
 	recv := nl * k * pl.LoadFactor()
+	if b := pl.RankBudget(nl, m.TopK); b > recv {
+		// HybridEP's static receive buffer (rank-capacity=F): every
+		// tensor the experts keep has its rows, received or not.
+		recv = b
+	}
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)
 	up := cols

@@ -667,6 +667,7 @@ var Keys = []Key{
 			}
 			return ""
 		}},
+	rankCapacityKey,
 }
 
 // keyIndex is Keys by each name and alias.

@@ -39,6 +39,10 @@ type Software struct {
 	// Capacity its factor; "": the stack's).
 	Routing  string
 	Capacity float64
+	// RankCapacity is rank-capacity=F: HybridEP's static receive budget
+	// a rank (Megatron-Core's moe_expert_rank_capacity_factor; 0: none,
+	// the buffers sized by the step's count; rankcapacity.go).
+	RankCapacity float64
 	// Compile is torch.compile of the layers (compile=on: Transformer
 	// Engine-like fused kernels, the default costing; off: the stack's
 	// eager ATen ops; Unset: the stack's).
@@ -132,6 +136,10 @@ type Settings struct {
 	// dropped to it (moe_expert_capacity_factor with
 	// moe_pad_expert_input_to_capacity).
 	Capacity float64
+	// RankCapacity is HybridEP's static receive budget factor (0: none;
+	// Plan.RankBudget): no host synchronization on the dispatch, the
+	// buffers at the budget's rows, a dropless layer a graph can hold.
+	RankCapacity float64
 	// Eager is the layers costed as eager PyTorch issues them: their
 	// ATen ops (eager.LayerOps: unfused norms, rotary embedding, SwiGLU,
 	// residual adds, SDPA) each at its class's rate and launched apart,
@@ -357,6 +365,9 @@ func (sw Software) Settings() Settings {
 	case RoutingCapacity:
 		st.Capacity = sw.Capacity
 	}
+	if sw.RankCapacity > 0 {
+		st.RankCapacity = sw.RankCapacity
+	}
 	set(sw.Compile, &st.Eager)
 	if sw.CPRotate != "" {
 		st.CPRing = sw.CPRotate
@@ -380,7 +391,7 @@ func (sw Software) Settings() Settings {
 // routing): refused on a model without experts, where a named stack's
 // are ignored.
 func (sw Software) moeKeys() bool {
-	return sw.Dispatcher != "" || sw.PermuteFusion != Unset || sw.RouterFusion != Unset || sw.GroupedGEMM != Unset || sw.Routing != ""
+	return sw.Dispatcher != "" || sw.PermuteFusion != Unset || sw.RouterFusion != Unset || sw.GroupedGEMM != Unset || sw.Routing != "" || sw.RankCapacity != 0
 }
 
 // check is sw's first setting out of range, as a one-line error.
@@ -410,6 +421,8 @@ func (sw Software) check() error {
 		return strategyError("capacity %g without routing=capacity", sw.Capacity)
 	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
 		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
+	case sw.RankCapacity != 0 && !(sw.RankCapacity >= 1 && sw.RankCapacity <= 64):
+		return strategyError("rank-capacity %g: want a budget factor from 1 to 64", sw.RankCapacity)
 	}
 	switch sw.CPRotate {
 	case "", CPRingAllGather, CPRingAllToAll:
@@ -486,7 +499,8 @@ func (st Settings) Short(moe bool) string {
 // layer are refused (Megatron-Core core_v0.16.0 transformer_config.py:
 // "moe cuda graph is only supported with drop-padding MoE": the
 // dispatcher's token counts are a host synchronization a graph cannot
-// hold), graphs with full recomputation likewise ("full recompute is only
+// hold) but under HybridEP's static budget (rank-capacity=F,
+// checkRankCapacity: no such synchronization), graphs with full recomputation likewise ("full recompute is only
 // supported with full iteration CUDA graph"), and the all-gather
 // dispatcher with epoverlap=on ("overlap_moe_expert_parallel_comm is
 // supported with alltoall/flex token dispatcher").
@@ -538,13 +552,16 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
 	}
 	if !m.MoE() {
 		if sw.moeKeys() {
-			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts", written)
+			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm, routing or rank-capacity on a model without experts", written)
 		}
 		return nil
 	}
+	if err := pl.checkRankCapacity(written); err != nil {
+		return err
+	}
 	switch {
-	case pl.Run.Graphs == GraphsFull && pl.Run.Capacity == 0:
-		return fmt.Errorf("strategy %s: cuda-graphs=full with dropless routing: a dropless MoE layer syncs its token counts to the host and cannot be graphed (Megatron-Core; use cuda-graphs=dense or routing=capacity:F)", written)
+	case pl.Run.Graphs == GraphsFull && pl.Run.Capacity == 0 && pl.Run.RankCapacity == 0:
+		return fmt.Errorf("strategy %s: cuda-graphs=full with dropless routing: a dropless MoE layer syncs its token counts to the host and cannot be graphed (Megatron-Core; use cuda-graphs=dense, routing=capacity:F, or dispatcher=hybridep with rank-capacity=F)", written)
 	case pl.Run.Graphs != GraphsOff && pl.Recompute == FullRecompute:
 		return fmt.Errorf("strategy %s: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers only without full recomputation", written, pl.Run.Graphs)
 	case pl.Run.Dispatcher == DispatcherAllGather && pl.EPOverlap:

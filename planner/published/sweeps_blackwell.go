@@ -73,6 +73,16 @@ func bridgeCluster(system string, gpus int) string {
 // too; their stacks do not yet read it (their figures would move).
 const fusedLoss = ",loss-fusion=on"
 
+// fullIterQwen3 is Megatron-Bridge v0.5.0's (26.06's) Qwen3-30B-A3B
+// MXFP8 recipe on GB200 and GB300 (QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_
+// FP8_MX_V1, _GB300_): cuda_graph_impl "full_iteration" over the dropless
+// layers, which qwen3_llm_pretrain.py's set_full_iter_cg_configs makes
+// static with moe_expert_rank_capacity_factor 1.5 (HybridEP's budget,
+// planner/plan/rankcapacity.go) and a paged stash (not modelled: the
+// experts' memory counted at the budget); its moe_a2a_overlap, CuTe DSL
+// fused grouped MLP and FP8 attention are not written.
+const fullIterQwen3 = ",rank-capacity=1.5,cuda-graphs=full"
+
 // precisionKeys are the archive's precisions as plan keys.
 var precisionKeys = map[string]string{"FP8-CS": ",fp8=current", "FP8": ",fp8=current", "FP8-MX": ",fp8=mxfp8", "MXFP8": ",fp8=mxfp8", "NVFP4": ",fp4=nvfp4", "BF16": ""}
 
@@ -146,10 +156,8 @@ func bridgeBlackwellRows() []blackwellGroup {
 		return SweepRow{Label: fmt.Sprintf("%s BF16: EP%d, MBS 4", rel, ep), Workload: "gpt-oss-120b:seq=4096,batch=1280", Cluster: bridgeCluster(sys, 64),
 			Strategy: fmt.Sprintf("ep=%d,dp=64,mbs=4,distopt=on,grads=bf16", ep) + keys + bridgeStackKey(rel) + fusedLoss}.measured(tps)
 	}
-	// Qwen3-30B-A3B, MXFP8, 8 GPUs, EP 8, GBS 512: HybridEP; CUDA
-	// graphs over attention on B200 (v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_
-	// B200_FP8_MX_V1 = the BF16 config: scope attn, moe_router,
-	// moe_preprocess), over the router alone on GB200 and GB300's MXFP8.
+	// Qwen3-30B-A3B, MXFP8, 8 GPUs, EP 8, GBS 512: HybridEP; CUDA graphs over attention on B200 (v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_
+	// B200_FP8_MX_V1 = the BF16 config: scope attn, moe_router, moe_preprocess), over the router alone on GB200 and GB300's MXFP8 to 26.04.01.
 	q30 := func(sys, rel string, mbs int, tps float64) SweepRow {
 		keys, note, regression := ",dispatcher=hybridep", "", ""
 		switch {
@@ -170,6 +178,8 @@ func bridgeBlackwellRows() []blackwellGroup {
 				"(github.com/NVIDIA-NeMo/Megatron-Bridge/pull/2499)"
 		case sys == "B200":
 			keys += ",cuda-graphs=dense"
+		case rel == "26.06":
+			keys += fullIterQwen3
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
 			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss, Note: note, Regression: regression}.measured(tps)

@@ -62,6 +62,13 @@ PLANS = {
                                     "dist.enable_megatron_core_experimental": True}),
     "experts, hybridep": (MIXTRAL, 64, "tp=2,pp=2,dp=16,ep=8,etp=1,mbs=1,sp=on,distopt=on,dispatcher=hybridep",
                           {"model.moe_token_dispatcher_type": "flex", "model.moe_flex_dispatcher_backend": "hybridep"}),
+    # HybridEP's static budget and the whole layer graphed over the
+    # dropless experts (planner/plan/rankcapacity.go): Megatron-Core
+    # 0.18.0 asks the op fuser beside the budget, and refuses the attn and
+    # moe scopes without a capacity factor.
+    "experts, hybridep budget, graphed": (MIXTRAL, 64, "tp=2,pp=2,dp=16,ep=8,etp=1,mbs=1,sp=on,distopt=on,dispatcher=hybridep,rank-capacity=1.25,cuda-graphs=full",
+                                          {"model.moe_expert_rank_capacity_factor": 1.25, "model.use_transformer_engine_op_fuser": True,
+                                           "model.cuda_graph_impl": "transformer_engine", "model.cuda_graph_modules": []}),
     "lora": (LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,peft=lora,lora-rank=8,lora-alpha=16,lora-targets=qkv+proj,distopt=on",
              {"peft.dim": 8, "peft.alpha": 16, "peft.target_modules": ["linear_qkv", "linear_proj"], "dataset.packed_sequence_specs": None}),
     "lora, packed": (QWEN3, 8, "tp=2,pp=1,dp=4,mbs=1,peft=lora,pack=on,pack-len=1024:2048,distopt=on",

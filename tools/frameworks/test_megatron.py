@@ -189,6 +189,12 @@ REFUSED_BOTH = {
                              {"--cuda-graph-impl": "transformer_engine", "--cuda-graph-scope": ["attn", "mlp"]},
                              "beside epoverlap=on",
                              "CUDA graph scope on moe and mlp is not supported with overlap_moe_expert_parallel_comm"),
+    # HybridEP's static budget (rank-capacity=F): Megatron-Core 0.16.1
+    # has no moe_expert_rank_capacity_factor (0.18.0 does: the Bridge
+    # export writes it, test_bridge.py).
+    "rank-capacity": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=hybridep,rank-capacity=1.25",
+                      "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=hybridep", {"--moe-expert-rank-capacity-factor": "1.25"},
+                      "rank-capacity=1.25 has no megatron setting", "unrecognized arguments: --moe-expert-rank-capacity-factor"),
     "heads-tp": (GPT_48, 24, "tp=3,pp=1,dp=8,mbs=2", "tp=1,pp=1,dp=24,mbs=2", {"--tensor-model-parallel-size": "3"},
                  "tp=3 does not divide the 8 attention heads", "num_attention_heads (8) must be a multiple of tensor_model_parallel_size (3)"),
     "groups-tp": ("llama:layers=8,hidden=96,heads=6,kv_heads=3,ffn=192,seq=64,vocab=128,batch=16", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on",

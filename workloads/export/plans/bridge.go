@@ -114,9 +114,7 @@ func BridgeOverrides(m transformer.Spec, s plan.Strategy, gpus int) ([]string, e
 		return nil, fmt.Errorf("%s: %s", who, strings.TrimPrefix(err.Error(), "megatron arguments: "))
 	}
 	if len(graph) > 0 {
-		// cudaGraphs wrote --cuda-graph-impl transformer_engine
-		// --cuda-graph-scope SCOPE...: the same fields of Megatron-Core's
-		// TransformerConfig.
+		// --cuda-graph-impl transformer_engine --cuda-graph-scope SCOPE...: TransformerConfig's fields.
 		set("model.cuda_graph_impl", "transformer_engine")
 		set("model.cuda_graph_scope", graph[3:])
 	} else {
@@ -359,6 +357,10 @@ func bridgeExperts(m transformer.Spec, s plan.Strategy, T int, set func(string, 
 	if st.Capacity > 0 {
 		set("model.moe_expert_capacity_factor", st.Capacity)
 		set("model.moe_pad_expert_input_to_capacity", true)
+	}
+	if st.RankCapacity > 0 { // HybridEP's budget: Megatron-Core 0.18.0 asks the op fuser beside it (planner/plan/rankcapacity.go)
+		set("model.moe_expert_rank_capacity_factor", st.RankCapacity)
+		set("model.use_transformer_engine_op_fuser", true)
 	}
 	set("model.overlap_moe_expert_parallel_comm", s.EPOverlap)
 	set("model.delay_wgrad_compute", s.EPOverlap)

@@ -428,20 +428,16 @@ func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	}
 }
 
-// cudaGraphs writes the plan's CUDA graphs (cuda-graphs=, or its stack's)
-// as Megatron-Core 0.16's Transformer Engine graphs
-// (--cuda-graph-impl transformer_engine, transformer_config.py): dense,
-// each layer's attention and a dense layer's MLP (--cuda-graph-scope attn,
-// and mlp where the model has dense layers); full, the whole layer (attn
-// and moe with experts: Megatron-Core graphs a MoE layer only with
-// drop-padding, which placer's strategy asks for). What Megatron-Core
-// refuses is refused in one line: graphs beside full recomputation ("full
-// recompute is only supported with full iteration CUDA graph"), graphed
-// attention beside the recomputed attention core (where the attention
-// dropout is not 0: Megatron-LM's default 0.1 for a model by its shape,
-// the config.json's otherwise), and the
-// MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
-// not supported with overlap_moe_expert_parallel_comm").
+// cudaGraphs writes the plan's CUDA graphs (cuda-graphs=, or its stack's) as Megatron-Core 0.16's
+// Transformer Engine graphs (--cuda-graph-impl transformer_engine, transformer_config.py): dense,
+// each layer's attention and a dense layer's MLP (--cuda-graph-scope attn, and mlp where the model
+// has dense layers); full, the whole layer (attn and moe with experts, drop-padding as placer asks;
+// empty under rank-capacity, Megatron-Bridge's only). What Megatron-Core refuses is refused in one
+// line: graphs beside full recomputation ("full recompute is only supported with full iteration CUDA
+// graph"), graphed attention beside the recomputed attention core (where the attention dropout is
+// not 0: Megatron-LM's default 0.1 for a model by its shape, the config.json's otherwise), and the
+// MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is not supported with
+// overlap_moe_expert_parallel_comm").
 func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error {
 	g := s.Software.Settings().Graphs
 	if g == plan.GraphsOff || g == "" {
@@ -455,8 +451,10 @@ func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error 
 	if dense {
 		scope = append(scope, "mlp")
 	}
-	if g == plan.GraphsFull && m.MoE() {
+	if st := s.Software.Settings(); g == plan.GraphsFull && m.MoE() && st.RankCapacity == 0 {
 		scope = append(scope, "moe")
+	} else if g == plan.GraphsFull && m.MoE() && st.Capacity == 0 {
+		scope = nil // HybridEP's budget: the whole layer (an empty cuda_graph_modules); Megatron-Core refuses moe without a capacity factor
 	}
 	// The attention dropout the arguments leave Megatron-Core: the
 	// config.json's (megatronModel writes it), else Megatron-LM's 0.1.
@@ -467,7 +465,7 @@ func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error 
 	if dropout > 0 && s.Recompute == plan.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
-	if s.EPOverlap && len(scope) > 1 {
+	if s.EPOverlap && len(scope) != 1 {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope %s: cuda-graphs=%s beside epoverlap=on: Megatron-Core graphs only the attention beside the experts' all-to-all overlap", strings.Join(scope, " "), g)
 	}
 	add("--cuda-graph-impl", "transformer_engine", "--cuda-graph-scope")
