@@ -141,9 +141,8 @@ type ScaleSearch struct {
 	// the search kept them instead (placer search --allow-tight).
 	Tight      int  `json:"tight_set_aside"`
 	AllowTight bool `json:"allow_tight,omitempty"`
-	// Refused is the plans of the space set aside because the --for
-	// framework's export refuses them (workloads/export's Check),
-	// RefusedWhy the first one's reason.
+	// Refused is the plans of the space set aside because the --for framework's export
+	// refuses them (workloads/export's Check), RefusedWhy the first one's reason.
 	Refused    int     `json:"refused_set_aside,omitempty"`
 	RefusedWhy string  `json:"refused_first,omitempty"`
 	CPU        float64 `json:"search_cpu_s"`
@@ -154,11 +153,10 @@ type ScaleSearch struct {
 	// For is the framework whose runs the plans searched were (placer
 	// search --for; "" = any plan).
 	For string `json:"for,omitempty"`
-	// Tied is how many of the plans shown, the best first, are closer
-	// to the best's step than the best plan's regime error (its mean
-	// |error|): a tie within the regime's error, placer's figures too
-	// rough to order them. 0: the best's regime has no published row
-	// (or none can apply); 1: the best stands apart.
+	// Tied is how many of the plans shown, the best first, are closer to the best's step
+	// than the best plan's regime error (its mean |error|): a tie within the regime's
+	// error, placer's figures too rough to order them. 0: the best's regime has no
+	// published row (or none can apply); 1: the best stands apart.
 	Tied int `json:"tied_within_error,omitempty"`
 	// Tie is the tie ordered by what is cheaper to run (OrderTie); nil
 	// where fewer than two plans are tied.
@@ -167,7 +165,8 @@ type ScaleSearch struct {
 	// (its stated error names them), how the plans within its stated
 	// error of it were ordered by what the bench knows best; nil where
 	// the bench covers the fastest plan's facts.
-	Known *KnownOrder `json:"known_first,omitempty"`
+	Known    *KnownOrder `json:"known_first,omitempty"`
+	Switches []string    `json:"switches,omitempty"` // the recipe switches the search turned on in the answer
 }
 
 // KnownOrder is a search's near-tie ordered by what the bench knows
@@ -666,15 +665,13 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 	if _, err := io.WriteString(w, KnownLine(s)); err != nil {
 		return err
 	}
-	kept := ""
+	kept, runs, tight := "", "", ""
 	if s.Kept != "" {
 		kept = ", keeping " + s.Kept
 	}
-	runs := ""
 	if s.For != "" {
 		runs = " for " + s.For // placer search --for: the plans its export writes
 	}
-	tight := ""
 	switch {
 	case s.AllowTight:
 		tight = "; tight plans kept (--allow-tight)"
@@ -682,6 +679,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		tight = fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", s.Tight)
 	}
 	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit%s) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, tight, s.CPU, kept)
+	if err == nil && len(s.Switches) > 0 {
+		_, err = fmt.Fprintf(w, "switches the search turned on: %s (--strategy KEY=VALUE keeps one as given)\n", strings.Join(s.Switches, ", "))
+	}
 	if err == nil && s.Refused > 0 {
 		_, err = fmt.Fprintf(w, "%s\n", RefusedLine(s.Refused, s.For, s.RefusedWhy))
 	}
