@@ -200,7 +200,7 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 		r planner.Result
 	}
 	fits := []fit{{s, *r}}
-	if sr.lv.cpComm && r.Plan.CP > 1 && r.Step-r.CPExposed < sr.cutoff() {
+	if sr.lv.cpComm && r.Plan.CP > 1 && r.Step*(1-cpKernelShare)-r.CPExposed < sr.cutoff() {
 		for _, c := range []string{plan.CPCommP2P, plan.CPCommAllGather, plan.CPCommA2A} {
 			if c == s.Software.CPComm || c == plan.CPCommP2P && s.Software.CPComm == "" {
 				continue
@@ -338,3 +338,13 @@ func popcount(x int) int {
 	}
 	return n
 }
+
+// cpKernelShare is the share of a plan's step the context-parallel
+// exchanges may differ by beyond their exposed communication: their
+// attention runs as kernels of other shapes (the p2p ring's chunk calls,
+// all_gather's two calls, a2a's one whole-sequence call of fewer heads),
+// the same FLOPs a rank. speedLevers tries the other exchanges where the
+// step less this share and the exposed exchange could be kept;
+// TestLeversPruneAsAll holds the answers to those of trying them on
+// every plan.
+const cpKernelShare = 0.02
