@@ -165,6 +165,35 @@ func (sr *searcher) tryLevers(s plan.Strategy) tried {
 	return fitted
 }
 
+// tryOffload is try in the offload pass: of the plans the first pass
+// tried (none of which fitted), those that can offload (no pipeline, no
+// recomputation), with the fewest memory levers that make them fit,
+// offload among them (memoryLevers), and the speed levers on those;
+// the others are set aside, tried already.
+func (sr *searcher) tryOffload(s plan.Strategy) tried {
+	if !offloadable(s) {
+		return setAside
+	}
+	if sr.lv.fp8Params && dominantFP8Params(s) {
+		s.FP8Params = true // as the first pass tried it
+	}
+	v, ok := sr.memoryLevers(s)
+	if !ok {
+		return setAside
+	}
+	t, r := sr.tryOne(v)
+	if t == fitted && r != nil {
+		sr.speedLevers(v, r)
+	}
+	return t
+}
+
+// offloadable is whether Megatron-Core offloads plan s's activations:
+// no pipeline, no recomputation, and none offloaded yet.
+func offloadable(s plan.Strategy) bool {
+	return s.OffloadLayers == 0 && s.Recompute == plan.NoRecompute && s.PipelineDegree() == 1 && s.VirtualStages() == 1
+}
+
 // dominantFP8Params is whether fp8-params=on is never slower and never
 // needs more memory for plan s: LoRA's frozen base under an FP8 recipe
 // (no cast of it a step: mechanisms.FP8Casts; its weights one byte, no
@@ -256,8 +285,7 @@ func (sr *searcher) memoryLevers(s plan.Strategy) (plan.Strategy, bool) {
 	if sr.lv.fp8Act && teFP8(s) && !s.FP8Activation {
 		sets = append(sets, func(v *plan.Strategy) { v.FP8Activation = true })
 	}
-	offload := sr.lv.offload && s.OffloadLayers == 0 && s.Recompute == plan.NoRecompute &&
-		s.PipelineDegree() == 1 && s.VirtualStages() == 1 && sr.m.Layers > 1 &&
+	offload := sr.lv.offload && offloadable(s) && sr.m.Layers > 1 &&
 		plan.RecipeFits(sr.m, plan.Strategy{MemoryRecipe: plan.MemoryRecipe{OffloadLayers: 1}}) == nil
 	if offload {
 		sets = append(sets, func(v *plan.Strategy) { v.OffloadLayers = sr.m.Layers - 1 })

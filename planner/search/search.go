@@ -285,7 +285,7 @@ func search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space, alway
 // pass found no plan: its plans' count adds to first's.
 func offloadPass(ctx context.Context, first *searcher) (Result, error) {
 	sr := newSearcher(first.m, first.p, first.sp)
-	sr.always, sr.allLevers = first.always, first.allLevers
+	sr.always, sr.allLevers, sr.offloadPass = first.always, first.allLevers, true
 	err := sr.run(ctx)
 	sr.out.Evaluated += first.out.Evaluated
 	sr.out.Refused += first.out.Refused
@@ -322,6 +322,9 @@ type searcher struct {
 	// (the prune speedLevers's is held to: TestLeversPruneAsAll).
 	lv        leverSet
 	allLevers bool
+	// offloadPass: the second pass (offloadPass), which tries only the
+	// plans that can offload, with the memory levers (tryOffload).
+	offloadPass bool
 }
 
 // newSearcher is Search's state before any plan: the space's limits on
@@ -384,6 +387,9 @@ const (
 //
 // With levers (Space.Levers) it tries s's variants too (tryLevers).
 func (sr *searcher) try(s plan.Strategy) tried {
+	if sr.offloadPass {
+		return sr.tryOffload(s)
+	}
 	if sr.lv.any {
 		return sr.tryLevers(s)
 	}
