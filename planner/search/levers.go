@@ -140,15 +140,15 @@ func (sr *searcher) tryLevers(s plan.Strategy) tried {
 	if sr.lv.fp8Params && dominantFP8Params(s) {
 		v := s
 		v.FP8Params = true
-		if t, r := sr.tryOne(v); r != nil {
+		if t, r, ok := sr.tryOne(v); ok {
 			if t == fitted {
-				sr.speedLevers(v, r)
+				sr.speedLevers(v, &r)
 			}
 			return t
 		}
 	}
-	t, r := sr.tryOne(s)
-	if r == nil {
+	t, r, ok := sr.tryOne(s)
+	if !ok {
 		return t
 	}
 	if t != fitted {
@@ -156,12 +156,12 @@ func (sr *searcher) tryLevers(s plan.Strategy) tried {
 		if !ok {
 			return t
 		}
-		if t, r = sr.tryOne(v); r == nil || t != fitted {
+		if t, r, ok = sr.tryOne(v); !ok || t != fitted {
 			return t
 		}
 		s = v
 	}
-	sr.speedLevers(s, r)
+	sr.speedLevers(s, &r)
 	return fitted
 }
 
@@ -181,9 +181,9 @@ func (sr *searcher) tryOffload(s plan.Strategy) tried {
 	if !ok {
 		return setAside
 	}
-	t, r := sr.tryOne(v)
-	if t == fitted && r != nil {
-		sr.speedLevers(v, r)
+	t, r, ok := sr.tryOne(v)
+	if t == fitted && ok {
+		sr.speedLevers(v, &r)
 	}
 	return t
 }
@@ -236,8 +236,8 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 			}
 			v := s
 			v.Software.CPComm = c
-			if t, rv := sr.tryOne(v); t == fitted && rv != nil {
-				fits = append(fits, fit{v, *rv})
+			if t, rv, ok := sr.tryOne(v); t == fitted && ok {
+				fits = append(fits, fit{v, rv})
 			}
 		}
 	}

@@ -393,20 +393,21 @@ func (sr *searcher) try(s plan.Strategy) tried {
 	if sr.lv.any {
 		return sr.tryLevers(s)
 	}
-	t, _ := sr.tryOne(s)
+	t, _, _ := sr.tryOne(s)
 	return t
 }
 
-// tryOne is try of s alone, with s's result where it was evaluated (nil
-// where it is not a plan of the space or its framework refuses it).
-func (sr *searcher) tryOne(s plan.Strategy) (tried, *planner.Result) {
+// tryOne is try of s alone, with s's result and true where it was
+// evaluated (false where it is not a plan of the space or its framework
+// refuses it).
+func (sr *searcher) tryOne(s plan.Strategy) (tried, planner.Result, bool) {
 	sp := sr.sp
 	if sp.Prefilter != nil && !sp.Prefilter(s) {
-		return setAside, nil
+		return setAside, planner.Result{}, false
 	}
 	pl, err := plan.Resolve(sr.m, s, sr.p)
 	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
-		return setAside, nil
+		return setAside, planner.Result{}, false
 	}
 	if sp.For.Refuses != nil {
 		if why := sp.For.Refuses(pl); why != nil {
@@ -414,7 +415,7 @@ func (sr *searcher) tryOne(s plan.Strategy) (tried, *planner.Result) {
 				sr.out.RefusedWhy, sr.out.RefusedPlan = why.Error(), pl
 			}
 			sr.out.Refused++
-			return setAside, nil
+			return setAside, planner.Result{}, false
 		}
 	}
 	r := sr.evaluate(pl)
@@ -423,21 +424,21 @@ func (sr *searcher) tryOne(s plan.Strategy) (tried, *planner.Result) {
 		sr.out.Least = r
 	}
 	if !sr.accepts(&r) {
-		return setAside, &r
+		return setAside, r, true
 	}
 	if !sr.always && !sr.better(r) && !sr.entersTop(&r) {
 		sr.out.Fitting++
-		return fitted, &r
+		return fitted, r, true
 	}
 	if !sr.always {
 		r = planner.Judge(sr.m, &sr.p, r)
 		sr.out.Judged++
 		if !r.Fits {
 			sr.out.OverReserved++
-			return overReserved, &r
+			return overReserved, r, true
 		}
 		if !sr.accepts(&r) {
-			return overReserved, &r // tight on the reservation, set aside
+			return overReserved, r, true // tight on the reservation, set aside
 		}
 	}
 	sr.out.Fitting++
@@ -447,7 +448,7 @@ func (sr *searcher) tryOne(s plan.Strategy) (tried, *planner.Result) {
 	if sp.Top > 0 {
 		sr.out.Top = keepTop(sr.out.Top, r, sp.Top)
 	}
-	return fitted, &r
+	return fitted, r, true
 }
 
 // evaluate is plan pl's result, its verdict on the count
