@@ -127,7 +127,7 @@ func newLeverSet(levers []string) leverSet {
 // runs, s with it:
 //   - fp8-params on at once where it is never slower and never more
 //     memory (dominantFP8Params), s as it is only where that is not a
-//     plan;
+//     plan; the steps below on whichever was tried;
 //   - where s does not fit, the fewest memory levers that make it fit
 //     (memoryLevers), then that plan;
 //   - on a plan that fits, the other context-parallel exchanges where
@@ -137,19 +137,18 @@ func newLeverSet(levers []string) leverSet {
 //
 // It reports fitted where any of them fitted, else s's own verdict.
 func (sr *searcher) tryLevers(s plan.Strategy) tried {
+	t, r, ok := setAside, planner.Result{}, false
 	if sr.lv.fp8Params && dominantFP8Params(s) {
 		v := s
 		v.FP8Params = true
-		if t, r, ok := sr.tryOne(v); ok {
-			if t == fitted {
-				sr.speedLevers(v, &r)
-			}
-			return t
+		if t, r, ok = sr.tryOne(v); ok {
+			s = v
 		}
 	}
-	t, r, ok := sr.tryOne(s)
 	if !ok {
-		return t
+		if t, r, ok = sr.tryOne(s); !ok {
+			return t
+		}
 	}
 	if t != fitted {
 		v, ok := sr.memoryLevers(s)
