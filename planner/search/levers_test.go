@@ -2,9 +2,13 @@ package search
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/placer/placer/graph/transformer"
 
 	"github.com/placer/placer/planner/plan"
 )
@@ -258,4 +262,71 @@ func TestSwitches(t *testing.T) {
 	if got := sp.Switches(plan.Strategy{FP8: "delayed", MemoryRecipe: plan.MemoryRecipe{OffloadLayers: 2}}); got != nil {
 		t.Errorf("the space's own recipe: %v, want none", got)
 	}
+}
+
+// TestMustHoldSearches: issue's three searches each find a plan that
+// fits with the switches it turned on named: Llama 2 70B LoRA (MLPerf's
+// shape and adapters, FP8) on one 8-GPU B200 server, whose answer is
+// MLPerf's own tp=1, dp=8 (with the distributed optimizer) once FP8
+// weights and FP8 activation storage are both on (placer eval: 172.0 GB
+// of 179.1 usable; 346.5 GB with neither, 209.6 GB with fp8-params
+// alone, 308.9 GB with fp8-activation alone); the same on 72 GB300 GPUs (nine sequences, CP
+// 2 by all-to-all); GPT-OSS 20B on 8 GB200 GPUs (Transformer Engine's
+// graphs over the attention, the Grace host otherwise behind the GPU).
+func TestMustHoldSearches(t *testing.T) {
+	const lora70B = "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=32000,seq=8192"
+	const keys = "peft=lora,lora-rank=16,lora-alpha=32,lora-targets=qkv+proj,fp8=delayed"
+	for _, c := range []struct {
+		model, pod string
+		gpus       int
+		strategy   string
+		want       string // the answer's degrees, "" for any
+		switches   []string
+	}{
+		{lora70B + ",batch=8", "dgx-b200", 8, keys, "tp=1,pp=1,dp=8,mbs=1", []string{"fp8-params=on", "fp8-activation=on"}},
+		{lora70B + ",batch=9", "gb300-nvl72", 72, keys, "", []string{"fp8-params=on", "cp-comm-type=a2a"}},
+		{"testdata/gpt-oss-20b.json", "gb200-nvl72", 8, "", "", []string{"cuda-graphs=dense"}},
+	} {
+		m := gptOSS20B(t)
+		if !strings.HasSuffix(c.model, ".json") {
+			m = specOf(t, c.model)
+		}
+		p, err := plan.PodOf(c.pod, c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := SpaceOf(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp.Top = 6
+		sp = sp.WithLevers("megatron-bridge")
+		got, err := Search(context.Background(), m, p, sp)
+		if err != nil || !got.Found || !got.Best.Fits {
+			t.Errorf("%s on %d %s: found %v, %v", c.model, c.gpus, c.pod, got.Found, err)
+			continue
+		}
+		sw := sp.Switches(got.Best.Plan.Strategy)
+		if !slices.Equal(sw, c.switches) || c.want != "" && !strings.HasPrefix(got.Best.Plan.String(), c.want) {
+			t.Errorf("%s on %d %s: %s, switches %v; want %s..., %v", c.model, c.gpus, c.pod, got.Best.Plan, sw, c.want, c.switches)
+		}
+	}
+}
+
+// gptOSS20B is GPT-OSS 20B (testdata/gpt-oss-20b.json: openai/gpt-oss-120b's
+// config.json with gpt-oss-20b's 24 layers and 32 experts) at sequence
+// 4,096 and 512 sequences a step (Megatron-Bridge 0.5.0's
+// gpt_oss_20b_pretrain_config).
+func gptOSS20B(t *testing.T) transformer.Spec {
+	t.Helper()
+	b, err := os.ReadFile("testdata/gpt-oss-20b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.FromHFConfig(b, "testdata/gpt-oss-20b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Seq, m.Batch = 4096, 512
+	return m
 }
