@@ -141,12 +141,12 @@ func (sr *searcher) tryLevers(s plan.Strategy) tried {
 	if sr.lv.fp8Params && dominantFP8Params(s) {
 		v := s
 		v.FP8Params = true
-		if t, r, ok = sr.tryOne(v); ok {
+		if t, r, ok = sr.tryOne(v, true); ok {
 			s = v
 		}
 	}
 	if !ok {
-		if t, r, ok = sr.tryOne(s); !ok {
+		if t, r, ok = sr.tryOne(s, false); !ok {
 			return t
 		}
 	}
@@ -155,7 +155,7 @@ func (sr *searcher) tryLevers(s plan.Strategy) tried {
 		if !ok {
 			return t
 		}
-		if t, r, ok = sr.tryOne(v); !ok || t != fitted {
+		if t, r, ok = sr.tryOne(v, true); !ok || t != fitted {
 			return t
 		}
 		s = v
@@ -180,7 +180,7 @@ func (sr *searcher) tryOffload(s plan.Strategy) tried {
 	if !ok {
 		return setAside
 	}
-	t, r, ok := sr.tryOne(v)
+	t, r, ok := sr.tryOne(v, true)
 	if t == fitted && ok {
 		sr.speedLevers(v, &r)
 	}
@@ -235,7 +235,7 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 			}
 			v := s
 			v.Software.CPComm = c
-			if t, rv, ok := sr.tryOne(v); t == fitted && ok {
+			if t, rv, ok := sr.tryOne(v, true); t == fitted && ok {
 				fits = append(fits, fit{v, rv})
 			}
 		}
@@ -256,7 +256,7 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 					v.GraphPool = "" // not counted where the memory model has no count of them
 				}
 			}
-			sr.tryOne(v)
+			sr.tryOne(v, true)
 		}
 	}
 }

@@ -393,14 +393,15 @@ func (sr *searcher) try(s plan.Strategy) tried {
 	if sr.lv.any {
 		return sr.tryLevers(s)
 	}
-	t, _, _ := sr.tryOne(s)
+	t, _, _ := sr.tryOne(s, false)
 	return t
 }
 
 // tryOne is try of s alone, with s's result and true where it was
 // evaluated (false where it is not a plan of the space or its framework
-// refuses it).
-func (sr *searcher) tryOne(s plan.Strategy) (tried, planner.Result, bool) {
+// refuses it). A lever's variant (lever) its framework refuses is not
+// counted in Result.Refused: it is no plan of the space the user asked.
+func (sr *searcher) tryOne(s plan.Strategy, lever bool) (tried, planner.Result, bool) {
 	sp := sr.sp
 	if sp.Prefilter != nil && !sp.Prefilter(s) {
 		return setAside, planner.Result{}, false
@@ -411,6 +412,9 @@ func (sr *searcher) tryOne(s plan.Strategy) (tried, planner.Result, bool) {
 	}
 	if sp.For.Refuses != nil {
 		if why := sp.For.Refuses(pl); why != nil {
+			if lever {
+				return setAside, planner.Result{}, false
+			}
 			if sr.out.Refused == 0 {
 				sr.out.RefusedWhy, sr.out.RefusedPlan = why.Error(), pl
 			}
