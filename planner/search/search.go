@@ -275,8 +275,8 @@ func search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space, alway
 	sr.always = always
 	offload := sr.lv.offload
 	sr.lv.offload = false
-	if err := sr.run(ctx); err != nil || sr.out.Found || !offload {
-		return sr.out, err
+	if err := sr.run(ctx); err != nil || sr.out.Found || !offload || sr.out.Evaluated == 0 {
+		return sr.out, err // none over memory where none was evaluated
 	}
 	return offloadPass(ctx, sr)
 }
@@ -289,6 +289,9 @@ func offloadPass(ctx context.Context, first *searcher) (Result, error) {
 	err := sr.run(ctx)
 	sr.out.Evaluated += first.out.Evaluated
 	sr.out.Refused += first.out.Refused
+	if first.out.Refused > 0 {
+		sr.out.RefusedWhy, sr.out.RefusedPlan = first.out.RefusedWhy, first.out.RefusedPlan
+	}
 	sr.out.Tight += first.out.Tight
 	if sr.out.Evaluated == first.out.Evaluated || first.out.Least.Memory < sr.out.Least.Memory {
 		sr.out.Least = first.out.Least
