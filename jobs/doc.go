@@ -17,13 +17,12 @@
 // train-mode line). placer tune-brkga's job is jobs/tunebrkga's, a client
 // of the setup here; regal train's and imitate's are jobs/regaltrain's.
 //
-// The CLI's side of each job (its flags, their parsing and the usage
-// errors that name them) is cmd/placer's: the options here take values,
-// and an error here says what is wrong with a value, not which flag gave
-// it. Where the CLI must tell one error from another, the package that
-// makes it returns a typed error: a cluster job's cells without a time
-// limit (launch.NoTimeError), report parallel's unknown graph or missing
-// folder (reports.ErrUnknownGraph, ErrNoDir).
+// The CLI's side of each job (its flags, their parsing and the usage errors
+// that name them) is cmd/placer's: the options here take values, and an
+// error here says what is wrong with a value, not which flag gave it. Where
+// the CLI must tell one error from another, the package that makes it
+// returns a typed error: a cluster job's cells without a time limit
+// (launch.NoTimeError), report parallel's unknown graph or missing folder.
 //
 // May import: graph/..., decision, evaluate/..., planner/..., workloads/...,
 // optimize, nn/..., methods/..., inputs, jobs/grid, jobs/export, report/..., internal/...

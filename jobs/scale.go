@@ -328,6 +328,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (plans.ScaleSearch, error)
 	if o.Tie != TieCheapest {
 		knownFirst(&rep)
 	}
+	rep.Switches = space.Switches(rep.Best.Plan.Strategy)
 	if o.Out != "" {
 		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
 			return rep, err
@@ -447,7 +448,7 @@ func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error
 	if space.Software, err = planexport.ForSoftware(space.For.Name, space.Software); err != nil {
 		return search.Space{}, fail.AsUsage(err)
 	}
-	return space, nil
+	return space.WithLevers(space.For.Name), nil // the recipe switches that framework writes, as the search chooses
 }
 
 // noPlan is the one-line error of search o (for framework forName on

@@ -102,7 +102,9 @@ func TestSearchForMatchesExport(t *testing.T) {
 			}
 			return why
 		}
-		space.AllowTight = true
+		// The draw is of the user's plans: no recipe switch's variants
+		// (each another call of Refuses, which would shift the draw).
+		space.AllowTight, space.Levers = true, nil
 		if _, err := search.Search(context.Background(), m, p, space); err != nil {
 			t.Fatalf("%d: %s on %s, keeping %q, --for %s: %v", i, workload, pod, strat, target, err)
 		}

@@ -75,8 +75,9 @@ func TestScaleCLI(t *testing.T) {
 	// A partial plan: the search keeps the run's settings and the degree
 	// named, and says so.
 	r = runBinary(t, dir, time.Minute, nil, "search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=4,fp8=current,grads=bf16", "-q")
-	if last := strings.TrimSpace(r.stdout); r.code != 0 || !strings.Contains(r.stdout, "tp=4,") || !strings.Contains(r.stdout, "fp8=current,grads=bf16") ||
-		!strings.HasSuffix(last, "keeping tp=4,fp8=current,grads=bf16") {
+	// (the searched line last, but for the switches the search turned on)
+	if last := strings.TrimSuffix(strings.TrimSpace(r.stdout), "\nswitches the search turned on: fp8-params=on (--strategy KEY=VALUE keeps one as given)"); r.code != 0 ||
+		!strings.Contains(r.stdout, "tp=4,") || !strings.Contains(r.stdout, "fp8=current,grads=bf16") || !strings.HasSuffix(last, "keeping tp=4,fp8=current,grads=bf16") {
 		t.Errorf("search --strategy tp=4,fp8=current,grads=bf16: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 

@@ -73,6 +73,14 @@ type Space struct {
 	// For is the framework the plans are for (Target): Search enumerates
 	// only plans it runs. The zero value: every plan.
 	For Target
+	// Levers are the recipe switches (Levers' keys) Search turns on
+	// where they change whether a plan fits or how fast it runs
+	// (tryLevers); nil: every plan runs the recipe above as it is.
+	// WithLevers sets them for a framework.
+	Levers []string
+	// named are the keys SpaceOf's --strategy named (their names):
+	// the levers they fix stay as written (WithLevers).
+	named map[string]bool
 }
 
 // Target is a framework whose plans Search proposes (Space.For): what
@@ -260,16 +268,43 @@ func Search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space) (Resu
 }
 
 // search is Search, every plan judged on the reservation where always.
+// The offload lever, whose copies the step does not price, is a second
+// pass: turned on only where no plan fits without it (offloadPass).
 func search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space, always bool) (Result, error) {
 	sr := newSearcher(m, p, sp)
 	sr.always = always
+	offload := sr.lv.offload
+	sr.lv.offload = false
+	if err := sr.run(ctx); err != nil || sr.out.Found || !offload || sr.out.Evaluated == 0 {
+		return sr.out, err // none over memory where none was evaluated
+	}
+	return offloadPass(ctx, sr)
+}
+
+// offloadPass searches again with the offload lever on, after first's
+// pass found no plan: its plans' count adds to first's.
+func offloadPass(ctx context.Context, first *searcher) (Result, error) {
+	sr := newSearcher(first.m, first.p, first.sp)
+	sr.always, sr.allLevers, sr.offloadPass = first.always, first.allLevers, true
+	err := sr.run(ctx)
+	sr.out.Evaluated += first.out.Evaluated
+	sr.out.Refused += first.out.Refused
+	if first.out.Refused > 0 {
+		sr.out.RefusedWhy, sr.out.RefusedPlan = first.out.RefusedWhy, first.out.RefusedPlan
+	}
+	sr.out.Tight += first.out.Tight
+	if sr.out.Evaluated == first.out.Evaluated || first.out.Least.Memory < sr.out.Least.Memory {
+		sr.out.Least = first.out.Least
+	}
+	return sr.out, err
+}
+
+// run tries every plan of the space.
+func (sr *searcher) run(ctx context.Context) error {
 	if err := sr.uniformStages(ctx); err != nil {
-		return sr.out, err
+		return err
 	}
-	if err := sr.endStages(ctx); err != nil {
-		return sr.out, err
-	}
-	return sr.out, nil
+	return sr.endStages(ctx)
 }
 
 // searcher is one Search's state: the model, pod and space searched,
@@ -285,6 +320,14 @@ type searcher struct {
 	// always judges every plan on the reservation (planner.EvaluateCached),
 	// the search try's shortcut is held to (TestSearchJudgesAsAlways).
 	always bool
+	// lv are the levers the space turns on (Space.Levers); allLevers
+	// tries the speed levers on every plan that fits, whatever its step
+	// (the prune speedLevers's is held to: TestLeversPruneAsAll).
+	lv        leverSet
+	allLevers bool
+	// offloadPass: the second pass (offloadPass), which tries only the
+	// plans that can offload, with the memory levers (tryOffload).
+	offloadPass bool
 }
 
 // newSearcher is Search's state before any plan: the space's limits on
@@ -298,6 +341,7 @@ func newSearcher(m transformer.Spec, p plan.Pod, sp Space) *searcher {
 		sr.maxV = 8
 	}
 	sr.recomputes = sp.recomputes()
+	sr.lv = newLeverSet(sp.Levers)
 	return sr
 }
 
@@ -343,22 +387,42 @@ const (
 // which plan is kept depends only on the verdicts of those it would
 // keep, so the search keeps the plans it would with every plan judged
 // (TestSearchJudgesAsAlways).
+//
+// With levers (Space.Levers) it tries s's variants too (tryLevers).
 func (sr *searcher) try(s plan.Strategy) tried {
+	if sr.offloadPass {
+		return sr.tryOffload(s)
+	}
+	if sr.lv.any {
+		return sr.tryLevers(s)
+	}
+	t, _, _ := sr.tryOne(s, false)
+	return t
+}
+
+// tryOne is try of s alone, with s's result and true where it was
+// evaluated (false where it is not a plan of the space or its framework
+// refuses it). A lever's variant (lever) its framework refuses is not
+// counted in Result.Refused: it is no plan of the space the user asked.
+func (sr *searcher) tryOne(s plan.Strategy, lever bool) (tried, planner.Result, bool) {
 	sp := sr.sp
 	if sp.Prefilter != nil && !sp.Prefilter(s) {
-		return setAside
+		return setAside, planner.Result{}, false
 	}
 	pl, err := plan.Resolve(sr.m, s, sr.p)
 	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
-		return setAside
+		return setAside, planner.Result{}, false
 	}
 	if sp.For.Refuses != nil {
 		if why := sp.For.Refuses(pl); why != nil {
+			if lever {
+				return setAside, planner.Result{}, false
+			}
 			if sr.out.Refused == 0 {
 				sr.out.RefusedWhy, sr.out.RefusedPlan = why.Error(), pl
 			}
 			sr.out.Refused++
-			return setAside
+			return setAside, planner.Result{}, false
 		}
 	}
 	r := sr.evaluate(pl)
@@ -367,21 +431,21 @@ func (sr *searcher) try(s plan.Strategy) tried {
 		sr.out.Least = r
 	}
 	if !sr.accepts(&r) {
-		return setAside
+		return setAside, r, true
 	}
 	if !sr.always && !sr.better(r) && !sr.entersTop(&r) {
 		sr.out.Fitting++
-		return fitted
+		return fitted, r, true
 	}
 	if !sr.always {
 		r = planner.Judge(sr.m, &sr.p, r)
 		sr.out.Judged++
 		if !r.Fits {
 			sr.out.OverReserved++
-			return overReserved
+			return overReserved, r, true
 		}
 		if !sr.accepts(&r) {
-			return overReserved // tight on the reservation, set aside
+			return overReserved, r, true // tight on the reservation, set aside
 		}
 	}
 	sr.out.Fitting++
@@ -391,7 +455,7 @@ func (sr *searcher) try(s plan.Strategy) tried {
 	if sp.Top > 0 {
 		sr.out.Top = keepTop(sr.out.Top, r, sp.Top)
 	}
-	return fitted
+	return fitted, r, true
 }
 
 // evaluate is plan pl's result, its verdict on the count
@@ -846,8 +910,10 @@ func SpaceOf(text string) (Space, error) {
 	}
 	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, FP8Gather: s.FP8Gather, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software, FineTune: s.FineTune,
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer, MemoryRecipe: s.MemoryRecipe}
+	sp.named = map[string]bool{}
 	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {
+		sp.named[plan.KeyName(kv.Key)] = true
 		switch plan.KeyName(kv.Key) {
 		case "tp":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.Uniform() && pl.TP == s.TensorDegree() })

@@ -167,7 +167,8 @@ type ScaleSearch struct {
 	// (its stated error names them), how the plans within its stated
 	// error of it were ordered by what the bench knows best; nil where
 	// the bench covers the fastest plan's facts.
-	Known *KnownOrder `json:"known_first,omitempty"`
+	Known    *KnownOrder `json:"known_first,omitempty"`
+	Switches []string    `json:"switches,omitempty"` // the recipe switches the search turned on in the answer
 }
 
 // KnownOrder is a search's near-tie ordered by what the bench knows
@@ -664,15 +665,13 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 	if _, err := io.WriteString(w, KnownLine(s)); err != nil {
 		return err
 	}
-	kept := ""
+	kept, runs, tight := "", "", ""
 	if s.Kept != "" {
 		kept = ", keeping " + s.Kept
 	}
-	runs := ""
 	if s.For != "" {
 		runs = " for " + s.For // placer search --for: the plans its export writes
 	}
-	tight := ""
 	switch {
 	case s.AllowTight:
 		tight = "; tight plans kept (--allow-tight)"
@@ -680,6 +679,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		tight = fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", s.Tight)
 	}
 	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit%s) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, tight, s.CPU, kept)
+	if err == nil && len(s.Switches) > 0 {
+		_, err = fmt.Fprintf(w, "switches the search turned on: %s (--strategy KEY=VALUE keeps one as given)\n", strings.Join(s.Switches, ", "))
+	}
 	if err == nil && s.Refused > 0 {
 		_, err = fmt.Fprintf(w, "%s\n", RefusedLine(s.Refused, s.For, s.RefusedWhy))
 	}
