@@ -72,7 +72,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RELEASE = "core_v0.16.1"
-ARGS_TABLE = os.path.join(ROOT, "workloads", "export", "testdata", "megatron-lm-%s-args.txt" % RELEASE)
+ARGS_TABLE = os.path.join(ROOT, "workloads", "export", "plans", "testdata", "megatron-lm-%s-args.txt" % RELEASE)
 ASSUMED_TE = "2.11.0"
 
 
