@@ -4,32 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// planExamples are the plans of docs/torch-plan.md's examples: a module
-// plan, a transformer plan and a transformer plan with experts.
-func planExamples(t testing.TB) [][]byte {
-	doc, err := os.ReadFile("../../docs/torch-plan.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for _, m := range regexp.MustCompile("(?s)```json\n(\\{\n  \"format\".*?)```").FindAllSubmatch(doc, -1) {
-		out = append(out, m[1])
-	}
-	if len(out) != 3 {
-		t.Fatalf("%d plan examples in docs/torch-plan.md, want 3", len(out))
-	}
-	return out
-}
+	"github.com/placer/placer/workloads/export/internal/exporttest"
+)
 
 // read back the same.
 func FuzzDecodePlan(f *testing.F) {
-	for _, data := range planExamples(f) {
+	for _, data := range exporttest.PlanExamples(f, "../../docs/torch-plan.md") {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

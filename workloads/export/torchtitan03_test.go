@@ -1,49 +1,11 @@
 package export
 
 import (
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// titan03Parts splits a torchtitan 0.3 module into apply_plan's
-// statements (one a line, a multi-line list joined) and OVERRIDES'
-// arguments, unquoted, joined by spaces.
-func titan03Parts(t *testing.T, out string) (assign []string, overrides string) {
-	t.Helper()
-	_, body, ok := strings.Cut(out, "    \"\"\"The plan's settings on config.\"\"\"\n")
-	body, _, ok2 := strings.Cut(body, "    return config\n")
-	if !ok || !ok2 {
-		t.Fatalf("no apply_plan in\n%s", out)
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-		l = strings.TrimSpace(l)
-		// A list's lines join its first.
-		if n := len(assign); n > 0 && (strings.HasSuffix(assign[n-1], "[") || strings.HasSuffix(assign[n-1], ",")) {
-			assign[n-1] += l
-			continue
-		}
-		assign = append(assign, l)
-	}
-	_, list, ok := strings.Cut(out, "OVERRIDES = [\n")
-	list, _, ok2 = strings.Cut(list, "]\n\n")
-	if !ok || !ok2 {
-		t.Fatalf("no OVERRIDES in\n%s", out)
-	}
-	var args []string
-	for _, f := range strings.Split(list, ", ") {
-		for _, a := range strings.Split(f, ",\n") {
-			if a = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(a), ",")); a != "" {
-				u, err := strconv.Unquote(a)
-				if err != nil {
-					t.Fatalf("OVERRIDES item %s: %v", a, err)
-				}
-				args = append(args, u)
-			}
-		}
-	}
-	return assign, strings.Join(args, " ")
-}
+	"github.com/placer/placer/workloads/export/internal/exporttest"
+)
 
 // TestTorchTitan03Graph: a graph's 2-stage 1F1B plan over FSDP 2 as
 // torchtitan 0.3's module on the user's model, and ZeRO-2 as FSDP2
@@ -54,7 +16,7 @@ func TestTorchTitan03Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assign, overrides := titan03Parts(t, string(got))
+	assign, overrides := exporttest.Titan03Parts(t, string(got))
 	want := []string{
 		"config.training.local_batch_size = 8",
 		"config.training.global_batch_size = 16",
@@ -83,7 +45,7 @@ func TestTorchTitan03Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if assign, _ := titan03Parts(t, string(got)); !strings.Contains(strings.Join(assign, "\n"), "config.parallelism.data_parallel_shard_degree = 4\nconfig.parallelism.fsdp_reshard_after_forward = \"never\"\n") {
+	if assign, _ := exporttest.Titan03Parts(t, string(got)); !strings.Contains(strings.Join(assign, "\n"), "config.parallelism.data_parallel_shard_degree = 4\nconfig.parallelism.fsdp_reshard_after_forward = \"never\"\n") {
 		t.Errorf("zero2\n%s", got)
 	}
 	if _, err := TorchTitanConfig(handPlan(16, 2, 1, "1f1b", "", []string{"layers.0"}, []string{"layers.1", "head"}), "0.3", list); err == nil || !strings.Contains(err.Error(), "1F1B with 1 micro-batches on 2 stages") {

@@ -1,9 +1,7 @@
 package plans
 
 import (
-	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -11,24 +9,8 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/workloads/export"
+	"github.com/placer/placer/workloads/export/internal/exporttest"
 )
-
-// planExamples are the plans of docs/torch-plan.md's examples: a module
-// plan, a transformer plan and a transformer plan with experts.
-func planExamples(t testing.TB) [][]byte {
-	doc, err := os.ReadFile("../../../docs/torch-plan.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for _, m := range regexp.MustCompile("(?s)```json\n(\\{\n  \"format\".*?)```").FindAllSubmatch(doc, -1) {
-		out = append(out, m[1])
-	}
-	if len(out) != 3 {
-		t.Fatalf("%d plan examples in docs/torch-plan.md, want 3", len(out))
-	}
-	return out
-}
 
 // TestPlanFormats: each format's writer is read back by its reader, the
 // file's format name telling which; the documented examples read; a
@@ -60,7 +42,7 @@ func TestPlanFormats(t *testing.T) {
 			t.Errorf("%s: read back %+v, %v", c.want, got, err)
 		}
 	}
-	for i, data := range planExamples(t) {
+	for i, data := range exporttest.PlanExamples(t, "../../../docs/torch-plan.md") {
 		p, err := export.DecodePlan(data)
 		if err != nil || p.PlanFormat() != []string{export.TorchPlanFormat, export.TransformerPlanFormat, export.TransformerPlanFormat}[i] {
 			t.Errorf("docs/torch-plan.md example %d: %v", i, err)

@@ -2,53 +2,14 @@ package plans
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/workloads/export/internal/exporttest"
 )
-
-// titan03Parts splits a torchtitan 0.3 module into apply_plan's
-// statements (one a line, a multi-line list joined) and OVERRIDES'
-// arguments, unquoted, joined by spaces.
-func titan03Parts(t *testing.T, out string) (assign []string, overrides string) {
-	t.Helper()
-	_, body, ok := strings.Cut(out, "    \"\"\"The plan's settings on config.\"\"\"\n")
-	body, _, ok2 := strings.Cut(body, "    return config\n")
-	if !ok || !ok2 {
-		t.Fatalf("no apply_plan in\n%s", out)
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-		l = strings.TrimSpace(l)
-		// A list's lines join its first.
-		if n := len(assign); n > 0 && (strings.HasSuffix(assign[n-1], "[") || strings.HasSuffix(assign[n-1], ",")) {
-			assign[n-1] += l
-			continue
-		}
-		assign = append(assign, l)
-	}
-	_, list, ok := strings.Cut(out, "OVERRIDES = [\n")
-	list, _, ok2 = strings.Cut(list, "]\n\n")
-	if !ok || !ok2 {
-		t.Fatalf("no OVERRIDES in\n%s", out)
-	}
-	var args []string
-	for _, f := range strings.Split(list, ", ") {
-		for _, a := range strings.Split(f, ",\n") {
-			if a = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(a), ",")); a != "" {
-				u, err := strconv.Unquote(a)
-				if err != nil {
-					t.Fatalf("OVERRIDES item %s: %v", a, err)
-				}
-				args = append(args, u)
-			}
-		}
-	}
-	return assign, strings.Join(args, " ")
-}
 
 // TestTorchTitan03Transformer: a transformer's plan as torchtitan 0.3's
 // config module, apply_plan's statements and OVERRIDES written by hand
@@ -230,7 +191,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 		if !strings.HasPrefix(out, "# torchtitan 0.3 configuration (a config function for torchtitan.train's --module and --config; checked with torchtitan 0.3.0)") {
 			t.Errorf("%s: header\n%s", c.name, out)
 		}
-		assign, overrides := titan03Parts(t, out)
+		assign, overrides := exporttest.Titan03Parts(t, out)
 		if strings.Join(assign, "\n") != strings.Join(c.assign, "\n") {
 			t.Errorf("%s: apply_plan\n%s\nwant\n%s", c.name, strings.Join(assign, "\n"), strings.Join(c.assign, "\n"))
 		}
