@@ -20,9 +20,26 @@ const (
 	SetFMSFSDPValidation  = "fms-fsdp-2024-05-validation"
 )
 
+// codeBases are the code bases of the sets whose rows placer reads on
+// another code base's layers (no stack of their own, or torchtitan's
+// eager Llama for fms-fsdp): the runs are theirs, so the stated error
+// counts them as theirs (Sweep.CodeBase).
+var codeBases = map[string]string{
+	SetNanotron: "nanotron", SetNanotronValidation: "nanotron",
+	SetFMSFSDP: "fms-fsdp", SetFMSFSDPValidation: "fms-fsdp",
+	SetInternEvo: "internevo", SetInternEvoValidation: "internevo",
+	SetFlashAttn: "flash-attention", SetFlashAttnValidation: "flash-attention",
+}
+
+// CodeBase is the code base whose runs the sweep's rows are, where its
+// rows' stack does not name it ("": the stack's).
+func (s Sweep) CodeBase() string { return codeBases[s.Set] }
+
 const nanotronSource = "huggingface/nanotron docs/benchmark_summary.svg at c2528430 (MFU a cell, read as tokens/s/GPU against 989.5 TFLOP/s with nanotron's get_flops), scripts/scaling_benchmarks.py at e24d2483, examples/config_tiny_llama_bench.yaml at 67c5ebb6; measurements/nanotron/runs.csv"
 
-const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1; 8 H100 SXM a node (Hugging Face's hopper-prod) read as dgx-h100"
+const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1; " +
+	"its launch script's CUDA_DEVICE_MAX_CONNECTIONS=1 as connections=1 (run_multinode.sh at 67c5ebb6 line 41, examples/mamba/run_multinode.sh at c2528430 line 110, and the bench config's own command line, examples/config_tiny_llama_bench.yaml at 67c5ebb6: one hardware queue, so the FP32 gradients' all-reduce that its DDP hook launches bucket by bucket in the backward, optim/gradient_accumulator.py get_fp32_accum_hook, runs beside no compute); " +
+	"8 H100 SXM a node (Hugging Face's hopper-prod) read as dgx-h100"
 
 const fmsSource = "foundation-model-stack/fms-fsdp README.md at 4ffb9bd (eager) and ed74fd5 (torch.compile), fms_fsdp/utils/config_utils.py and config/training.py at the same commits; measurements/fms-fsdp/runs.csv"
 
@@ -33,7 +50,7 @@ func nanotronSweeps() []Sweep {
 	const n = "nanotron"
 	return bySweep(readRuns(n, nanotron.RunsCSV), SetNanotron, SetNanotronValidation, nanotronSource, nanotronStack, func(r map[string]string) SweepRow {
 		tp, pp, dp := mustInt(n, r, "tp"), mustInt(n, r, "pp"), mustInt(n, r, "dp")
-		s := fmt.Sprintf("tp=%d,pp=%d,dp=%d,mbs=%d", tp, pp, dp, mustInt(n, r, "micro_bsz"))
+		s := fmt.Sprintf("tp=%d,pp=%d,dp=%d,mbs=%d,connections=1", tp, pp, dp, mustInt(n, r, "micro_bsz"))
 		if tp > 1 {
 			s += ",sp=on" // tp_mode REDUCE_SCATTER
 		}

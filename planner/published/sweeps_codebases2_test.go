@@ -33,10 +33,10 @@ func TestCodebases2Rows(t *testing.T) {
 	}
 	r := nt[0].Rows[6]
 	if r.Workload != "llama:layers=16,hidden=2048,heads=32,kv_heads=32,ffn=8192,seq=4096,vocab=131072,batch=256,tied=true" ||
-		r.Cluster != "dgx-h100:1,attention=flash" || r.Strategy != "tp=1,pp=2,dp=4,mbs=4,distopt=on" || math.Abs(r.Measured-45380.9) > 0.05 {
+		r.Cluster != "dgx-h100:1,attention=flash" || r.Strategy != "tp=1,pp=2,dp=4,mbs=4,connections=1,distopt=on" || math.Abs(r.Measured-45380.9) > 0.05 {
 		t.Errorf("nanotron 1.34B on 1 node: %+v", r)
 	}
-	if r := nt[2].Rows[0]; r.Strategy != "tp=4,pp=1,dp=128,mbs=2,sp=on" || r.Workload[len(r.Workload)-9:] != "batch=256" {
+	if r := nt[2].Rows[0]; r.Strategy != "tp=4,pp=1,dp=128,mbs=2,connections=1,sp=on" || r.Workload[len(r.Workload)-9:] != "batch=256" {
 		t.Errorf("nanotron 8.86B on 64 nodes (ZeRO-0, untied): %+v", r)
 	}
 	fs := fmsSweeps()
@@ -48,6 +48,17 @@ func TestCodebases2Rows(t *testing.T) {
 		r.Cluster != "dgx-a100:16,attention=flash,nics=4,nic-gbps=100" || r.Measured != 1800 ||
 		r.Strategy != "dp=128,mbs=2,fsdp=on,stack=torchtitan-0.2,recompute=full,recompute-layers=19" {
 		t.Errorf("fms-fsdp 13b eager on A100: %+v", r)
+	}
+	// Each set's rows are counted as their own code base's; torchtitan's
+	// named by its stack.
+	for _, c := range []struct {
+		s    Sweep
+		want string
+	}{{nt[0], "nanotron"}, {nt[1], "nanotron"}, {fs[0], "fms-fsdp"}, {fs[3], "fms-fsdp"},
+		{Sweep{Set: SetInternEvo}, "internevo"}, {Sweep{Set: SetFlashAttnValidation}, "flash-attention"}, {Sweep{Set: SetTorchtitanH200}, ""}} {
+		if got := c.s.CodeBase(); got != c.want {
+			t.Errorf("%s: code base %q, want %q", c.s.Set, got, c.want)
+		}
 	}
 	if !slices.Contains(CodebaseValidationSets(), SetNanotronValidation) || !slices.Contains(CodebaseValidationSets(), SetFMSFSDPValidation) {
 		t.Error("the new validation sets are not in CodebaseValidationSets")

@@ -281,7 +281,7 @@ func writeStated(w io.Writer, s BenchStated) error {
 		rows = append(rows, []string{r.Regime.Key(), fmt.Sprint(r.Rows), "±" + r.Stated.BoundText(), r.Stated.Basis, from,
 			fmt.Sprintf("%d / %d", r.Stated.Rows, r.Stated.Sweeps)})
 	}
-	if err := report.Table(w, []string{"regime (kind/GPU/stack/GPUs/sequence)", "rows", "stated", "from", "from regime", "its rows / sweeps"}, rows); err != nil {
+	if err := report.Table(w, []string{"regime (kind/GPU/stack/GPUs/sequence/code base)", "rows", "stated", "from", "from regime", "its rows / sweeps"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

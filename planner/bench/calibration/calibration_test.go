@@ -15,28 +15,29 @@ import (
 func TestRegimeOf(t *testing.T) {
 	const gpt = "gpt:layers=8,hidden=1024,heads=16,vocab=32000,batch=256"
 	const moe = "gpt:layers=8,hidden=1024,heads=16,vocab=32000,batch=256,experts=8,topk=2,expert_ffn=1024,seq=4096"
+	const mc = "megatron-core"
 	for _, c := range []struct {
 		workload, cluster, strategy string
 		want                        Regime
 	}{
 		// 8 H100s, Megatron-Core's default stack, 4,096 tokens.
-		{gpt + ",seq=4096", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort}},
+		{gpt + ",seq=4096", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort, mc}},
 		// 64 GPUs is still the small band; 72 is not.
-		{gpt + ",seq=4096", "dgx-h100:8", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort}},
-		{gpt + ",seq=4096", "dgx-b200:9", "tp=8", Regime{KindDense, GenBlackwell, StackMegatron, ScaleMedium, SeqShort}},
+		{gpt + ",seq=4096", "dgx-h100:8", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort, mc}},
+		{gpt + ",seq=4096", "dgx-b200:9", "tp=8", Regime{KindDense, GenBlackwell, StackMegatron, ScaleMedium, SeqShort, mc}},
 		// 1,024 GPUs is the middle band; 1,032 the large one.
-		{gpt + ",seq=4096", "dgx-h100:128", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleMedium, SeqShort}},
-		{gpt + ",seq=4096", "dgx-h100:129", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleLarge, SeqShort}},
+		{gpt + ",seq=4096", "dgx-h100:128", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleMedium, SeqShort, mc}},
+		{gpt + ",seq=4096", "dgx-h100:129", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleLarge, SeqShort, mc}},
 		// Context parallelism at 4,096 tokens is long; 16,384 tokens
 		// without it too; 8,192 without it is short.
-		{gpt + ",seq=4096", "dgx-h100:1", "tp=4,cp=2", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqLong}},
-		{gpt + ",seq=16384", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqLong}},
-		{gpt + ",seq=8192", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort}},
+		{gpt + ",seq=4096", "dgx-h100:1", "tp=4,cp=2", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqLong, mc}},
+		{gpt + ",seq=16384", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqLong, mc}},
+		{gpt + ",seq=8192", "dgx-h100:1", "tp=8", Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort, mc}},
 		// torchtitan's stack is eager PyTorch.
-		{gpt + ",seq=4096", "dgx-h100:1", "fsdp=on,stack=torchtitan-0.2", Regime{KindDense, GenHopper, StackPyTorch, ScaleSmall, SeqShort}},
+		{gpt + ",seq=4096", "dgx-h100:1", "fsdp=on,stack=torchtitan-0.2", Regime{KindDense, GenHopper, StackPyTorch, ScaleSmall, SeqShort, "torchtitan"}},
 		// A model with experts; LoRA over any model is fine-tuning.
-		{moe, "dgx-h100:1", "ep=8", Regime{KindMoE, GenHopper, StackMegatron, ScaleSmall, SeqShort}},
-		{gpt + ",seq=4096", "dgx-a100:1", "tp=8,peft=lora,lora-rank=16", Regime{KindLoRA, GenAmpere, StackMegatron, ScaleSmall, SeqShort}},
+		{moe, "dgx-h100:1", "ep=8", Regime{KindMoE, GenHopper, StackMegatron, ScaleSmall, SeqShort, mc}},
+		{gpt + ",seq=4096", "dgx-a100:1", "tp=8,peft=lora,lora-rank=16", Regime{KindLoRA, GenAmpere, StackMegatron, ScaleSmall, SeqShort, mc}},
 	} {
 		m, err := transformer.Parse(c.workload)
 		if err != nil {
@@ -86,9 +87,9 @@ func TestQuantile(t *testing.T) {
 }
 
 var (
-	hopperSmall  = Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort}
-	hopperMedium = Regime{KindDense, GenHopper, StackMegatron, ScaleMedium, SeqShort}
-	moeBlackwell = Regime{KindMoE, GenBlackwell, StackMegatron, ScaleSmall, SeqShort}
+	hopperSmall  = Regime{KindDense, GenHopper, StackMegatron, ScaleSmall, SeqShort, ""}
+	hopperMedium = Regime{KindDense, GenHopper, StackMegatron, ScaleMedium, SeqShort, ""}
+	moeBlackwell = Regime{KindMoE, GenBlackwell, StackMegatron, ScaleSmall, SeqShort, ""}
 )
 
 // handRows: nine rows of hopperSmall (|error| .01 to .09, one sweep
@@ -208,5 +209,55 @@ func TestPaired(t *testing.T) {
 	}
 	if pairs, _ := Paired(NewLazyTable(rows[5:6], StatedLevel).rows); pairs != 0 {
 		t.Errorf("one row: %d pairs, want 0", pairs)
+	}
+}
+
+// TestForOwnCodeBase: a code base with enough rows states its own error,
+// and another code base's rows do not widen it. Code base "a" has nine
+// rows of hopperSmall (|error| .01 to .09), "b" eight (.50 each). The
+// pooled regime's seventeen give k = ceil(0.9 x 18) = 17, the largest,
+// .50; a's own nine k = 9, .09.
+//   - a plan of a in hopperSmall: its own regime's .09;
+//   - of b: its own has eight (< OwnCodeBaseRows), as have its two
+//     coarser own levels: the pooled regime's .50;
+//   - of "c", which has no row: the pooled regime's .50;
+//   - of a at 65-1,024 GPUs: none of a's there, nor at that scale with
+//     the sequence band dropped; with the scale dropped too, a's nine,
+//     .09;
+//   - of a on Blackwell: a's own levels keep the GPU's generation (none
+//     there), and the pooled levels have a Blackwell row only once the
+//     generation is dropped: dense, every row, .50.
+func TestForOwnCodeBase(t *testing.T) {
+	in := func(g Regime, cb string) Regime { g.CodeBase = cb; return g }
+	var rows []Row
+	for i := 1; i <= 9; i++ {
+		rows = append(rows, Row{Sweep: "a" + string(rune('0'+i)), Regime: in(hopperSmall, "a"), Error: float64(i) / 100})
+	}
+	for i := 1; i <= 8; i++ {
+		rows = append(rows, Row{Sweep: "b" + string(rune('0'+i)), Regime: in(hopperSmall, "b"), Error: 0.5})
+	}
+	tb := NewTable(rows, 0.9)
+	ownA := in(Regime{Kind: KindDense, Gen: GenHopper, Stack: StackMegatron}, "a")
+	for _, c := range []struct {
+		g     Regime
+		basis string
+		from  Regime
+		rows  int
+		bound float64
+	}{
+		{in(hopperSmall, "a"), BasisRegime, in(hopperSmall, "a"), 9, 0.09},
+		{in(hopperSmall, "b"), BasisNearest, hopperSmall, 17, 0.50},
+		{in(hopperSmall, "c"), BasisNearest, hopperSmall, 17, 0.50},
+		{in(hopperMedium, "a"), BasisNearest, ownA, 9, 0.09},
+		{in(Regime{KindDense, GenBlackwell, StackMegatron, ScaleSmall, SeqShort, ""}, "a"), BasisNearest, Regime{Kind: KindDense}, 17, 0.50},
+	} {
+		e := tb.For(c.g)
+		if e.Basis != c.basis || e.From != c.from || e.Rows != c.rows || math.Abs(e.Bound-c.bound) > 1e-12 {
+			t.Errorf("For(%s) = %s from %s, %d rows, %v; want %s from %s, %d rows, %v", c.g.Key(), e.Basis, e.From.Key(), e.Rows, e.Bound,
+				c.basis, c.from.Key(), c.rows, c.bound)
+		}
+	}
+	if s := tb.For(in(hopperSmall, "a")).String(); !strings.Contains(s, "short sequence, in a)") {
+		t.Errorf("own code base's error says %q", s)
 	}
 }

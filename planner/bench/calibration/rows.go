@@ -16,6 +16,7 @@ import (
 type job struct {
 	name, sweep, part           string
 	workload, cluster, strategy string
+	codeBase                    string // "": the stack's (CodeBaseOf)
 	measured                    float64
 	tokens                      bool // measured is tokens a second a GPU
 }
@@ -54,7 +55,8 @@ func jobs(part string) ([]job, error) {
 				continue
 			}
 			out = append(out, job{name: sw.Name + ", " + row.Label, sweep: sw.Name, part: part, workload: row.Workload,
-				cluster: row.Cluster, strategy: row.Strategy, measured: row.Measured, tokens: sw.Unit == published.TokensPerGPU})
+				cluster: row.Cluster, strategy: row.Strategy, measured: row.Measured, tokens: sw.Unit == published.TokensPerGPU,
+				codeBase: sw.CodeBase()})
 		}
 	}
 	return out, nil
@@ -78,6 +80,11 @@ func lazy(j job) (Lazy, bool) {
 		return Lazy{}, false
 	}
 	row := Row{Name: j.name, Sweep: j.sweep, Part: j.part, Regime: RegimeOf(m, s, p), Facts: FactsOf(m, s, p)}
+	if j.codeBase != "" {
+		// A code base placer has no stack of its own for, read on
+		// another's layers: its rows are its own code base's.
+		row.Regime.CodeBase, row.Facts.CodeBase = j.codeBase, j.codeBase
+	}
 	return Lazy{Row: row, ErrorOf: func() (float64, bool) {
 		res, err := planner.Evaluate(m, s, p)
 		if err != nil || !(res.Step > 0) || math.IsInf(res.Step, 0) {

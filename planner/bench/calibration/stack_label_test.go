@@ -39,3 +39,39 @@ func TestStatedErrorNamesPlanStack(t *testing.T) {
 		}
 	}
 }
+
+// TestMegatronCoreStatesItsOwn: on the bench, a Megatron-Core plan of
+// 1,024 Hopper GPUs states its error from Megatron-Core's own
+// development rows, none of another code base's (nanotron's, read on the
+// same fused layers, are off by up to +212% there), and a bound no wider
+// than the pooled regime's of every code base.
+func TestMegatronCoreStatesItsOwn(t *testing.T) {
+	m, err := transformer.Parse("llama3-70b:seq=8192,batch=1024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.PodOf("dgx-h100", 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=8,pp=4,dp=32,mbs=1,sp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := For(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Regime.CodeBase != "megatron-core" || e.From.CodeBase != "megatron-core" || e.Rows < OwnCodeBaseRows {
+		t.Fatalf("stated %s from %s (%d rows), want Megatron-Core's own rows", e.Regime.Key(), e.From.Key(), e.Rows)
+	}
+	tb, err := Development()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pooled := e.Regime
+	pooled.CodeBase = ""
+	if pe := tb.For(pooled); e.Bound > pe.Bound {
+		t.Errorf("own rows' bound %.3f wider than every code base's %.3f (%s)", e.Bound, pe.Bound, pe.From.Key())
+	}
+}

@@ -234,7 +234,7 @@ func (t *Table) For(g Regime) Error {
 				in = append(in, e)
 			}
 		}
-		if _, ok := Quantile(make([]float64, len(in)), t.level); !ok {
+		if _, ok := Quantile(make([]float64, len(in)), t.level); !ok || l.CodeBase != "" && len(in) < OwnCodeBaseRows {
 			continue // too few even were every row predicted
 		}
 		compute(in)
@@ -247,7 +247,7 @@ func (t *Table) For(g Regime) Error {
 			}
 		}
 		b, ok := Quantile(abs, t.level)
-		if !ok {
+		if !ok || l.CodeBase != "" && len(abs) < OwnCodeBaseRows {
 			continue
 		}
 		basis := BasisNearest
