@@ -196,3 +196,63 @@ func TestRTX3090Depthwise(t *testing.T) {
 		t.Errorf("7x7: %.2f us, want %.2f", got*1e6, want*1e6)
 	}
 }
+
+// TestCarriedDepthwise: the a100, a100-40gb and v100 presets carry the
+// H100's depthwise rates over by the ratio of instruction issue rates,
+// each GPU's FP32 rate over its SM's FP32 lanes: A100 (66.9 / 128) /
+// (19.5 / 64) = 1.715385, V100 (66.9 / 128) / (15.7 / 64) = 2.130573.
+// A100 forward 6.0616 x 1.715385 = 10.39798 ps + 0.801736 a tap,
+// backward 29.54270 + 3.812871; V100 12.91468 + 0.995787, 36.69316 +
+// 4.735732. On the v100 an FP32 3x3 depthwise convolution in NCHW
+// (PyTorch's own kernel) of output [512, 32, 112, 112], 205,520,896
+// elements, takes 205,520,896 x (12.91468 + 9 x 0.995787) ps = 4,496.13
+// us + 5 us launch = 4,501.13 us, over its 1,644,168,320 bytes at 900 x
+// 0.8 GB/s (2,283.57 us, the roofline's time before the rates).
+func TestCarriedDepthwise(t *testing.T) {
+	for _, tc := range []struct {
+		preset   string
+		fwd, bwd [2]float64
+	}{
+		{"a100", [2]float64{10.397975e-12, 0.8017365e-12}, [2]float64{29.542697e-12, 3.8128712e-12}},
+		{"a100-40gb", [2]float64{10.397975e-12, 0.8017365e-12}, [2]float64{29.542697e-12, 3.8128712e-12}},
+		{"v100", [2]float64{12.914683e-12, 0.9957873e-12}, [2]float64{36.693159e-12, 4.7357317e-12}},
+	} {
+		h, err := Preset(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if math.Abs(h.Depthwise[i]-tc.fwd[i]) > 1e-6*tc.fwd[i] || math.Abs(h.DepthwiseBwd[i]-tc.bwd[i]) > 1e-6*tc.bwd[i] {
+				t.Errorf("%s: forward %v backward %v, want %v %v", tc.preset, h.Depthwise, h.DepthwiseBwd, tc.fwd, tc.bwd)
+			}
+		}
+		if h.DepthwiseMaxTaps != 25 {
+			t.Errorf("%s: DepthwiseMaxTaps = %d, want 25", tc.preset, h.DepthwiseMaxTaps)
+		}
+	}
+	h, _ := Preset("v100")
+	c, err := NewCluster(h, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const elems = 512 * 32 * 112 * 112
+	act := []int64{512, 32, 112, 112}
+	b := graph.NewBuilder("dw")
+	x := b.AddOp(graph.Op{Name: "x", Type: "relu", Class: graph.ClassElementwise, DType: graph.F32, Shape: act})
+	w := b.AddOp(graph.Op{Name: "param:w", Type: "Parameter", Class: graph.ClassDataMovement, DType: graph.F32, Shape: []int64{32, 1, 3, 3}, Alias: true})
+	cv := b.AddOp(graph.Op{Name: "conv", Type: "convolution", Class: graph.ClassConv, DType: graph.F32, Shape: act,
+		FLOPs: 2 * 9 * elems, BytesRead: 4*elems + 4*32*9, BytesWritten: 4 * elems})
+	b.AddTensor(x, 4*elems, cv)
+	b.AddTensor(w, 4*32*9, cv)
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewModel(g, c, Options{MemoryFormat: convlayout.NCHW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.OpTime(2), 4501.13e-6; math.Abs(got-want) > 0.01e-6 {
+		t.Errorf("v100 FP32 3x3 depthwise: %.2f us, want %.2f", got*1e6, want*1e6)
+	}
+}

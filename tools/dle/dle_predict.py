@@ -52,7 +52,8 @@ NETS = {
     "efficientnet-widese-b0": ("timm:efficientnet_b0", "timm efficientnet_b0 (the example's SE on the expanded width: nearer, not the same)"),
     "efficientnet-widese-b4": ("timm:efficientnet_b4", "timm efficientnet_b4 (the example's SE on the expanded width: nearer, not the same)"),
     "bert": ("hf:bert-large", "transformers BertForPreTraining, BERT-large (vocab 30528 as the example pads it), "
-             "SDPA attention, AdamW foreach for apex FusedLAMB; one micro-batch with its optimizer step"),
+             "SDPA attention, AdamW foreach for FusedLAMBAMP; one micro-batch, the update and its all-reduce "
+             "once per the row's accumulation steps"),
 }
 
 HARDWARE = {("V100", "16"): "v100", ("V100", "32"): "v100", ("A100", "80"): "a100", ("A100", "40"): "a100-40gb"}
@@ -87,6 +88,29 @@ def bert_micro(row):
         first = row["precision"] == ("AMP" if m.group(1) in ("FP16", "AMP") else m.group(1))
         b //= int(m.group(3) if first else m.group(4))
     return b, seq
+
+
+def bert_accum(row):
+    """The gradient accumulation steps of a BERT pre-training row at its
+    precision (both tables give them: "Accumulation steps (TF32 and
+    FP16)=64 and 32"); None for other rows."""
+    if row["model"] != "bert" or not row.get("settings", "").startswith("Pre-training"):
+        return None
+    m = re.search(r"Accumulation steps \((\w+) and (\w+)\)=(\d+) and (\d+)", row["settings"])
+    if not m:
+        return None
+    first = row["precision"] == ("AMP" if m.group(1) in ("FP16", "AMP") else m.group(1))
+    return int(m.group(3) if first else m.group(4))
+
+
+def micro_step(row):
+    """The export of a BERT row's accumulation micro-step: one GPU at the
+    micro-batch (run_pretraining.py runs it under model.no_sync(), no
+    all-reduce, and without the update); None for other rows."""
+    if bert_accum(row) is None:
+        return None
+    b, seq = bert_micro(row)
+    return row["model"], b, seq, row["precision"]
 
 
 def step_of(row):
@@ -194,7 +218,10 @@ def cmd_export(a):
     rows = wanted(read_rows(a.dir))
     fp = fingerprint()
     # development rows first (the figures mechanisms are chosen on)
-    steps = sorted({step_of(r) for r in rows}, key=lambda s: (all(step_of(r) != s or r["part"] != "development" for r in rows), s))
+    def needs(r):
+        return [s for s in (step_of(r), micro_step(r)) if s]
+    steps = sorted({s for r in rows for s in needs(r)},
+                   key=lambda s: (all(s not in needs(r) or r["part"] != "development" for r in rows), s))
     done = 0
     for s in steps:
         out = graph_path(s, fp)
@@ -218,8 +245,10 @@ def grad_scaler(row):
     """Whether the row's step runs its update under torch.cuda.amp.GradScaler:
     the ConvNets' AMP rows (image_classification/training.py: Executor
     asserts a scaler when amp is on, Trainer.train_step calls
-    scaler.step(optimizer)). BERT's example steps apex's FusedLAMB
-    without it."""
+    scaler.step(optimizer)). BERT's run_pretraining.py steps through a
+    GradScaler too, but its optimizer (lamb_amp_opt's FusedLAMBAMP) sets
+    _step_supports_amp_scaling, so GradScaler.step hands the scaler to
+    the optimizer's own step with no .item() before it: no host wait."""
     return row["model"] != "bert" and row["precision"] == "AMP"
 
 
@@ -238,6 +267,43 @@ def with_grad_scaler(path):
             json.dump(g, f)
         os.replace(tmp, out)
     return out
+
+
+def without_update(path):
+    """The graph at path without its optimizer update (the ops from
+    execution.optimizer_from on, and the tensors only they read or
+    write), written beside it once: the forward and backward of a
+    gradient accumulation micro-step."""
+    out = path[:-len(".json")] + "-noupdate.json"
+    if not os.path.exists(out):
+        with open(path) as f:
+            g = json.load(f)
+        names = [o["name"] for o in g["ops"]]
+        cut = names.index(g["execution"]["optimizer_from"])
+        gone = set(names[cut:])
+        tensors = []
+        for t in g["tensors"]:
+            if t["producer"] in gone:
+                continue
+            cons = [c for c in t["consumers"] if c not in gone]
+            if t["consumers"] and not cons:
+                continue
+            tensors.append(dict(t, consumers=cons))
+        g["ops"] = g["ops"][:cut]
+        g["tensors"] = tensors
+        del g["execution"]["optimizer_from"]
+        g["execution"].pop("grad_scaler", None)
+        tmp = out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(g, f)
+        os.replace(tmp, out)
+    return out
+
+
+def amortized(full, micro, accum):
+    """A micro-batch's step when the update (and its all-reduce) runs once
+    every accum micro-batches: accum - 1 micro-steps without it, one with."""
+    return micro + (full - micro) / accum
 
 
 def predict(placer, graph, hardware, gpus, fmt, host, mem_gb=""):
@@ -304,9 +370,18 @@ def cmd_report(a):
         fmt = "graph" if r["model"] == "bert" else ("nhwc" if r["precision"] == "AMP" else "nchw")
         if grad_scaler(r):
             g = with_grad_scaler(g)
+        ms = micro_step(r)
+        if ms and not os.path.exists(graph_path(ms, fp)):
+            row["status"] = "not exported"
+            out.append(row)
+            continue
         try:
             st, oom = predict(a.placer, g, hw, gpus, fmt, False, r["gpu_mem_gb"])
             ho, _ = predict(a.placer, g, hw, gpus, fmt, True, r["gpu_mem_gb"])
+            if ms:
+                mg = without_update(graph_path(ms, fp))
+                st = amortized(st, predict(a.placer, mg, hw, 1, fmt, False, r["gpu_mem_gb"])[0], bert_accum(r))
+                ho = amortized(ho, predict(a.placer, mg, hw, 1, fmt, True, r["gpu_mem_gb"])[0], bert_accum(r))
         except RuntimeError as e:
             row["status"] = "refused: " + str(e)[:200]
             out.append(row)

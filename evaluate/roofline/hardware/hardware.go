@@ -252,6 +252,39 @@ func init() {
 	h.FlashAttn, h.FlashAttnBwd = hopperFlashAttn, hopperFlashAttnBwd
 	presets["h200"] = h
 	presets["rtx3090"] = rtx3090Kernels(presets["rtx3090"], presets["h100"])
+	for _, k := range []string{"a100", "v100"} { // a100-40gb: pcie.go's init
+		presets[k] = depthwiseCarried(presets[k], presets["h100"], fp32LanesPerSM64)
+	}
+}
+
+// FP32 lanes of one SM: 64 on Volta (GV100) and Ampere's GA100 (V100,
+// A100), 128 on Hopper (GH100) and Ampere's GA102 (NVIDIA's Volta, A100,
+// GA102 and H100 whitepapers); each of these SMs issues four warp
+// instructions a clock (four processing blocks, one warp scheduler each).
+const (
+	fp32LanesPerSM64  = 64
+	fp32LanesPerSM128 = 128
+)
+
+// depthwiseCarried is preset h (an SM of lanes FP32 lanes) with the
+// H100's measured depthwise convolution rates (h100Depthwise,
+// h100DepthwiseBwd: PyTorch's own CudaDepthwise2d kernels, which run
+// every depthwise convolution cuDNN does not, convlayout.CuDNNDepthwise)
+// carried over by the ratio of the two GPUs' instruction issue rates,
+// SMs x clock, which is each one's FP32 rate over its SM's FP32 lanes:
+// the H100 timed those kernels at 1.5 to 3 TFLOP/s, 2-4.5% of its FP32
+// peak, so that its SMs' issue of their loads, index arithmetic and
+// FMAs bounds them, not the FP32 lanes (rtx3090Kernels' ratio of FP32
+// rates is this ratio there: both SMs have 128 lanes). A100: (66.9 / 128)
+// / (19.5 / 64) = 1.71538; V100: (66.9 / 128) / (15.7 / 64) = 2.13057.
+// Up to 5x5 kernels, the largest timed. The memory's roofline still
+// bounds each one from below (Model's kernel time).
+func depthwiseCarried(h, h100 Hardware, lanes float64) Hardware {
+	r := (h100.FP32 / fp32LanesPerSM128) / (h.FP32 / lanes)
+	h.Depthwise = [2]float64{h100Depthwise[0] * r, h100Depthwise[1] * r}
+	h.DepthwiseBwd = [2]float64{h100DepthwiseBwd[0] * r, h100DepthwiseBwd[1] * r}
+	h.DepthwiseMaxTaps = rtx3090DepthwiseMaxTaps
+	return h
 }
 
 // hopperMemEffAttnF32 and hopperMemEffAttnF32Bwd are FP32 memory-efficient

@@ -126,4 +126,6 @@ func init() {
 		h.MemEff = defaultMemEff
 		presets[k] = h
 	}
+	// After hardware.go's init (files initialise in name order): the h100.
+	presets["a100-40gb"] = depthwiseCarried(presets["a100-40gb"], presets["h100"], fp32LanesPerSM64)
 }
