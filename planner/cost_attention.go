@@ -70,7 +70,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 
 // attnTile is the queries and the keys of one tile of a fused attention
 // kernel, which computes a sliding window's keys by whole tiles
-// (transformer.Spec.TiledKeys): FlashAttention-2's forward at head width
+// (transformer.TiledKeys): FlashAttention-2's forward at head width
 // 64, 128 x 128 (Dao-AILab/flash-attention 01afd16d,
 // csrc/flash_attn/src/flash_fwd_launch_template.h run_mha_fwd_hdim64,
 // Flash_fwd_kernel_traits<64, 128, 128, ...>). PyTorch's FlexAttention

@@ -41,7 +41,7 @@ func TestMLALayer(t *testing.T) {
 	elem := 8*n*h + 8*n*q + 8*n*k + 3*n*(a+1)*r + 3*n*h
 	mlp := 2*n*h*2*f + 2*n*f*h
 	mlpElem := 8*n*h + 6*n*f + 3*n*h
-	wantProj, wantScores := m.AttentionFLOPs(s / 2)
+	wantProj, wantScores := transformer.AttentionFLOPs(m, s/2)
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
@@ -57,7 +57,7 @@ func TestMLALayer(t *testing.T) {
 	// down (with the rotary key), norm, up; the output projection; two
 	// norms; the SwiGLU MLP.
 	attnParams := h*q + q + q*a*(d+r) + h*(k+r) + k + k*a*2*d + a*d*h + 2*h
-	if got := float64(m.AttentionParams()); got != attnParams {
+	if got := float64(transformer.AttentionParams(m)); got != attnParams {
 		t.Errorf("attention parameters %g, want %g", got, attnParams)
 	}
 	res := evaluate(m, pl, p)
@@ -179,7 +179,7 @@ func TestMTPLastStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp := float64(base.LayerParams())
+	lp := float64(transformer.LayerParams(base))
 	h := 1024.0
 	module := 2*h*h + 2*h + (4196352 + 8192 + 2*1572864)
 	if got, want := memory.StageOf(&mtp, &pm, 0, lp).Params, memory.StageOf(&base, &pb, 0, lp).Params; got != want {
