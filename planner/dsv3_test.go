@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
@@ -46,6 +47,7 @@ func TestMLALayer(t *testing.T) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
 	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
+	decide(&c.Shard) // the record that asks families.LatentAttention
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.Busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.Busy, want)
@@ -76,8 +78,8 @@ func TestMLALayer(t *testing.T) {
 	}
 	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true, Points: registered}}
 	c2.TPG = plan.Group{PerNode: 2, Nodes: 1}
-	f2, _, _ := c2.mlaBlock()
-	f1, _, _ := c.mlaBlock()
+	f2, _, _ := families.LatentAttention{}.AttentionBlock(&c2.Shard)
+	f1, _, _ := families.LatentAttention{}.AttentionBlock(&c.Shard)
 	// Everything halves but the rotary key's share of the rope (n r on
 	// every rank): about half.
 	if ratio := f2.Busy / f1.Busy; ratio < 0.49 || ratio > 0.52 {

@@ -50,8 +50,8 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	}
 	if s == pl.PP-1 {
 		st.fwd, st.bwd = st.fwd.Plus(k.outputFwd), st.bwd.Plus(k.outputBwd)
-		if m.MTP > 0 {
-			st.fwd, st.bwd = st.fwd.Plus(k.mtpFwd), st.bwd.Plus(k.mtpBwd)
+		if k.predicts {
+			st.fwd, st.bwd = st.fwd.Plus(k.predFwd), st.bwd.Plus(k.predBwd)
 		}
 	}
 	st.addStageKernels(&k.c.Shard, s)
