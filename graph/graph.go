@@ -546,7 +546,7 @@ func (g *Graph) buildTopo() error {
 		}
 	}
 	if len(g.topo) != n {
-		return g.findCycle(indeg)
+		return findCycle(g, indeg)
 	}
 	g.topoPos = make([]int32, n)
 	for pos, v := range g.topo {
@@ -555,9 +555,9 @@ func (g *Graph) buildTopo() error {
 	return nil
 }
 
-// findCycle walks predecessors among the ops Kahn's algorithm could not
+// findCycle walks g's predecessors among the ops Kahn's algorithm could not
 // place (indeg > 0) until an op repeats.
-func (g *Graph) findCycle(indeg []int32) error {
+func findCycle(g *Graph, indeg []int32) error {
 	start := -1
 	for i, d := range indeg {
 		if d > 0 {

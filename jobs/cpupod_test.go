@@ -90,7 +90,7 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 	if err := plans.WriteScalePlan(&text, ev); err != nil {
 		t.Fatal(err)
 	}
-	gflops := fmt.Sprintf("%.1f (no MFU", m.ModelFLOPs()/ev.Step/2/1e9)
+	gflops := fmt.Sprintf("%.1f (no MFU", transformer.ModelFLOPs(m)/ev.Step/2/1e9)
 	for _, want := range []string{"cpu:1 (2 processes)", "GFLOP/s per process", gflops, "memory per process", "12.6 GB share of host memory",
 		"the profile's run on the CPU", "weights 6.3 MB"} {
 		if !strings.Contains(text.String(), want) {

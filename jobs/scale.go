@@ -853,7 +853,7 @@ func bridgeRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error
 	}
 	gpus := float64(pub.GPUs)
 	tokens := float64(pub.Model.Batch) * float64(pub.Model.Seq)
-	flops := pub.Model.CausalFLOPs()
+	flops := transformer.CausalFLOPs(pub.Model)
 	tps := func(x planner.Result) float64 { return tokens / x.Step / gpus }
 	tf := func(x planner.Result) float64 { return flops / x.Step / gpus / 1e12 }
 	r.Precision = pub.Precision

@@ -68,7 +68,7 @@ func TransformerPresets() []report.Preset {
 	for _, name := range transformer.Presets() {
 		m, _ := transformer.Preset(name)
 		out = append(out, report.Preset{Name: name, Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads,
-			Experts: m.Experts, TopK: m.TopK, Vocab: m.Vocab, Params: m.Params(), ActiveParams: m.ActiveParams()})
+			Experts: m.Experts, TopK: m.TopK, Vocab: m.Vocab, Params: transformer.Params(m), ActiveParams: transformer.ActiveParams(m)})
 	}
 	return out
 }

@@ -3,8 +3,6 @@ package planner
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/planner/cost"
-	"github.com/placer/placer/planner/plan"
 )
 
 // embedding is the first stage's token (and position) embedding: a
@@ -112,47 +110,4 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	return fwd, bwd
-}
-
-// mtp is the multi-token-prediction modules on the last stage for one
-// micro-batch on one GPU, forward and backward, as Megatron-Core's
-// MultiTokenPredictionLayer runs DeepSeek-V3's (arXiv 2412.19437 section
-// 2.2; Megatron-LM's multi_token_prediction guide): each the shared
-// embedding's lookup of the next tokens (ef, eb: the last stage's copy
-// of the embedding with pipeline stages), an RMS norm of it and of the
-// main model's last hidden state, the two concatenated and projected
-// from 2 x Hidden to Hidden (eh_proj, column-parallel: its output
-// gathered back over the tensor group), one block like the model's last
-// (an MoE block in a model with experts: DeepSeek-V3's MTP module is a
-// full block of the main model's kind), and the shared output layer
-// with its own cross-entropy (of, ob). The block keeps its activations
-// (not recomputed).
-func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
-	m := c.M
-	n, h := c.Tokens, float64(m.Hidden)
-	T := float64(c.Plan.TP)
-	sp := c.SP()
-	act := n * h * bf16
-	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	cat := kernel{Class: graph.ClassDataMovement, Read: 2 * act * sp, Writes: 2 * act * sp}
-	g := c.LGEMM(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
-	b := c.Back(g)
-	before, _, _, bwdBefore := c.TPKinds()
-	var gather phase
-	if c.Plan.TP > 1 && !c.NoComm {
-		ct, _ := c.Pod.Collective(roofline.AllGather, c.TPG, act)
-		gather = phase{Busy: ct, TPAll: ct, TPExposed: ct, Launches: 1}
-	}
-	keep := *c
-	keep.Plan.Recompute = plan.NoRecompute
-	bf, bb := keep.block(m.MoE())
-	t := c.Run
-	fwd = ef.Plus(t(norm)).Plus(t(norm)).Plus(t(cat)).Plus(c.Pair(g, before, 2*act)).Plus(gather).Plus(bf).Plus(of)
-	bwd = ob.Plus(bb).Plus(gather).Plus(c.Pair(b, bwdBefore, 2*act)).Plus(c.Pair(b, before, 2*act)).
-		Plus(t(cost.Twice(cat))).Plus(t(cost.Twice(norm))).Plus(t(cost.Twice(norm))).Plus(eb)
-	if c.FP8Fwd > 0 {
-		fwd, bwd = fwd.Plus(c.Points.LowPrecision.Casts(&c.Shard, 2*n*h*sp)), bwd.Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, 2*n*h*sp))
-	}
-	x := float64(m.MTP)
-	return cost.Scale(fwd, x), cost.Scale(bwd, x)
 }

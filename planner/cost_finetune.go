@@ -74,12 +74,12 @@ func (st *stageCost) trained(pl *plan.Plan) float64 {
 // backward once their forward (the data gradient only) and the
 // adapters' three times theirs. Without either, ModelFLOPs.
 func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
-	full := m.ModelFLOPs()
+	full := transformer.ModelFLOPs(*m)
 	if !pl.LoRA() && !pl.Packed() {
 		return full
 	}
 	tokens := float64(m.Batch) * float64(m.Seq)
-	_, scores := m.AttentionFLOPs(float64(m.Seq))
+	_, scores := transformer.AttentionFLOPs(*m, float64(m.Seq))
 	L := float64(m.Layers)
 	linear := full/(3*tokens) - L*scores // a token's forward matmuls but the scores
 	if pl.Packed() {

@@ -38,8 +38,8 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).Plus(c.Pair(gFC1, before, act)).Plus(t(actFn)).Plus(c.Pair(gFC2, after, act)).Plus(t(resid))
 	bwd = t(cost.Twice(resid)).Plus(c.Pair(bFC2, bwdAfter, act)).Plus(t(bFC2)).Plus(t(cost.Twice(actFn))).
 		Plus(c.Pair(bFC1, bwdBefore, act)).Plus(c.Pair(bFC1, before, act)).Plus(t(cost.Twice(norm)))
-	// The families' kernels in the MLP (planner/families: Gemma's norm
-	// of its output).
+	// The families' and the mechanisms' kernels in the MLP
+	// (cost.MLPKernels: planner/families' traits).
 	for p := range c.Points.MLPKernels.On(&c.Shard) {
 		f, b := p.MLP(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)

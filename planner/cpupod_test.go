@@ -56,7 +56,7 @@ func TestCPUPodFigures(t *testing.T) {
 			if r.MFU != 0 {
 				t.Errorf("MFU %.1f%%, want none (0): the profile measured no peak of the CPU", 100*r.MFU)
 			}
-			if want := m.ModelFLOPs() / r.Step / float64(c.procs) / 1e12; !near(r.TFLOPs, want) {
+			if want := transformer.ModelFLOPs(m) / r.Step / float64(c.procs) / 1e12; !near(r.TFLOPs, want) {
 				t.Errorf("TFLOP/s a process %g, want %g", r.TFLOPs, want)
 			}
 			if r.Capacity != 6e9 || r.Usable != 6e9 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
@@ -41,11 +42,12 @@ func TestMLALayer(t *testing.T) {
 	elem := 8*n*h + 8*n*q + 8*n*k + 3*n*(a+1)*r + 3*n*h
 	mlp := 2*n*h*2*f + 2*n*f*h
 	mlpElem := 8*n*h + 6*n*f + 3*n*h
-	wantProj, wantScores := m.AttentionFLOPs(s / 2)
+	wantProj, wantScores := transformer.AttentionFLOPs(m, s/2)
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
 	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
+	decide(&c.Shard) // the record that asks families.LatentAttention
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.Busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.Busy, want)
@@ -57,7 +59,7 @@ func TestMLALayer(t *testing.T) {
 	// down (with the rotary key), norm, up; the output projection; two
 	// norms; the SwiGLU MLP.
 	attnParams := h*q + q + q*a*(d+r) + h*(k+r) + k + k*a*2*d + a*d*h + 2*h
-	if got := float64(m.AttentionParams()); got != attnParams {
+	if got := float64(transformer.AttentionParams(m)); got != attnParams {
 		t.Errorf("attention parameters %g, want %g", got, attnParams)
 	}
 	res := evaluate(m, pl, p)
@@ -76,8 +78,8 @@ func TestMLALayer(t *testing.T) {
 	}
 	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true, Points: registered}}
 	c2.TPG = plan.Group{PerNode: 2, Nodes: 1}
-	f2, _, _ := c2.mlaBlock()
-	f1, _, _ := c.mlaBlock()
+	f2, _, _ := families.LatentAttention{}.AttentionBlock(&c2.Shard)
+	f1, _, _ := families.LatentAttention{}.AttentionBlock(&c.Shard)
 	// Everything halves but the rotary key's share of the rope (n r on
 	// every rank): about half.
 	if ratio := f2.Busy / f1.Busy; ratio < 0.49 || ratio > 0.52 {
@@ -179,7 +181,7 @@ func TestMTPLastStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp := float64(base.LayerParams())
+	lp := float64(transformer.LayerParams(base))
 	h := 1024.0
 	module := 2*h*h + 2*h + (4196352 + 8192 + 2*1572864)
 	if got, want := memory.StageOf(&mtp, &pm, 0, lp).Params, memory.StageOf(&base, &pb, 0, lp).Params; got != want {

@@ -20,7 +20,7 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if p.Profile != nil {
 		mid := pl.PP / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
-		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(m.LayerParams())).Params)
+		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(transformer.LayerParams(m))).Params)
 	}
 	return r, nil
 }
@@ -74,7 +74,7 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 		stages = make([]stageCost, 0, pl.PP)
 	}
 	stages = stages[:pl.PP]
-	lp := float64(m.LayerParams())
+	lp := float64(transformer.LayerParams(m))
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}

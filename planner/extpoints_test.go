@@ -38,6 +38,8 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		{"LowPrecision", implementers[cost.LowPrecision](), "fp8-casts"},
 		{"TokenDispatcher", implementers[cost.TokenDispatcher](), "token-dispatch"},
 		{"ExpertLoad", implementers[cost.ExpertLoad](), "random-routing"},
+		{"AttentionBlock", implementers[cost.AttentionBlock](), "latent-attention"},
+		{"PredictionModules", implementers[cost.PredictionModules](), "multi-token-prediction"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)

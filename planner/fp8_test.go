@@ -12,6 +12,7 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 )
@@ -349,7 +350,7 @@ func TestFP8SavedInputs(t *testing.T) {
 	}{
 		{"dp=8,mbs=1,distopt=on", 10 * unit},
 		{"dp=8,mbs=1,distopt=on,stack=megatron-bridge-25.11", 10 * unit},
-		{"dp=8,mbs=1,fsdp=on,stack=torchtitan-0.2,compile=on", 12*unit - 2*m.LayerParams()},
+		{"dp=8,mbs=1,fsdp=on,stack=torchtitan-0.2,compile=on", 12*unit - 2*transformer.LayerParams(m)},
 	} {
 		bf := evalText(t, m, p, c.plan)
 		f8 := evalText(t, m, p, c.plan+",fp8=current")

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -45,7 +46,7 @@ func TestFSDPExperts(t *testing.T) {
 	k := stageKit{c: newCoster(m, pl, &p, 1, 1024)}
 	k.kitPhases = k.c.phases(nil)
 	var st stageCost
-	st.assemble(&k, &m, &pl, 0, float64(m.LayerParams()))
+	st.assemble(&k, &m, &pl, 0, float64(transformer.LayerParams(m)))
 	if st.Params != dense+experts || st.Experts != experts {
 		t.Fatalf("stage parameters %g, experts %g", st.Params, st.Experts)
 	}

@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -18,7 +19,8 @@ type stageKit struct {
 // one micro-batch: a layer's (its backward recomputing as the plan says,
 // and layerBwdKeep keeping its activations), the embedding's and the
 // output layer's; in a model with experts and dense layers before them,
-// a dense layer's; with multi-token prediction, its modules' (mtp).
+// a dense layer's; with multi-token prediction, its modules'
+// (cost.PredictionModules).
 // alone is one block's forward and backward kernels alone (the coster's
 // layer without communication: Result's LayerForward and
 // LayerBackward), set (hasAlone) the first time a plan's middle stage
@@ -28,7 +30,8 @@ type kitPhases struct {
 	embedFwd, embedBwd               phase
 	outputFwd, outputBwd             phase
 	denseFwd, denseBwd, denseBwdKeep phase
-	mtpFwd, mtpBwd                   phase
+	predFwd, predBwd                 phase
+	predicts                         bool // a family's PredictionModules priced predFwd and predBwd
 	// mlp is one MoE layer's experts, forward and backward, seconds
 	// (expertWork's: epOverlap's "mlp" node; 0 without experts).
 	mlp      [2]float64
@@ -118,8 +121,16 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 			_, ph.denseBwdKeep = lc.Dense(keep.blocks())
 		}
 	}
-	if c.M.MTP > 0 {
-		ph.mtpFwd, ph.mtpBwd = c.mtp(ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd)
+	if p := c.Points.PredictionModules.Of(&c.Shard); p != nil {
+		// The modules predicting further tokens (a family's:
+		// cost.PredictionModules), with a block like the model's last
+		// that keeps its activations.
+		keep := *c
+		keep.Plan.Recompute = plan.NoRecompute
+		bf, bb := keep.block(c.M.MoE())
+		ph.predicts = true
+		ph.predFwd, ph.predBwd = p.Modules(&c.Shard, cost.Ends{EmbedFwd: ph.embedFwd, EmbedBwd: ph.embedBwd,
+			OutputFwd: ph.outputFwd, OutputBwd: ph.outputBwd, BlockFwd: bf, BlockBwd: bb})
 	}
 	if cache != nil {
 		cache[key] = ph

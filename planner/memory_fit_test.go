@@ -133,8 +133,8 @@ func TestEagerState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	L := 4 * float64(m.LayerParams())
-	P := L + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	L := 4 * float64(transformer.LayerParams(m))
+	P := L + float64(transformer.EmbeddingParams(m)) + float64(transformer.OutputParams(m))
 	G := L - 4*2*256 + 1024*256 // less the blocks' two norms, plus the output layer
 	for _, c := range []struct {
 		stack            string

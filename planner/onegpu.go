@@ -98,7 +98,7 @@ func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (
 	of, ob := c.output()
 	ef, eb := c.embedding()
 	L := float64(layers)
-	P := L*float64(m.LayerParams())/float64(T) + float64(m.EmbeddingParams()+m.OutputParams())/float64(T)
+	P := L*float64(transformer.LayerParams(m))/float64(T) + float64(transformer.EmbeddingParams(m)+transformer.OutputParams(m))/float64(T)
 	accum := kernel{Class: graph.ClassElementwise, FLOPs: P, Read: 2 * P * bf16, Writes: P * bf16}.Time(&q.Hardware)
 	return StepParts{Block: lf.Busy + lb.Busy, Head: of.Busy + ob.Busy, Embedding: ef.Busy + eb.Busy, Accumulate: accum}, nil
 }

@@ -138,8 +138,8 @@ func TestProfiledMLA(t *testing.T) {
 	}
 	pr := cpuProfile(t, mla, 2, layers)
 	m := pr.Spec()
-	if !m.MLA() || m.DenseLayerParams() != 12062 {
-		t.Fatalf("%s: latent %v, a layer's parameters %d, want 12,062", m, m.MLA(), m.DenseLayerParams())
+	if !m.MLA() || transformer.DenseLayerParams(m) != 12062 {
+		t.Fatalf("%s: latent %v, a layer's parameters %d, want 12,062", m, m.MLA(), transformer.DenseLayerParams(m))
 	}
 	ends := 0.0001 + 0.0002 + 0.0003 + 0.0006
 	for _, c := range []struct {

@@ -29,7 +29,7 @@ func TestProfiledPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	adam := 0.015 / 1e6
-	lp, emb, out := float64(m.LayerParams()), float64(m.EmbeddingParams()), float64(m.OutputParams())
+	lp, emb, out := float64(transformer.LayerParams(m)), float64(transformer.EmbeddingParams(m)), float64(transformer.OutputParams(m))
 	cases := []struct {
 		strategy                  string
 		compute, bubble, opt      float64
@@ -135,7 +135,7 @@ func TestCPUCommunicationSerial(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, dpG := pl.Groups(pod, 0)
-	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	params := 4*float64(transformer.LayerParams(m)) + float64(transformer.EmbeddingParams(m)) + float64(transformer.OutputParams(m))
 	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*pl.GradBytes())
 	if ar <= 0 || math.Abs(r.DPExposed-ar) > 1e-12 {
 		t.Errorf("data-parallel exposed %.9g s, want the whole all-reduce's %.9g", r.DPExposed, ar)
@@ -166,7 +166,7 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	params := 4*float64(transformer.LayerParams(m)) + float64(transformer.EmbeddingParams(m)) + float64(transformer.OutputParams(m))
 	for _, tc := range []struct {
 		dtype string
 		bytes float64
@@ -224,7 +224,7 @@ func TestProfiledInPlace(t *testing.T) {
 		c := newCoster(m, pl, &pod, 2, float64(m.Seq))
 		c.Plan.TPOverlap = overlap
 		f, b := c.layer()
-		return f, b, sources(&c.Plan, &c, &pod, float64(m.LayerParams()))
+		return f, b, sources(&c.Plan, &c, &pod, float64(transformer.LayerParams(m)))
 	}
 	f, b, src := layer(inPlace, false)
 	if !near(f.Busy, 0.005) || !near(b.Busy, 0.0075) || !near(f.TPExposed, 0.003) || !near(b.TPExposed, 0.0035) {
@@ -359,7 +359,7 @@ func TestCPUStateCollectivesUncast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	params := 4*float64(transformer.LayerParams(m)) + float64(transformer.EmbeddingParams(m)) + float64(transformer.OutputParams(m))
 	uncast := profile.Collective{Op: profile.AllReduce, Group: 4, Bytes: 1 << 20, Seconds: 0.002, Wire: profile.WireFP32}
 	cast, _ := pr.CollectiveTime(profile.AllReduce, 4, params*4)
 	for _, tc := range []struct {

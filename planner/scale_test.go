@@ -153,7 +153,7 @@ func TestMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := float64(m.Params())
+	n := float64(transformer.Params(m))
 	sbh := 32.0 * 2 * 64
 	acts := 4*34*sbh + 3*sbh + 64*128*10
 	if r.Weights != int64(2*n) || r.Grads != int64(4*n) || r.OptState != int64(12*n) || r.Activations != int64(acts) {
@@ -524,9 +524,9 @@ func TestStageTP(t *testing.T) {
 	// layer's copy over 8, one micro-batch of (10 + 24/8) s b h a layer
 	// and the logits' 10 bytes each.
 	u := n * h
-	p0 := (2*float64(m.LayerParams()) + float64(m.EmbeddingParams())) / 4
+	p0 := (2*float64(transformer.LayerParams(m)) + float64(transformer.EmbeddingParams(m))) / 4
 	a0 := 2*2*16*u + 2*3*u/4
-	p1 := (2*float64(m.LayerParams()) + float64(m.OutputParams()) + V*h) / 8
+	p1 := (2*float64(transformer.LayerParams(m)) + float64(transformer.OutputParams(m)) + V*h) / 8
 	a1 := 2*13*u + n*V/8*10
 	t0, t1 := 18*p0+a0, 18*p1+a1
 	wantP, wantA := p0, a0
@@ -648,7 +648,7 @@ func TestContextParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := float64(m4.Params())
+	params := float64(transformer.Params(m4))
 	sbh := 32.0 * 2 * 64 / 2 // s b h on this GPU
 	acts := 4*34*sbh + 3*sbh + 32*128*10 + 3*32*2*64*2
 	if r.Weights != int64(2*params) || r.Grads != int64(4*params) || r.OptState != int64(12*params/2) || r.Activations != int64(acts) {

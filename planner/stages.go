@@ -29,7 +29,7 @@ type stageCost struct {
 // recomputation, the embedding on the first stage, the output layer and
 // the multi-token-prediction modules on the last; and its parameters
 // (memory.StageOf); the kernels mechanisms run on its compute stream
-// beside them (addStageKernels: FSDP2's copies). lp is m.LayerParams() (computed once by the caller).
+// beside them (addStageKernels: FSDP2's copies). lp is transformer.LayerParams(m) (computed once by the caller).
 func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
@@ -50,8 +50,8 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	}
 	if s == pl.PP-1 {
 		st.fwd, st.bwd = st.fwd.Plus(k.outputFwd), st.bwd.Plus(k.outputBwd)
-		if m.MTP > 0 {
-			st.fwd, st.bwd = st.fwd.Plus(k.mtpFwd), st.bwd.Plus(k.mtpBwd)
+		if k.predicts {
+			st.fwd, st.bwd = st.fwd.Plus(k.predFwd), st.bwd.Plus(k.predBwd)
 		}
 	}
 	st.addStageKernels(&k.c.Shard, s)

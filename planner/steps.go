@@ -205,7 +205,7 @@ func smBound(pts *cost.Points, contention cost.Contention, m *transformer.Spec, 
 			k.kitPhases = k.c.phases(cache)
 		}
 	}
-	lp := float64(m.LayerParams())
+	lp := float64(transformer.LayerParams(*m))
 	for i := range stages {
 		var slow stageCost
 		slow.assemble(&kits[kitIndex(kits, pl.TPs[i])], m, pl, i, lp)

@@ -12,12 +12,12 @@ func TestEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.CausalKeys(); got != 512 {
+	if got := CausalKeys(m); got != 512 {
 		t.Errorf("keys %g, want 512", got)
 	}
 	dec := m
 	dec.Bidirectional = false
-	if got := dec.CausalKeys(); got != 256 {
+	if got := CausalKeys(dec); got != 256 {
 		t.Errorf("decoder keys %g, want 256", got)
 	}
 	if got := m.OutputTokens(24576); got != 3648 {
@@ -36,7 +36,7 @@ func TestEncoder(t *testing.T) {
 	}
 	// packed: two samples of 256 a sequence each attend within their own 256
 	m.Seq = 256
-	if got := m.CausalKeys(); got != 256 {
+	if got := CausalKeys(m); got != 256 {
 		t.Errorf("keys at 256 %g, want 256", got)
 	}
 }

@@ -28,24 +28,24 @@ func TestGemma3Counts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.LayerParams(); got != 26_841_600 {
+	if got := LayerParams(m); got != 26_841_600 {
 		t.Errorf("block: %d parameters, want 26,841,600", got)
 	}
-	if got := m.Params(); got != 999_872_640 {
+	if got := Params(m); got != 999_872_640 {
 		t.Errorf("model: %d parameters, want 999,872,640", got)
 	}
-	if got := m.WindowLayers(); got != 22 {
+	if got := WindowLayers(m); got != 22 {
 		t.Errorf("%d local layers, want 22", got)
 	}
 	keys := 18_753.375 / 26
-	if got := m.CausalKeys(); math.Abs(got-keys) > 1e-9 {
+	if got := CausalKeys(m); math.Abs(got-keys) > 1e-9 {
 		t.Errorf("%v keys a query, want %v", got, keys)
 	}
 	m.Batch = 8
 	tokens := 8 * 4096.0
 	layer := 5_898_240 + 47_775_744 + 4*2048*1024.0
 	want := 3 * tokens * (26*layer + 2*1152*262144)
-	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+	if got := CausalFLOPs(m); math.Abs(got/want-1) > 1e-12 {
 		t.Errorf("causal FLOPs %g, want %g", got, want)
 	}
 }
@@ -70,15 +70,15 @@ func TestNemotronCounts(t *testing.T) {
 	if m.Act != "relu2" || m.SwiGLU() || m.Config.RotaryPercent != 0.5 || m.Config.NormEps != 1e-5 {
 		t.Errorf("act %q (gated %v), rotary %v, eps %v; want relu2 without a gate, 0.5, 1e-5", m.Act, m.SwiGLU(), m.Config.RotaryPercent, m.Config.NormEps)
 	}
-	if got := m.LayerParams(); got != 81_795_072 {
+	if got := LayerParams(m); got != 81_795_072 {
 		t.Errorf("block: %d parameters, want 81,795,072", got)
 	}
-	if got := m.Params(); got != 4_190_309_376 {
+	if got := Params(m); got != 4_190_309_376 {
 		t.Errorf("model: %d parameters, want 4,190,309,376", got)
 	}
 	layer := 2*25_165_824 + 2*56_623_104 + 4*2048*3072.0
 	want := 3 * 4096 * (32*layer + 2*3072*256000)
-	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+	if got := CausalFLOPs(m); math.Abs(got/want-1) > 1e-12 {
 		t.Errorf("causal FLOPs %g, want %g", got, want)
 	}
 }
@@ -106,10 +106,10 @@ func TestGLMCounts(t *testing.T) {
 		c.RouterScore != "sigmoid" || !c.ExpertBias || !c.QKVBias || c.QKNorm || c.RotaryPercent != 0.5 || c.RouterScale != 1 {
 		t.Errorf("read %s %+v", m, c)
 	}
-	if got := m.MoELayerParams(); got != 2_341_478_400 {
+	if got := MoELayerParams(m); got != 2_341_478_400 {
 		t.Errorf("MoE layer: %d parameters, want 2,341,478,400", got)
 	}
-	if got := m.Params(); got != 106_851_586_048 {
+	if got := Params(m); got != 106_851_586_048 {
 		t.Errorf("model: %d parameters, want 106,851,586,048", got)
 	}
 	proj, scores := 2*109_051_904.0, 4*2048*12288.0
@@ -117,7 +117,7 @@ func TestGLMCounts(t *testing.T) {
 	dense := proj + 6*4096*10944 + scores
 	logits := 2 * 4096 * 151552.0
 	want := 3 * 4096 * (45*moe + dense + logits + 4*4096*4096 + moe + logits)
-	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+	if got := CausalFLOPs(m); math.Abs(got/want-1) > 1e-12 {
 		t.Errorf("causal FLOPs %g, want %g", got, want)
 	}
 }
@@ -145,13 +145,13 @@ func TestLlama4Counts(t *testing.T) {
 		m.Chunk != 8192 || m.GlobalEvery != 4 || m.Window != 0 || m.Config.RouterScore != "sigmoid" {
 		t.Errorf("read %s", m)
 	}
-	if got := m.MoELayerParams(); got != 2_202_101_760 {
+	if got := MoELayerParams(m); got != 2_202_101_760 {
 		t.Errorf("layer: %d parameters, want 2,202,101,760", got)
 	}
-	if got := m.Params(); got != 107_769_861_120 {
+	if got := Params(m); got != 107_769_861_120 {
 		t.Errorf("model: %d parameters, want 107,769,861,120", got)
 	}
-	if got := m.ActiveParams(); got != 17_172_894_720 {
+	if got := ActiveParams(m); got != 17_172_894_720 {
 		t.Errorf("active: %d parameters, want 17,172,894,720", got)
 	}
 	for _, c := range []struct {
@@ -159,7 +159,7 @@ func TestLlama4Counts(t *testing.T) {
 		keys float64
 	}{{16384, 245_778.0 / 48}, {10000, (36*3519.3864 + 12*5000) / 48}, {4096, 2048}} {
 		m.Seq = c.seq
-		if got := m.CausalKeys(); math.Abs(got-c.keys) > 1e-9 {
+		if got := CausalKeys(m); math.Abs(got-c.keys) > 1e-9 {
 			t.Errorf("seq %d: %v keys a query, want %v", c.seq, got, c.keys)
 		}
 	}
@@ -195,8 +195,8 @@ func TestGlobalEvery(t *testing.T) {
 	}
 	// 62 layers: 10 global (6, 12, ..., 60 counted from 1), 52 local of
 	// 1,024 - 1,024 x 1,023 / 8,192 = 896.125 keys.
-	if got, want := m.CausalKeys(), (52*896.125+10*2048)/62; m.WindowLayers() != 52 || math.Abs(got-want) > 1e-9 {
-		t.Errorf("global_every=6 of 62: %d local layers, %v keys; want 52, %v", m.WindowLayers(), got, want)
+	if got, want := CausalKeys(m), (52*896.125+10*2048)/62; WindowLayers(m) != 52 || math.Abs(got-want) > 1e-9 {
+		t.Errorf("global_every=6 of 62: %d local layers, %v keys; want 52, %v", WindowLayers(m), got, want)
 	}
 	if back, err := Parse(m.String()); err != nil || back != m {
 		t.Errorf("round trip %q: %+v, %v", m.String(), back, err)

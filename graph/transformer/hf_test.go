@@ -78,13 +78,13 @@ func TestHFConfigs(t *testing.T) {
 			t.Errorf("%s: %v", c.file, err)
 			continue
 		}
-		if got := float64(m.Params()) / 1e9; math.Abs(got/c.total-1) > 0.02 {
+		if got := float64(Params(m)) / 1e9; math.Abs(got/c.total-1) > 0.02 {
 			t.Errorf("%s: %.2fB parameters, the model card's %.2fB", c.file, got, c.total)
 		}
-		if got := float64(m.ActiveParams()) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
+		if got := float64(ActiveParams(m)) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
 			t.Errorf("%s: %.2fB active, the model card's %.1fB", c.file, got, c.active)
 		}
-		if got := float64(m.ActiveParams()-m.EmbeddingParams()-m.OutputParams()) / 1e9; c.activeLayers > 0 && math.Abs(got/c.activeLayers-1) > 0.02 {
+		if got := float64(ActiveParams(m)-EmbeddingParams(m)-OutputParams(m)) / 1e9; c.activeLayers > 0 && math.Abs(got/c.activeLayers-1) > 0.02 {
 			t.Errorf("%s: %.2fB active in the layers, the model card's %.1fB", c.file, got, c.activeLayers)
 		}
 		if c.preset != "" {
@@ -327,8 +327,8 @@ func FuzzFromHFConfig(f *testing.F) {
 		if back, err := Parse(m.String()); err != nil || back != m.Shape() {
 			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", data, m, m.String(), back, err)
 		}
-		if !(m.ModelFLOPs() > 0) || !(m.CausalFLOPs() > 0) {
-			t.Fatalf("%q: model FLOPs %g", data, m.ModelFLOPs())
+		if !(ModelFLOPs(m) > 0) || !(CausalFLOPs(m) > 0) {
+			t.Fatalf("%q: model FLOPs %g", data, ModelFLOPs(m))
 		}
 	})
 }

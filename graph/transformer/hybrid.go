@@ -79,8 +79,8 @@ func (m Spec) MambaParams() int64 {
 func (m Spec) hybridLayerParams() int64 {
 	nm, na, nf := m.Kinds()
 	h := int64(m.Hidden)
-	attn := m.AttentionParams() - int64(m.NormsPerBlock())*h + h
-	mlp := m.mlpParams(int64(m.FFN)) + h
+	attn := AttentionParams(m) - int64(m.NormsPerBlock())*h + h
+	mlp := mlpParams(m, int64(m.FFN)) + h
 	return int64(nm)*m.MambaParams() + int64(na)*attn + int64(nf)*mlp
 }
 
@@ -117,9 +117,9 @@ func (m Spec) mambaModelFLOPs() float64 {
 // the attention layers' scores against s keys.
 func (m Spec) hybridPerToken(s float64) float64 {
 	nm, na, nf := m.Kinds()
-	proj, scores := m.attnMatmulFLOPs(s)
+	proj, scores := attnMatmulFLOPs(m, s)
 	logits := 2 * float64(m.Hidden) * float64(m.Vocab)
-	return float64(nm)*m.mambaModelFLOPs() + float64(na)*(proj+scores) + float64(nf)*m.mlpMatmulFLOPs(float64(m.FFN)) + logits
+	return float64(nm)*m.mambaModelFLOPs() + float64(na)*(proj+scores) + float64(nf)*mlpMatmulFLOPs(m, float64(m.FFN)) + logits
 }
 
 // checkHybrid reports the first inconsistency of a hybrid m's pattern

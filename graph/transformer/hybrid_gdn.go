@@ -70,7 +70,7 @@ func (m Spec) GDNParams() int64 {
 func (m Spec) GatedAttentionParams() int64 {
 	plain := m
 	plain.Mixers = ""
-	return plain.AttentionParams() + int64(m.Hidden)*int64(m.Heads)*int64(m.HeadDim())
+	return AttentionParams(plain) + int64(m.Hidden)*int64(m.Heads)*int64(m.HeadDim())
 }
 
 // mixersTotal is the layers' mixers' parameters, each counted.
@@ -109,7 +109,7 @@ func (m Spec) gdnFLOPs() float64 {
 func (m Spec) mixerFLOPs(s float64) float64 {
 	plain := m
 	plain.Mixers = ""
-	proj, scores := plain.attnMatmulFLOPs(s)
+	proj, scores := attnMatmulFLOPs(plain, s)
 	gate := 2 * float64(m.Hidden) * float64(m.Heads) * float64(m.HeadDim())
 	ng, na := m.MixerKinds()
 	return (float64(na)*(proj+gate+scores) + float64(ng)*m.gdnFLOPs()) / float64(m.Layers)

@@ -33,8 +33,8 @@ func TestMambaCounts(t *testing.T) {
 		{"Megatron-LM's FLOPs a token", m.mambaModelFLOPs(), 32_768},
 		// One layer of 64 tokens, batch 1: 3 x 64 x (32,768 + the logits
 		// 2 x 64 x 100).
-		{"causal FLOPs", m.CausalFLOPs(), 3 * 64 * (32_768 + 12_800)},
-		{"model parameters", float64(m.Params()), 15_212 + 2*6_400 + 64},
+		{"causal FLOPs", CausalFLOPs(m), 3 * 64 * (32_768 + 12_800)},
+		{"model parameters", float64(Params(m)), 15_212 + 2*6_400 + 64},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
@@ -76,12 +76,12 @@ func TestNemotronHCounts(t *testing.T) {
 	if got := m.MambaParams(); got != 109_640_064 {
 		t.Errorf("Mamba-2 block: %d parameters, want 109,640,064", got)
 	}
-	if got := m.Params(); got != 8_100_852_736 {
+	if got := Params(m); got != 8_100_852_736 {
 		t.Errorf("model: %d parameters, want 8,100,852,736", got)
 	}
 	layer := 24*226_492_416 + 4*(83_886_080+4*2048*4096.0) + 24*4*4096*21504.0
 	want := 3 * 4096 * (layer + 2*4096*131072)
-	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+	if got := CausalFLOPs(m); math.Abs(got/want-1) > 1e-12 {
 		t.Errorf("causal FLOPs %g, want %g", got, want)
 	}
 	nano, err := ReadHFConfig(filepath.Join("testdata", "hf", "nemotron-nano-9b-v2.json"))
@@ -93,7 +93,7 @@ func TestNemotronHCounts(t *testing.T) {
 	// attention 2 x 4,480 x 5,120 + 2 x 4,480 x 1,024 + 4,480 =
 	// 55,054,720 (x 4); an MLP 2 x 4,480 x 15,680 + 4,480 = 140,497,280
 	// (x 25); 2 x 131,072 x 4,480 + 4,480 beside them.
-	if got := nano.Params(); got != 8_888_227_328 {
+	if got := Params(nano); got != 8_888_227_328 {
 		t.Errorf("Nano-9B-v2: %d parameters, want 8,888,227,328", got)
 	}
 }
@@ -171,14 +171,14 @@ func TestQwen3NextCounts(t *testing.T) {
 	}{
 		{"Gated DeltaNet", m.GDNParams(), 33_722_560},
 		{"gated attention", m.GatedAttentionParams(), 27_267_072},
-		{"model", m.Params(), 79_674_286_848},
-		{"active", m.ActiveParams(), 3_874_824_960},
+		{"model", Params(m), 79_674_286_848},
+		{"active", ActiveParams(m), 3_874_824_960},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %d parameters, want %d", c.name, c.got, c.want)
 		}
 	}
-	if got := float64(m.ActiveParams()-m.EmbeddingParams()-m.OutputParams()) / 1e9; math.Round(got) != 3 {
+	if got := float64(ActiveParams(m)-EmbeddingParams(m)-OutputParams(m)) / 1e9; math.Round(got) != 3 {
 		t.Errorf("active in the layers %.2fB, the card's 3B", got)
 	}
 	if got := m.GDNKernelFLOPs(); got != 5_767_168 {
@@ -188,7 +188,7 @@ func TestQwen3NextCounts(t *testing.T) {
 	attn := 2*2048*5120 + 2*4096*2048 + 2*2048*4096 + 4*2048*4096.0
 	layer := 36*gdn + 12*attn + 48*11*6*2048*512.0
 	want := 3 * 4096 * (layer + 2*2048*151936)
-	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+	if got := CausalFLOPs(m); math.Abs(got/want-1) > 1e-12 {
 		t.Errorf("causal FLOPs %g, want %g", got, want)
 	}
 	shape := "llama:layers=4,hidden=64,heads=4,seq=64,vocab=100,batch=1"

@@ -15,14 +15,14 @@ func TestMoELayerParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.MoELayerParams(); got != 48+16+8+16+4*36 {
+	if got := MoELayerParams(m); got != 48+16+8+16+4*36 {
 		t.Errorf("MoE block: %d parameters, want 232", got)
 	}
 	// Two blocks, embedding 40, output 40 + norm 4.
-	if got, want := m.Params(), int64(2*232+40+44); got != want {
+	if got, want := Params(m), int64(2*232+40+44); got != want {
 		t.Errorf("Params %d, want %d", got, want)
 	}
-	if got, want := m.ActiveParams(), int64(2*(232-2*36)+40+44); got != want {
+	if got, want := ActiveParams(m), int64(2*(232-2*36)+40+44); got != want {
 		t.Errorf("ActiveParams %d, want %d", got, want)
 	}
 	// One dense layer first: its MLP is FFN's (Llama's default 256 for
@@ -31,7 +31,7 @@ func TestMoELayerParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := d.Params(), int64(232+72+3*4*256+40+44); got != want {
+	if got, want := Params(d), int64(232+72+3*4*256+40+44); got != want {
 		t.Errorf("with a dense layer: Params %d, want %d", got, want)
 	}
 }
@@ -59,10 +59,10 @@ func TestPresetParams(t *testing.T) {
 		if !ok {
 			t.Fatalf("no preset %s", c.name)
 		}
-		if got := float64(m.Params()) / 1e9; math.Abs(got/c.total-1) > 0.02 {
+		if got := float64(Params(m)) / 1e9; math.Abs(got/c.total-1) > 0.02 {
 			t.Errorf("%s: %.2fB parameters, published %.1fB", c.name, got, c.total)
 		}
-		if got := float64(m.ActiveParams()) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
+		if got := float64(ActiveParams(m)) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
 			t.Errorf("%s: %.2fB active, published %.1fB", c.name, got, c.active)
 		}
 		// String writes the shape (Spec.Shape): a preset's config.json
@@ -93,7 +93,7 @@ func TestCausalFLOPsBridge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := m.CausalFLOPs() / float64(m.Batch*m.Seq)
+		got := CausalFLOPs(m) / float64(m.Batch*m.Seq)
 		if want := c.tflops * 1e12 / c.tokens; math.Abs(got/want-1) > 0.005 {
 			t.Errorf("%s: %.2f GFLOP a token, the table's ratio %.2f", c.workload, got/1e9, want/1e9)
 		}

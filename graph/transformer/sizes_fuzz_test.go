@@ -37,15 +37,15 @@ func FuzzParseSizes(f *testing.F) {
 			name string
 			n    int64
 		}{
-			{"Params", m.Params()}, {"ActiveParams", m.ActiveParams()}, {"MTPParams", m.MTPParams()},
-			{"EmbeddingParams", m.EmbeddingParams()}, {"OutputParams", m.OutputParams()},
-			{"AttentionParams", m.AttentionParams()}, {"tokens", int64(m.Batch) * int64(m.Seq)},
+			{"Params", Params(m)}, {"ActiveParams", ActiveParams(m)}, {"MTPParams", MTPParams(m)},
+			{"EmbeddingParams", EmbeddingParams(m)}, {"OutputParams", OutputParams(m)},
+			{"AttentionParams", AttentionParams(m)}, {"tokens", int64(m.Batch) * int64(m.Seq)},
 		} {
 			if c.n < 0 || c.n > MaxCount {
 				t.Fatalf("%q: %s = %d: not a size", text, c.name, c.n)
 			}
 		}
-		if fl := m.ModelFLOPs(); !(fl >= 0 && fl <= math.MaxFloat64) {
+		if fl := ModelFLOPs(m); !(fl >= 0 && fl <= math.MaxFloat64) {
 			t.Fatalf("%q: ModelFLOPs = %g", text, fl)
 		}
 	})

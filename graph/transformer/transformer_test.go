@@ -13,7 +13,7 @@ func TestModelFLOPsMegatron(t *testing.T) {
 		m := GPT(c.l, c.h, c.a, 4096, 131072, c.b)
 		B, s, l, h, V := float64(c.b), 4096.0, float64(c.l), float64(c.h), 131072.0
 		want := 72 * B * s * l * h * h * (1 + s/(6*h) + V/(12*l*h))
-		if got := m.ModelFLOPs(); math.Abs(got-want) > 1e-9*want {
+		if got := ModelFLOPs(m); math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%v: ModelFLOPs %g, want %g", m, got, want)
 		}
 	}
@@ -29,13 +29,13 @@ func TestParams(t *testing.T) {
 	}{{24, 2048, 16, 1.7}, {30, 4096, 32, 7.1}, {48, 7168, 56, 32}, {112, 18432, 144, 462}} {
 		m := GPT(c.l, c.h, c.a, 4096, 131072, 1)
 		m.Tied = false
-		if got := float64(m.Params()) / 1e9; math.Abs(got-c.billions) > 0.04*c.billions {
+		if got := float64(Params(m)) / 1e9; math.Abs(got-c.billions) > 0.04*c.billions {
 			t.Errorf("%v: %.2fB parameters, the table says %.1fB", m, got, c.billions)
 		}
 	}
 	// One GPT block by hand: h=4: qkv 4x12+12, proj 16+4, fc1 4x16+16,
 	// fc2 16x4+4, two layer norms 16.
-	if got := GPT(1, 4, 2, 8, 10, 1).LayerParams(); got != 60+20+80+68+16 {
+	if got := LayerParams(GPT(1, 4, 2, 8, 10, 1)); got != 60+20+80+68+16 {
 		t.Errorf("GPT block of hidden 4: %d parameters, want 244", got)
 	}
 }
@@ -94,7 +94,7 @@ func TestLlamaParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := float64(m.Params()) / 1e9; math.Abs(got-c.billions) > 0.005 {
+		if got := float64(Params(m)) / 1e9; math.Abs(got-c.billions) > 0.005 {
 			t.Errorf("%s: %.3fB parameters, want %.2fB", c.text, got, c.billions)
 		}
 	}
@@ -124,11 +124,11 @@ func FuzzParse(f *testing.F) {
 		if back, err := Parse(m.String()); err != nil || back != m.Shape() {
 			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, m, m.String(), back, err)
 		}
-		if k := m.CausalKeys(); !(k >= 1 && k <= float64(m.Seq)/2+0.5 || m.Seq == 1) {
+		if k := CausalKeys(m); !(k >= 1 && k <= float64(m.Seq)/2+0.5 || m.Seq == 1) {
 			t.Fatalf("%q: %v keys a query", text, k)
 		}
-		if m.ModelFLOPs() <= 0 || m.CausalFLOPs() <= 0 || m.ActiveParams() > m.Params() {
-			t.Fatalf("%q: model FLOPs %g", text, m.ModelFLOPs())
+		if ModelFLOPs(m) <= 0 || CausalFLOPs(m) <= 0 || ActiveParams(m) > Params(m) {
+			t.Fatalf("%q: model FLOPs %g", text, ModelFLOPs(m))
 		}
 	})
 }
@@ -169,10 +169,10 @@ func TestWindow(t *testing.T) {
 		{"5 layers, every other", odd, 3, (3*126.015625 + 2*2048) / 5},
 		{"no window", none, 0, 2048},
 	} {
-		if got := c.m.WindowLayers(); got != c.layers {
+		if got := WindowLayers(c.m); got != c.layers {
 			t.Errorf("%s: %d layers with the window, want %d", c.name, got, c.layers)
 		}
-		if got := c.m.CausalKeys(); math.Abs(got-c.keys) > 1e-9 {
+		if got := CausalKeys(c.m); math.Abs(got-c.keys) > 1e-9 {
 			t.Errorf("%s: %v keys a query, want %v", c.name, got, c.keys)
 		}
 	}
@@ -221,10 +221,10 @@ func TestTiledKeys(t *testing.T) {
 		{"tiles of 16", parse(shape + "seq=4096,window=128"), 16, 141.75},
 		{"tile 0", parse(shape + "seq=4096,window=128"), 0, 126.015625},
 		{"whole-sequence window", parse(shape + "seq=4096,window=4096"), 128, 2048},
-		{"chunks", parse(shape + "seq=64,chunk=16"), 128, parse(shape + "seq=64,chunk=16").CausalKeys()},
+		{"chunks", parse(shape + "seq=64,chunk=16"), 128, CausalKeys(parse(shape + "seq=64,chunk=16"))},
 		{"causal", parse(shape + "seq=4096"), 128, 2048},
 	} {
-		if got := c.m.TiledKeys(c.tile); math.Abs(got-c.keys) > 1e-9 {
+		if got := TiledKeys(c.m, c.tile); math.Abs(got-c.keys) > 1e-9 {
 			t.Errorf("%s: %v keys a query, want %v", c.name, got, c.keys)
 		}
 	}

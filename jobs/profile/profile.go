@@ -400,7 +400,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 	if kv == 0 {
 		kv = m.Heads
 	}
-	params := m.LayerParams()
+	params := transformer.LayerParams(m)
 	req := map[string]any{
 		"model": layerKeys(m, map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
 			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)}),

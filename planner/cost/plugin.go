@@ -126,6 +126,44 @@ type (
 	}
 )
 
+// AttentionBlock is the extension point of a family's attention in
+// place of the block's own (its norm, QKV projection, core attention,
+// output projection and residual with their collectives), the first
+// registered plug-in that implements it and prices the shard (Pricing):
+// one block's attention for one micro-batch on one GPU, forward,
+// backward and what selective recomputation runs again of it; none: the
+// block's own.
+//
+// Dispatch: Pricing.
+type AttentionBlock interface {
+	Plugin
+	AttentionBlock(s *Shard) (fwd, bwd, rec Phase)
+}
+
+// PredictionModules is the extension point of the modules a model
+// predicts further tokens with on the last stage beside its output
+// layer, the first registered plug-in that implements it and prices the
+// shard (Pricing): their forward and backward for one micro-batch on one
+// GPU, given the last stage's phases they share or repeat (Ends); none:
+// no modules.
+//
+// Dispatch: Pricing.
+type PredictionModules interface {
+	Plugin
+	Modules(s *Shard, e Ends) (fwd, bwd Phase)
+}
+
+// Ends is what PredictionModules are given of the last stage, each for
+// one micro-batch on one GPU: the embedding's and the output layer's
+// phases (with its loss) as the plan's code base costs them, and one
+// block of the model's last kind as the code base costs it keeping its
+// activations (no recomputation).
+type Ends struct {
+	EmbedFwd, EmbedBwd   Phase
+	OutputFwd, OutputBwd Phase
+	BlockFwd, BlockBwd   Phase
+}
+
 // GroupedGEMM is the extension point of the experts' GEMMs as the plan's
 // stack groups them, the first registered plug-in that implements it
 // (First): Grouped is g, one GEMM of the local experts' rows rows in all

@@ -15,20 +15,22 @@ type Points struct {
 	// resolved from; a record's bits name their plug-ins (Registry.Named).
 	Families, Mechanisms, CodeBases *Registry
 
-	CPAttention      CPAttention
-	FineTune         FineTune
-	SSMBlock         SSMBlock
-	LinearMixer      LinearMixer
-	GroupedGEMM      GroupedGEMM
-	LowPrecision     LowPrecision
-	TokenDispatcher  TokenDispatcher
-	AttentionKernels EachPricing[AttentionKernels]
-	MLPKernels       EachPricing[MLPKernels]
-	ExpertActivation EachPricing[ExpertActivation]
-	ExpertOutput     EachPricing[ExpertOutput]
-	RouterKernels    EachPricing[RouterKernels]
-	OutputHeads      EachPricing[OutputHeads]
-	ExpertLoad       Pricing[ExpertLoad]
+	CPAttention       CPAttention
+	FineTune          FineTune
+	SSMBlock          SSMBlock
+	LinearMixer       LinearMixer
+	GroupedGEMM       GroupedGEMM
+	LowPrecision      LowPrecision
+	TokenDispatcher   TokenDispatcher
+	AttentionKernels  EachPricing[AttentionKernels]
+	MLPKernels        EachPricing[MLPKernels]
+	ExpertActivation  EachPricing[ExpertActivation]
+	ExpertOutput      EachPricing[ExpertOutput]
+	RouterKernels     EachPricing[RouterKernels]
+	OutputHeads       EachPricing[OutputHeads]
+	ExpertLoad        Pricing[ExpertLoad]
+	AttentionBlock    Pricing[AttentionBlock]
+	PredictionModules Pricing[PredictionModules]
 
 	StepClock    StepClock
 	Host         Host
@@ -50,20 +52,22 @@ type Points struct {
 // mechanisms mechs and the code bases bases, each by its rule.
 func Resolve(fams, mechs, bases *Registry) *Points {
 	p := &Points{Families: fams, Mechanisms: mechs, CodeBases: bases,
-		CPAttention:      First[CPAttention](mechs),
-		FineTune:         First[FineTune](mechs),
-		SSMBlock:         First[SSMBlock](fams),
-		LinearMixer:      First[LinearMixer](fams),
-		GroupedGEMM:      First[GroupedGEMM](mechs),
-		LowPrecision:     First[LowPrecision](mechs),
-		TokenDispatcher:  First[TokenDispatcher](mechs),
-		AttentionKernels: eachPricing[AttentionKernels](fams, mechs),
-		MLPKernels:       eachPricing[MLPKernels](fams, mechs),
-		ExpertActivation: eachPricing[ExpertActivation](fams, mechs),
-		ExpertOutput:     eachPricing[ExpertOutput](fams, mechs),
-		RouterKernels:    eachPricing[RouterKernels](fams, mechs),
-		OutputHeads:      eachPricing[OutputHeads](fams, mechs),
-		ExpertLoad:       Pricing[ExpertLoad](eachPricing[ExpertLoad](nil, mechs)),
+		CPAttention:       First[CPAttention](mechs),
+		FineTune:          First[FineTune](mechs),
+		SSMBlock:          First[SSMBlock](fams),
+		LinearMixer:       First[LinearMixer](fams),
+		GroupedGEMM:       First[GroupedGEMM](mechs),
+		LowPrecision:      First[LowPrecision](mechs),
+		TokenDispatcher:   First[TokenDispatcher](mechs),
+		AttentionKernels:  eachPricing[AttentionKernels](fams, mechs),
+		MLPKernels:        eachPricing[MLPKernels](fams, mechs),
+		ExpertActivation:  eachPricing[ExpertActivation](fams, mechs),
+		ExpertOutput:      eachPricing[ExpertOutput](fams, mechs),
+		RouterKernels:     eachPricing[RouterKernels](fams, mechs),
+		OutputHeads:       eachPricing[OutputHeads](fams, mechs),
+		ExpertLoad:        Pricing[ExpertLoad](eachPricing[ExpertLoad](nil, mechs)),
+		AttentionBlock:    Pricing[AttentionBlock](eachPricing[AttentionBlock](fams, mechs)),
+		PredictionModules: Pricing[PredictionModules](eachPricing[PredictionModules](fams, mechs)),
 
 		StepClock:    First[StepClock](mechs),
 		Host:         First[Host](mechs),

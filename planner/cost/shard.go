@@ -54,6 +54,20 @@ type FusedAttn struct {
 	Full bool
 }
 
+// AttnTile is the queries and the keys of one tile of a fused attention
+// kernel, which computes a sliding window's keys by whole tiles
+// (transformer.TiledKeys): FlashAttention-2's forward at head width
+// 64, 128 x 128 (Dao-AILab/flash-attention 01afd16d,
+// csrc/flash_attn/src/flash_fwd_launch_template.h run_mha_fwd_hdim64,
+// Flash_fwd_kernel_traits<64, 128, 128, ...>). PyTorch's FlexAttention
+// skips masked blocks of the same 128 x 128 (torch 2.14.1
+// torch/nn/attention/flex_attention.py, _DEFAULT_SPARSE_BLOCK_SIZE, the
+// default BLOCK_SIZE of create_block_mask). cuDNN's tiles are not
+// public; FlashAttention-2's stand for them and for every head width
+// (at 128 its forward tile is 128 x 64: a 128-key window still spans
+// 256 keys a query tile).
+const AttnTile = 128
+
 // Attention is the time of fused attention a, forward or backward: the
 // pod's measured kernel by shape where it has one and its attention is
 // fused, else the matmul class's roofline (a context-parallel ring on a

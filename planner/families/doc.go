@@ -7,7 +7,11 @@
 // behind the extension points of planner/cost they implement
 // (AttentionKernels, MLPKernels, ExpertOutput, ExpertActivation,
 // OutputHeads), which the coster asks of every registered trait the
-// shard's record says prices the step;
+// shard's record says prices the step; mla.go, DeepSeek's multi-head
+// latent attention in place of the block's own (AttentionBlock), and
+// mtp.go, DeepSeek-V3's multi-token prediction modules on the last
+// stage (PredictionModules), each the first registered trait the
+// record says prices the step;
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.

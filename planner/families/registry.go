@@ -7,6 +7,7 @@ import "github.com/placer/placer/planner/cost"
 // (a duplicate name stops the program at its start, and the package's
 // tests with it).
 var Registered = cost.MustRegistry(
+	LatentAttention{},
 	YaRNRope{},
 	LinearBias{},
 	QKNorm{},
@@ -14,5 +15,6 @@ var Registered = cost.MustRegistry(
 	Mamba{},
 	GatedDeltaNet{},
 	MLMHeads{},
+	MTP{},
 	SandwichNorms{},
 )

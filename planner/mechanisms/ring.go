@@ -28,6 +28,13 @@ func (Ring) Attention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.R
 	return ring{s}.attention(f, backward, msg)
 }
 
+// RingAttention is fused attention f with s's ring (ring.attention),
+// Ring's, for a family's attention of a shape of its own
+// (families.LatentAttention).
+func RingAttention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
+	return ring{s}.attention(f, backward, msg)
+}
+
 // ring is the shard a ring's calls and exchanges are priced on.
 type ring struct{ *cost.Shard }
 

@@ -264,7 +264,7 @@ func blockUnits(m *transformer.Spec, in float64, dropout bool) (attn, mlp, repli
 	lat := 0.0 // latent attention's latents (replicated over the tensor group without sp)
 	if m.MLA() {
 		// Latent attention, as Megatron-Core's MLASelfAttention keeps it
-		// (planner's mlaBlock): the down projections' input 2;
+		// (planner/families' latentBlock): the down projections' input 2;
 		// the query's latent before and after its norm (the norm's
 		// input, the up projection's), 4 QLoRA/h; the keys' and values' latent with the
 		// rotary key (the down projection's output, the norm's input) and

@@ -123,7 +123,7 @@ func (step *Step) stages(stages []Stage) []Stage {
 		stages = make([]Stage, 0, pl.PP)
 	}
 	stages = stages[:pl.PP]
-	lp := float64(step.Model.LayerParams())
+	lp := float64(transformer.LayerParams(step.Model))
 	for s := range stages {
 		stages[s] = StageOf(&step.Model, pl, s, lp)
 	}

@@ -30,13 +30,13 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, l
 	l := float64(pl.Stages[s])
 	T := float64(pl.TPs[s])
 	if !m.MoE() {
-		layers = l * (float64(m.LayerParams()) / T)
+		layers = l * (float64(transformer.LayerParams(*m)) / T)
 	} else {
 		dense := float64(dn)
-		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
 		layers = experts + (l-dense)*moeDenseParams(m, pl.TPs[s])
 		if dn > 0 {
-			layers += dense * (float64(m.DenseLayerParams()) / T)
+			layers += dense * (float64(transformer.DenseLayerParams(*m)) / T)
 		}
 	}
 	if s == pl.PP-1 && m.MTP > 0 {
@@ -44,9 +44,9 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, l
 		// two norms, and a block like the last (transformer.MTPParams).
 		h := float64(m.Hidden)
 		x := float64(m.MTP)
-		block := float64(m.DenseLayerParams()) / T
+		block := float64(transformer.DenseLayerParams(*m)) / T
 		if m.MoE() {
-			e := float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+			e := float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
 			experts += x * e
 			block = e + moeDenseParams(m, pl.TPs[s])
 		}
@@ -59,14 +59,14 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, l
 // experts on one GPU of a tensor group of T: the attention's and the
 // shared experts' shards, the router (replicated over the group).
 func moeDenseParams(m *transformer.Spec, T int) float64 {
-	return float64(m.AttentionParams()+int64(m.SharedExperts)*m.ExpertParams())/float64(T) + float64(m.RouterParams())
+	return float64(transformer.AttentionParams(*m)+int64(m.SharedExperts)*transformer.ExpertParams(*m))/float64(T) + float64(transformer.RouterParams(*m))
 }
 
 // stageParamsOf is stage s's parameters on one of its GPUs: its
 // layers' shards, and the embedding's on the first stage, the output
 // layer's (and a tied embedding's copy) on the last; layers is the
 // stage's blocks' parameters (stageLayerParams', read in a model with
-// experts or multi-token prediction only), lp m.LayerParams().
+// experts or multi-token prediction only), lp transformer.LayerParams(m).
 func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64) float64 {
 	T := float64(pl.TPs[s])
 	params := float64(pl.Stages[s]) * (lp / T)
@@ -74,10 +74,10 @@ func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64
 		params = layers
 	}
 	if s == 0 {
-		params += float64(m.EmbeddingParams()) / T
+		params += float64(transformer.EmbeddingParams(*m)) / T
 	}
 	if s == pl.PP-1 {
-		params += float64(m.OutputParams()) / T
+		params += float64(transformer.OutputParams(*m)) / T
 		if (m.Tied || m.MTP > 0) && pl.PP > 1 {
 			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
 		}
@@ -89,7 +89,7 @@ func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64
 // plan needs them apart (a model with experts, FP8, FSDP, autocast's
 // copies of the blocks' weights) its experts' and blocks'
 // (stageLayerParams'), from its dense layers (Plan.DenseOn): the blocks'
-// parameters computed once for both. lp is m.LayerParams() (computed
+// parameters computed once for both. lp is transformer.LayerParams(m) (computed
 // once by the caller).
 func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64) Stage {
 	var st Stage

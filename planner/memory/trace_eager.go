@@ -339,12 +339,12 @@ func eagerParams(m *transformer.Spec) []float64 {
 	for _, p := range block {
 		sum += p
 	}
-	if rest := float64(m.LayerParams()) - sum; rest >= 1 {
+	if rest := float64(transformer.LayerParams(*m)) - sum; rest >= 1 {
 		block = append(block, rest)
 	}
-	ps := []float64{float64(m.EmbeddingParams())}
+	ps := []float64{float64(transformer.EmbeddingParams(*m))}
 	for range m.Layers {
 		ps = append(ps, block...)
 	}
-	return append(ps, float64(m.OutputParams()-int64(m.Hidden)), float64(m.Hidden))
+	return append(ps, float64(transformer.OutputParams(*m)-int64(m.Hidden)), float64(m.Hidden))
 }

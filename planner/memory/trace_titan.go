@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
 
 	"github.com/placer/placer/evaluate/alloc"
@@ -353,7 +354,7 @@ func (c *counter) titanStageOf(s int, st *Stage, summed bool) titanStage {
 	}
 	g.root = st.Params - st.Layers
 	if s == pl.PP-1 {
-		g.out = min(float64(m.OutputParams())/float64(pl.TP), g.root)
+		g.out = min(float64(transformer.OutputParams(*m))/float64(pl.TP), g.root)
 	}
 	ts := c.titanBlockTensors()
 	g.saved, g.recomp = titanSplit(pl, ts)

@@ -113,7 +113,7 @@ func TestTitanAttentionBackward(t *testing.T) {
 // are made on the reduce-scatter stream.
 func TestTitanStepPeak(t *testing.T) {
 	m := mustSpec(t, "llama:layers=2,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=8")
-	if got := m.LayerParams(); got != 590336 {
+	if got := transformer.LayerParams(m); got != 590336 {
 		t.Fatalf("block parameters %d, want 590,336", got)
 	}
 	p, err := plan.ParsePod("grand-teton:1,attention=flash")

@@ -195,23 +195,23 @@ func (f FineTune) Packed() bool { return len(f.PackLens) > 0 }
 // many of each: each sample of length L is its own causal square, so a
 // sample's queries meet CausalKeys of the model at sequence L, and the
 // mean over the packed tokens weights each sample by its L. Unpacked:
-// m.CausalKeys().
+// transformer.CausalKeys(m).
 func (f FineTune) PackedKeys(m transformer.Spec) float64 { return f.packedKeys(m, 0) }
 
 // TiledKeys is PackedKeys as a fused attention kernel of tiles of tile
-// queries by tile keys computes them (transformer.Spec.TiledKeys).
+// queries by tile keys computes them (transformer.TiledKeys).
 func (f FineTune) TiledKeys(m transformer.Spec, tile int) float64 { return f.packedKeys(m, tile) }
 
 // packedKeys is PackedKeys (tile <= 0) or TiledKeys.
 func (f FineTune) packedKeys(m transformer.Spec, tile int) float64 {
 	if !f.Packed() {
-		return m.TiledKeys(tile)
+		return transformer.TiledKeys(m, tile)
 	}
 	var keys, tokens float64
 	for _, l := range f.PackLens {
 		s := m
 		s.Seq = min(l, m.Seq)
-		keys += float64(s.Seq) * s.TiledKeys(tile)
+		keys += float64(s.Seq) * transformer.TiledKeys(s, tile)
 		tokens += float64(s.Seq)
 	}
 	return keys / tokens

@@ -6,6 +6,7 @@ import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // The profile provider (DESIGN §13): with Pod.Profile set, a layer, the
@@ -43,7 +44,7 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 		l := pr.Layers[i]
 		// Forward and backward: 6 FLOPs a parameter a token (the
 		// attention's scores left out).
-		flops := 6 * float64(m.LayerParams()) * l.Tokens() / float64(l.TP)
+		flops := 6 * float64(transformer.LayerParams(m)) * l.Tokens() / float64(l.TP)
 		h.FP32 = flops / (l.Forward + l.Backward)
 	}
 	h.FP16Tensor, h.TF32, h.FP16 = h.FP32, h.FP32, h.FP32

@@ -505,7 +505,7 @@ def window_mask(S, W, device=None):
 # Which kernel runs a windowed layer's attention: "flex" (FlexAttention
 # with the window's block mask, compiled: on a GPU it skips the key
 # blocks outside the window, so its work is the window's keys, what
-# placer's cost counts, transformer.Spec.CausalKeys), "sdpa" (SDPA with
+# placer's cost counts, transformer.CausalKeys), "sdpa" (SDPA with
 # the window as an explicit boolean mask: every key block computed and
 # masked), or "auto": flex on CUDA where torch has it, else sdpa.
 WINDOW_KERNEL = "auto"
