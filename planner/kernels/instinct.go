@@ -46,12 +46,40 @@ const (
 	cdna4BF16Peak = 2516.6e12
 )
 
+// amdMAF is AMD's published Max-Achievable FLOPs (MAF) of its CDNA 3
+// parts, each with the median clock its GEMM held: ROCm blog "Measuring
+// Max-Achievable FLOPs - Part 2" (Sander, Masters, Poursartip, Ho,
+// 2025-02-28; ROCm/rocm-blogs at commit
+// d957560caad3fa312521119366c7f15a1b7bfb5b, blogs/software-tools-
+// optimization/measuring-max-achievable-flops-part2/README.md, Table 1;
+// https://rocm.blogs.amd.com/software-tools-optimization/measuring-max-
+// achievable-flops-part2/README.html). Each is hipblaslt-bench (hipBLASLt
+// at commit db8e93b4fd6c785d4ce6cac11cc3b0ad613ece8b, its Appendix B) on
+// one large GEMM (4,096 x 4,864 x 32,896 in BF16 and FP16, 4,096 x 3,648 x
+// 32,896 in FP8 e4m3fnuz), inputs of a normal-like spread (trig_float),
+// cold caches, run for about a second on a thermally stable GPU, timed on
+// the GPU, the clock the lowest XCD's median (HIPBLASLT_BENCH_FREQ=1):
+// what the GPU holds at its board power limit (750 W MI300X, 1,000 W
+// MI325X), against the 2,100 MHz peak the datasheets' FLOPs assume.
+//
+//	           FP16               BF16               FP8
+//	MI300X   654 TF (1,115 MHz)  708 TF (1,207 MHz)  1,273 TF (1,230 MHz)
+//	MI325X   794 TF (1,354 MHz)  843 TF (1,447 MHz)  1,519 TF (1,464 MHz)
+var amdMAF = struct {
+	mi300x, mi325x struct{ fp16, bf16, fp8, fp16MHz, bf16MHz, fp8MHz float64 }
+}{
+	mi300x: struct{ fp16, bf16, fp8, fp16MHz, bf16MHz, fp8MHz float64 }{654e12, 708e12, 1273e12, 1115, 1207, 1230},
+	mi325x: struct{ fp16, bf16, fp8, fp16MHz, bf16MHz, fp8MHz float64 }{794e12, 843e12, 1519e12, 1354, 1447, 1464},
+}
+
 // InstinctGEMM is the fraction of the BF16 peak an Instinct GPU's GEMMs
 // reach (cdna 3 or 4): hipBLASLt's measured square GEMM of 8,192 (the
 // hidden size of a 70B Llama's shards) over the peak, 0.6007 on the
-// MI325X (CDNA 3), 0.6045 on the MI355X (CDNA 4). The MI300X takes the
-// MI325X's (the same die and library; its 750 W limit against the
-// MI325X's 1,000 W is not modelled: no held-load figure of either).
+// MI325X (CDNA 3), 0.6045 on the MI355X (CDNA 4), each at the clock its
+// board holds under load (500 warm-up runs before the 100 timed). On
+// CDNA 3 that is the MI325X's held clock, 1,447 MHz (amdMAF: its BF16
+// GEMM's median clock at 1,000 W); the MI300X holds less under its 750 W
+// (InstinctHeld), which its pod's power limit prices.
 func InstinctGEMM(cdna int) float64 {
 	if cdna >= 4 {
 		return hipKittens.cdna4BF16 / cdna4BF16Peak
@@ -63,13 +91,49 @@ func InstinctGEMM(cdna int) float64 {
 // (Node's FP8Fwd and FP8Bwd: the forward's and the gradients' GEMMs
 // alike, hipBLASLt accumulating in FP32 either way): on CDNA 4 hipBLASLt's
 // measured FP8 over BF16 at 8,192, 3,233.19 / 1,521.25 = 2.1254 (above
-// the peaks' 2: the FP8 kernel is nearer its peak); on CDNA 3 no
-// published FP8 GEMM measurement was found: 0, the peaks' ratio (2).
+// the peaks' 2: the FP8 kernel is nearer its peak); on CDNA 3 AMD's
+// max-achievable FP8 over BF16 on the MI325X (amdMAF, the part whose
+// clock the CDNA 3 rates stand at), 1,519 / 843 = 1.8019, not the peaks'
+// 2 (the MI300X's own, 1,273 / 708 = 1.7980, within 0.3%).
 func InstinctFP8(cdna int) float64 {
 	if cdna >= 4 {
 		return hipKittens.cdna4FP8 / hipKittens.cdna4BF16
 	}
-	return 0
+	return amdMAF.mi325x.fp8 / amdMAF.mi325x.bf16
+}
+
+// InstinctHeld is the clock a CDNA 3 GPU (gpu: "mi300x" or "mi325x")
+// holds under held load at its board power limit, against the clock its
+// kernels' rates stand at (InstinctGEMM's, InstinctAttention's: the
+// MI325X's held 1,447 MHz, BurstMHz here, the clock those rates were
+// timed at), from AMD's published held clocks (amdMAF: its BF16 GEMM's
+// median clock, 1,207 MHz on the MI300X at 750 W, 1,447 on the MI325X at
+// 1,000 W). A compute-bound kernel's time is all of it at the clock
+// (Share 1): AMD's table gives the two parts the same FLOPs per MHz
+// within 0.7% in each precision (BF16 0.5866 and 0.5826 TF a MHz, FP16
+// 0.5865 and 0.5864, FP8 1.0350 and 1.0376), though their memories
+// differ (5.3 and 6 TB/s). So an MI300X's compute-bound kernels take
+// 1,447 / 1,207 = 1.1988x the MI325X's; the MI325X's, none more. Assumed,
+// as the Blackwell GPUs' held clocks are (plan/pod's smHeld): the power
+// at rest the H100 SXM's share of its limit (kernels.H100Held: 75.5 of
+// 700 W), the exponent 3 and the controller's window (0.09 s); they
+// price a limit other than the board's (power=) and a step's idle and
+// memory-bound time (HeldClock.Balanced), not the held clock at the
+// board's limit. Another gpu: nil (no held-load figure: the MI355X's
+// rates were timed at its own limit).
+func InstinctHeld(gpu string) *HeldClock {
+	var held, tdp float64
+	switch gpu {
+	case "mi300x":
+		held, tdp = amdMAF.mi300x.bf16MHz, 750
+	case "mi325x":
+		held, tdp = amdMAF.mi325x.bf16MHz, 1000
+	default:
+		return nil
+	}
+	h := H100Held
+	return &HeldClock{BurstMHz: amdMAF.mi325x.bf16MHz, HeldMHz: held, TDPW: tdp, IdleW: h.IdleW / h.TDPW * tdp,
+		Exponent: h.Exponent, Share: 1, WindowS: h.WindowS}
 }
 
 // InstinctAttention is AITER's flash attention (the flash-attention
@@ -78,7 +142,10 @@ func InstinctFP8(cdna int) float64 {
 // (hipKittens); on another Instinct GPU the same share of its own peak
 // (forward 0.4662 at head dimension 128 and 0.1957 at 64, backward
 // 0.4109), assumed: no published flash-attention measurement of an
-// MI300X or MI325X was found. Rates only, no per-element, tail or launch
+// MI300X or MI325X was found. On CDNA 3 those shares stand at the clock
+// its other rates do (the MI325X's held 1,447 MHz: InstinctHeld slows
+// them on the MI300X as it does the GEMMs; the MI355X's own held clock
+// is not published). Rates only, no per-element, tail or launch
 // terms (as a100FlashAttention): the kernel's rate at 8,192 tokens, so
 // that short calls are if anything costed fast.
 func InstinctAttention(bf16 float64) *Attention {

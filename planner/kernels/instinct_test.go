@@ -10,7 +10,8 @@ import (
 // InstinctGEMM(3) of the MI325X's 1,307.4 TF takes 1.09951e12 /
 // 785.30 TF = 1.40011 ms, the measured 1.4001 ms it was read from
 // (HipKittens' avg_time_pytorch); on the MI355X 0.72277 ms. FP8 on CDNA
-// 4: 3,233.19 / 1,521.25 = 2.12534x, none on CDNA 3 (the peaks' 2).
+// 4: 3,233.19 / 1,521.25 = 2.12534x; on CDNA 3 AMD's max-achievable FP8
+// over BF16 on the MI325X, 1,519 / 843 = 1.80190x.
 // AITER's attention on the MI355X as measured (1,173.23 TFLOP/s forward
 // at head dimension 128, 492.6 at 64, 1,034.1 backward); on an MI300X
 // the same shares of its 1,307.4 TF: 609.50, 255.91 and 537.23.
@@ -22,7 +23,7 @@ func TestInstinctKernels(t *testing.T) {
 		peak, gemm float64
 		ms, fp8    float64
 	}{
-		{3, 1307.4e12, 0.600661, 1.40011, 0},
+		{3, 1307.4e12, 0.600661, 1.40011, 1.80190},
 		{4, 2516.6e12, 0.604488, 0.722766, 2.12534},
 	} {
 		g := InstinctGEMM(c.cdna)
@@ -46,5 +47,64 @@ func TestInstinctKernels(t *testing.T) {
 	}
 	if XGMIShare != 0.75 {
 		t.Errorf("xGMI share %g, want 48 / 64", XGMIShare)
+	}
+}
+
+// TestInstinctHeld: the CDNA 3 parts' held clocks as AMD published them
+// (amdMAF), worked by hand. The MI300X holds 1,207 MHz at its 750 W
+// against the 1,447 MHz its kernels' rates stand at (the MI325X's), so a
+// compute-bound kernel takes 1,447 / 1,207 = 1.19884x (Share 1); the
+// MI325X at its 1,000 W holds 1,447: 1x. At rest 75.5 / 700 of the
+// limit: 80.893 W and 107.857 W. The MI355X has none.
+func TestInstinctHeld(t *testing.T) {
+	near := func(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+	for _, c := range []struct {
+		gpu                     string
+		limit, mhz, slow, idleW float64
+	}{
+		{"mi300x", 750, 1207, 1.19884, 80.8929},
+		{"mi325x", 1000, 1447, 1, 107.857},
+	} {
+		h := InstinctHeld(c.gpu)
+		if h == nil {
+			t.Fatalf("%s: no held clock", c.gpu)
+		}
+		f := h.Clock(c.limit)
+		if !near(f, c.mhz, 1e-9) || !near(h.Slowdown(f), c.slow, 1e-5) || !near(h.IdleW, c.idleW, 1e-5) ||
+			h.BurstMHz != 1447 || h.Share != 1 || h.TDPW != c.limit {
+			t.Errorf("%s: %g MHz at %g W (slowdown %g, rest %g W, burst %g, share %g); want %g MHz, %g, %g W",
+				c.gpu, f, c.limit, h.Slowdown(f), h.IdleW, h.BurstMHz, h.Share, c.mhz, c.slow, c.idleW)
+		}
+	}
+	if h := InstinctHeld("mi355x"); h != nil {
+		t.Errorf("mi355x: held clock %+v, want none", h)
+	}
+}
+
+// TestAMDMAFPerMHz: why InstinctHeld takes a compute-bound kernel's time
+// as all of it at the clock (Share 1). AMD's table gives the MI300X and
+// MI325X, at their own held clocks, the same FLOPs a MHz in each
+// precision within 0.7%: BF16 708 / 1,207 = 0.58658 and 843 / 1,447 =
+// 0.58259 TF a MHz, FP16 654 / 1,115 = 0.58655 and 794 / 1,354 = 0.58641,
+// FP8 1,273 / 1,230 = 1.03496 and 1,519 / 1,464 = 1.03757. And the
+// MI300X's own FP8 over BF16, 1,273 / 708 = 1.79802, is within 0.3% of
+// the MI325X's 1.80190 that InstinctFP8 takes for CDNA 3.
+func TestAMDMAFPerMHz(t *testing.T) {
+	a, b := amdMAF.mi300x, amdMAF.mi325x
+	for _, c := range []struct {
+		name             string
+		a, am, b, bm, ra float64
+	}{
+		{"BF16", a.bf16, a.bf16MHz, b.bf16, b.bf16MHz, 0.58658e12},
+		{"FP16", a.fp16, a.fp16MHz, b.fp16, b.fp16MHz, 0.58655e12},
+		{"FP8", a.fp8, a.fp8MHz, b.fp8, b.fp8MHz, 1.03496e12},
+	} {
+		pa, pb := c.a/c.am, c.b/c.bm
+		if math.Abs(pa-c.ra) > 1e-5*c.ra || math.Abs(pa/pb-1) > 0.007 {
+			t.Errorf("%s: %g and %g FLOP/s a MHz (%.4f apart), want %g and within 0.7%%", c.name, pa, pb, pa/pb-1, c.ra)
+		}
+	}
+	if r := a.fp8 / a.bf16; math.Abs(r-1.79802) > 1e-5 || math.Abs(r/InstinctFP8(3)-1) > 0.003 {
+		t.Errorf("MI300X FP8 over BF16 %g, want 1.79802 within 0.3%% of CDNA 3's %g", r, InstinctFP8(3))
 	}
 }

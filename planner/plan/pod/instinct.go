@@ -66,8 +66,13 @@ var instinctPods = map[string]podPreset{
 //     tile rule, assumed), 16 of the CUs taken by tensor-parallel overlap
 //     (Transformer Engine's userbuffers default, assumed), the host's
 //     issue times the H100's x86 host's (assumed: AMD EPYC hosts);
-//   - no held clock (Held nil): the GEMM rate was measured under load at
-//     the measured board's limit; power= changes nothing.
+//   - on CDNA 3 the clock each part holds at its board limit
+//     (kernels.InstinctHeld: AMD's published held clocks, 1,207 MHz on
+//     the MI300X at 750 W against the 1,447 of the MI325X at 1,000 W that
+//     the CDNA 3 rates were measured at), so that an MI300X's compute
+//     takes 1.1988x an MI325X's and power= moves either; the MI355X none
+//     (Held nil: its rates were timed at its own limit, power= changes
+//     nothing).
 func instinctKernels(gpu string, cdna, cus int) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestInstinctPods)
 	link := h.NVLinkBandwidth * kernels.XGMIShare
@@ -87,5 +92,6 @@ func instinctKernels(gpu string, cdna, cus int) kernels.Node {
 		GroupedGEMM:     kernels.H100.GroupedGEMM,
 		Host:            kernels.H100.Host,
 		ROCm:            true,
+		Held:            kernels.InstinctHeld(gpu),
 	}
 }
