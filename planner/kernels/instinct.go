@@ -136,23 +136,78 @@ func InstinctHeld(gpu string) *HeldClock {
 		Exponent: h.Exponent, Share: 1, WindowS: h.WindowS}
 }
 
-// InstinctAttention is AITER's flash attention (the flash-attention
-// kernel ROCm ships; backend "flash", what attention=flash names) on an
-// Instinct GPU of BF16 peak bf16: on the MI355X its measured rates
-// (hipKittens); on another Instinct GPU the same share of its own peak
-// (forward 0.4662 at head dimension 128 and 0.1957 at 64, backward
-// 0.4109), assumed: no published flash-attention measurement of an
-// MI300X or MI325X was found. On CDNA 3 those shares stand at the clock
-// its other rates do (the MI325X's held 1,447 MHz: InstinctHeld slows
-// them on the MI300X as it does the GEMMs; the MI355X's own held clock
-// is not published). Rates only, no per-element, tail or launch
-// terms (as a100FlashAttention): the kernel's rate at 8,192 tokens, so
-// that short calls are if anything costed fast.
-func InstinctAttention(bf16 float64) *Attention {
+// zyphraFA are AMD's published MI300X flash-attention figures against
+// the H100's, from its partner Zyphra (ROCm blog "Zyphra Introduces
+// Frontier Training Kernels for Transformers and SSMs on AMD Instinct
+// MI300X Accelerators", Quentin Anthony, 2024-12-10; ROCm/rocm-blogs at
+// commit 425e6c9996c58273c2246d718e2946aa73a5de46,
+// blogs/ecosystems-and-partners/zyphra/README.md, read 2026-11-29):
+// "the ROCm port of Flash Attention v2 has a highly optimized
+// implementation of the forward pass that slightly beats the NVIDIA H100
+// in throughput" (Composable Kernel's forward: what Transformer Engine's
+// ROCm port runs, NVTE_FUSED_ATTN_CK=1 in AMD's v5.0 MLPerf configs), 1x
+// here (a floor: "slightly"); and its own FlashAttention-2 backward on
+// the MI300X "speedups of 1%, 2%, and 4% for sequence lengths of 2k, 4k,
+// and 8k" over the H100's, 1.04x at 8,192 tokens (the sequence of the
+// rows it prices). The H100's is FlashAttention-2 (Dao-AILab's, what
+// torch's flash kernel runs: h100FlashAttention, measured here). Both
+// predate the MLPerf v5.0 stack (ROCm 6.4, Composable Kernel's v3
+// assembly backward: NVTE_CK_USES_BWD_V3=1), whose own rates are not
+// published.
+var zyphraFA = struct{ fwd, bwd float64 }{fwd: 1, bwd: 1.04}
+
+// InstinctAttention is the flash attention ROCm ships (backend "flash",
+// what attention=flash names) on an Instinct GPU of CDNA generation cdna
+// and BF16 peak bf16.
+//
+// On CDNA 4 AITER's (aiter.flash_attn_func, its assembly and Composable
+// Kernel kernels) as hipKittens measured it on the MI355X; on another
+// CDNA 4 GPU the same share of its own peak (forward 0.4662 at head
+// dimension 128 and 0.1957 at 64, backward 0.4109), assumed. Rates only,
+// no per-element, tail or launch terms (as a100FlashAttention): the
+// kernel's rate at 8,192 tokens, so that short calls are if anything
+// costed fast.
+//
+// On CDNA 3 the MI300X's as AMD published it against the H100's
+// (zyphraFA): the H100's measured FlashAttention-2 fit
+// (h100FlashAttention: its rates, per-element, tail and per-call terms,
+// and its full blocks' fit) forward at 1x and backward at 1.04x, taken
+// at the MI300X's held clock (1,207 MHz: InstinctHeld) and so written at
+// the clock CDNA 3's other rates stand at, its rates times 1,447 / 1,207
+// (the pod's held clock takes them back on the MI300X; an MI325X, whose
+// own attention is not published, runs them 1.1988x faster, as its
+// GEMMs). Forward 355.8 TFLOP/s at head dimension 128 on the MI300X
+// (426.5 as written), backward 348.4 (417.7): where the MI355X's shares
+// of peak carried to CDNA 3 gave 508 and 448 on the MI300X (CDNA 4 has
+// 160 KB of LDS a CU to CDNA 3's 64, which flash attention's tiles
+// fill). The per-call terms are the H100's over the same speedup,
+// not lengthened by the clock (as the pod prices every fused
+// attention's terms).
+func InstinctAttention(cdna int, bf16 float64) *Attention {
+	if cdna < 4 {
+		c := amdMAF.mi325x.bf16MHz / amdMAF.mi300x.bf16MHz
+		a := h100FlashAttention
+		a.Fwd, a.Bwd = a.Fwd.faster(zyphraFA.fwd, c), a.Bwd.faster(zyphraFA.bwd, c)
+		ff, fb := a.FullFwd.faster(zyphraFA.fwd, c), a.FullBwd.faster(zyphraFA.bwd, c)
+		a.FullFwd, a.FullBwd = &ff, &fb
+		return &a
+	}
 	r := bf16 / cdna4BF16Peak
 	return &Attention{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128}, Rates: []float64{hipKittens.fwd64 * r, hipKittens.fwd128 * r}},
 		Bwd: AttentionRate{HeadDims: []int{128}, Rates: []float64{hipKittens.bwd128 * r}}}
+}
+
+// faster is r for a kernel k times as fast, its rates written at a
+// clock c times the one it ran at: rates times k c, the per-element,
+// tail and per-call terms over k.
+func (r AttentionRate) faster(k, c float64) AttentionRate {
+	r.Rates = append([]float64(nil), r.Rates...)
+	for i := range r.Rates {
+		r.Rates[i] *= k * c
+	}
+	r.Beta, r.Tail, r.T0 = r.Beta/k, r.Tail/k, r.T0/k
+	return r
 }
 
 // XGMIShare is the share of an Infinity Fabric (xGMI) link's rated

@@ -13,8 +13,8 @@ import (
 // 4: 3,233.19 / 1,521.25 = 2.12534x; on CDNA 3 AMD's max-achievable FP8
 // over BF16 on the MI325X, 1,519 / 843 = 1.80190x.
 // AITER's attention on the MI355X as measured (1,173.23 TFLOP/s forward
-// at head dimension 128, 492.6 at 64, 1,034.1 backward); on an MI300X
-// the same shares of its 1,307.4 TF: 609.50, 255.91 and 537.23.
+// at head dimension 128, 492.6 at 64, 1,034.1 backward); on CDNA 3 the
+// H100's FlashAttention-2 fit at AMD's published MI300X ratios.
 func TestInstinctKernels(t *testing.T) {
 	near := func(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
 	flops := 2 * math.Pow(8192, 3)
@@ -33,17 +33,35 @@ func TestInstinctKernels(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
+		cdna                  int
 		peak                  float64
 		fwd64, fwd128, bwd128 float64
 	}{
-		{2516.6e12, 492.6e12, 1173.23e12, 1034.1e12},
-		{1307.4e12, 255.911e12, 609.505e12, 537.226e12},
+		{4, 2516.6e12, 492.6e12, 1173.23e12, 1034.1e12},
+		// CDNA 3: the H100's FlashAttention-2 fit at 1x forward, 1.04x
+		// backward, written at 1,447 / 1,207 = 1.198840 its MI300X rate:
+		// 309.8 x 1.198840 = 371.401, 355.8 x 1.198840 = 426.547, 335.0 x
+		// 1.04 x 1.198840 = 417.676.
+		{3, 1307.4e12, 371.401e12, 426.547e12, 417.676e12},
 	} {
-		a := InstinctAttention(c.peak)
+		a := InstinctAttention(c.cdna, c.peak)
 		if a.Backend != "flash" || !near(a.Fwd.Rate(64), c.fwd64, 1e-5) || !near(a.Fwd.Rate(128), c.fwd128, 1e-5) || !near(a.Bwd.Rate(128), c.bwd128, 1e-5) {
-			t.Errorf("peak %g: %s forward %g / %g, backward %g; want flash %g / %g, %g",
-				c.peak, a.Backend, a.Fwd.Rate(64), a.Fwd.Rate(128), a.Bwd.Rate(128), c.fwd64, c.fwd128, c.bwd128)
+			t.Errorf("CDNA %d: %s forward %g / %g, backward %g; want flash %g / %g, %g",
+				c.cdna, a.Backend, a.Fwd.Rate(64), a.Fwd.Rate(128), a.Bwd.Rate(128), c.fwd64, c.fwd128, c.bwd128)
 		}
+	}
+	// The CDNA 3 kernel's per-call terms: the H100's over the speedup, not
+	// the clock (forward T0 26.73 us, backward 70.48 / 1.04 = 67.769 us,
+	// backward Beta 7.650 / 1.04 = 7.3558 ps an element), and its full
+	// blocks' fit likewise (forward 355.5 x 1.198840 = 426.188 TFLOP/s).
+	a := InstinctAttention(3, 1307.4e12)
+	if !near(a.Fwd.T0, 26.73e-6, 1e-9) || !near(a.Bwd.T0, 67.7692e-6, 1e-5) || !near(a.Bwd.Beta, 7.35577e-12, 1e-5) ||
+		a.FullFwd == nil || !near(a.FullFwd.Rate(128), 426.188e12, 1e-5) || a.FullBwd == nil {
+		t.Errorf("CDNA 3 attention terms: forward T0 %g, backward T0 %g, Beta %g, full %+v", a.Fwd.T0, a.Bwd.T0, a.Bwd.Beta, a.FullFwd)
+	}
+	// The H100's own fit is left as measured.
+	if h100FlashAttention.Fwd.Rates[1] != 355.8e12 || h100FlashAttention.Bwd.T0 != 70.48e-6 {
+		t.Errorf("h100FlashAttention changed: %+v", h100FlashAttention)
 	}
 	if XGMIShare != 0.75 {
 		t.Errorf("xGMI share %g, want 48 / 64", XGMIShare)
