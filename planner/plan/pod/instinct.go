@@ -53,9 +53,12 @@ var instinctPods = map[string]podPreset{
 // preset gpu, CDNA generation cdna, cus compute units):
 //   - GEMMs at kernels.InstinctGEMM of the BF16 peak (hipBLASLt's
 //     measured 8,192 GEMM); per-tensor FP8 GEMMs at kernels.InstinctFP8's
-//     speedup (the peaks' ratio on CDNA 3); MXFP8 on CDNA 4 at the peaks'
-//     ratio (FP8 over BF16, 2: no published MXFP8 GEMM measurement);
-//   - fused attention: kernels.InstinctAttention (AITER's flash kernel);
+//     speedup (AMD's max-achievable FP8 over BF16 on CDNA 3: 1.802);
+//     MXFP8 on CDNA 4 at the peaks' ratio (FP8 over BF16, 2: no
+//     published MXFP8 GEMM measurement);
+//   - fused attention: kernels.InstinctAttention (AITER's flash kernel
+//     on CDNA 4; on CDNA 3 the H100's measured FlashAttention-2 at AMD's
+//     published MI300X ratios to it);
 //   - RCCL over the mesh: each link at kernels.XGMIShare of its rate
 //     (48 of 64 GB/s on CDNA 3, 57.6 of 76.8 on CDNA 4: MeshLink), the
 //     8-GPU ring on all 7 (336 and 403.2 GB/s: IntraBus);
@@ -66,15 +69,20 @@ var instinctPods = map[string]podPreset{
 //     tile rule, assumed), 16 of the CUs taken by tensor-parallel overlap
 //     (Transformer Engine's userbuffers default, assumed), the host's
 //     issue times the H100's x86 host's (assumed: AMD EPYC hosts);
-//   - no held clock (Held nil): the GEMM rate was measured under load at
-//     the measured board's limit; power= changes nothing.
+//   - on CDNA 3 the clock each part holds at its board limit
+//     (kernels.InstinctHeld: AMD's published held clocks, 1,207 MHz on
+//     the MI300X at 750 W against the 1,447 of the MI325X at 1,000 W that
+//     the CDNA 3 rates were measured at), so that an MI300X's compute
+//     takes 1.1988x an MI325X's and power= moves either; the MI355X none
+//     (Held nil: its rates were timed at its own limit, power= changes
+//     nothing).
 func instinctKernels(gpu string, cdna, cus int) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestInstinctPods)
 	link := h.NVLinkBandwidth * kernels.XGMIShare
 	return kernels.Node{
 		Provenance:      "modelled from published ROCm kernel benchmarks (hipBLASLt, AITER, RCCL; docs/hardware.md), not measured on an AMD GPU",
 		GEMM:            kernels.InstinctGEMM(cdna),
-		Attention:       []*kernels.Attention{kernels.InstinctAttention(h.FP16Tensor)},
+		Attention:       []*kernels.Attention{kernels.InstinctAttention(cdna, h.FP16Tensor)},
 		SMs:             cus,
 		OverlapSMs:      16,
 		OverlapSlowdown: 0.189,
@@ -87,5 +95,6 @@ func instinctKernels(gpu string, cdna, cus int) kernels.Node {
 		GroupedGEMM:     kernels.H100.GroupedGEMM,
 		Host:            kernels.H100.Host,
 		ROCm:            true,
+		Held:            kernels.InstinctHeld(gpu),
 	}
 }

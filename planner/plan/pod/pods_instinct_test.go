@@ -16,16 +16,18 @@ import (
 // 1,307.4 = 0.60066 on CDNA 3, 1,521.25 / 2,516.6 = 0.60449 on CDNA 4),
 // and RCCL over the mesh at 48 of a link's 64 GB/s: 7 x 48 = 336 GB/s
 // for the 8-GPU ring, 1 x 48 for a pair, 3 x 48 = 144 for 4 GPUs; on the
-// MI355X 76.8 x 0.75 = 57.6 a link, 403.2 for 8.
+// MI355X 76.8 x 0.75 = 57.6 a link, 403.2 for 8; the compute at the
+// clock each board holds (1,447 / 1,207 = 1.19884x on the MI300X).
 func TestInstinctPods(t *testing.T) {
 	for _, c := range []struct {
 		text                                         string
 		gpus                                         int
 		power, fp8, mem, gemm, ring, pair, quad, bw4 float64
+		slow                                         float64
 	}{
-		{"mi300x:1", 8, 750, 2614.9e12, 192e9, 0.600661, 336e9, 48e9, 144e9, 5.3e12},
-		{"mi325x:2", 16, 1000, 2614.9e12, 256e9, 0.600661, 336e9, 48e9, 144e9, 6.0e12},
-		{"mi355x:1", 8, 1400, 5033.2e12, 288e9, 0.604488, 403.2e9, 57.6e9, 172.8e9, 8.0e12},
+		{"mi300x:1", 8, 750, 2614.9e12, 192e9, 0.600661, 336e9, 48e9, 144e9, 5.3e12, 1.19884},
+		{"mi325x:2", 16, 1000, 2614.9e12, 256e9, 0.600661, 336e9, 48e9, 144e9, 6.0e12, 1},
+		{"mi355x:1", 8, 1400, 5033.2e12, 288e9, 0.604488, 403.2e9, 57.6e9, 172.8e9, 8.0e12, 1},
 	} {
 		p, err := ParsePod(c.text)
 		if err != nil {
@@ -56,9 +58,11 @@ func TestInstinctPods(t *testing.T) {
 		if p.Kernels.Host != kernels.H100.Host || p.Kernels.Host.Issue != 14.04e-6 {
 			t.Errorf("%s: host %+v, want the H100's (issue 14.04 us)", c.text, p.Kernels.Host)
 		}
-		// No held-load measurement: power= leaves the kernels at their rates.
-		if _, slow := p.HeldClock(); slow != 1 {
-			t.Errorf("%s: compute slowdown %g at %g W, want 1 (no held clock)", c.text, slow, p.PowerLimit)
+		// The held clock at the board's limit (kernels.InstinctHeld): the
+		// MI300X's 1,207 MHz against the MI325X's 1,447 its rates stand
+		// at, 1.19884x; the MI325X's and the MI355X's (none held) 1.
+		if _, slow := p.HeldClock(); !within(slow, c.slow, 1e-5) {
+			t.Errorf("%s: compute slowdown %g at %g W, want %g", c.text, slow, p.PowerLimit, c.slow)
 		}
 	}
 	// An NVSwitch pod keeps one bus bandwidth whatever the group: NCCL's
