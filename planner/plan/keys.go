@@ -479,6 +479,8 @@ var Keys = []Key{
 			return err
 		},
 		write: func(s Strategy) string { return map[bool]string{true: "on"}[s.LoRA() && s.LoRAA2A] }},
+	onOffKey(Key{Name: "lora-dropout-recompute", Help: "with lora-dropout, the adapters' dropout masks drawn again in the backward, not kept",
+		Doc: docClusterScale, group: groupRest}, func(s *Strategy) *bool { return &s.LoRADropoutRecompute }),
 	{Name: "pack", Values: "on|off", Default: "off", Help: "sequences packed from samples (pack-len)", Doc: docClusterScale,
 		Exports: toMegatron, group: groupRest,
 		set: func(s *Strategy, v string, _ map[string]bool) error {
