@@ -511,6 +511,8 @@ var Keys = []Key{
 		Doc: docClusterScale, Exports: toMegatron, group: groupRest}, func(s *Strategy) *bool { return &s.FP8Params }),
 	onOffKey(Key{Name: "fp8-activation", Help: "the MLP activation's input stored in FP8",
 		Doc: docClusterScale, Exports: []string{ExportBridge}, group: groupRest}, func(s *Strategy) *bool { return &s.FP8Activation }),
+	onOffKey(Key{Name: "fp8-output-proj", Help: "with fp8=mxfp8, the output layer's GEMMs in MXFP8 (Megatron-Core's fp8_output_proj)",
+		Doc: docClusterScale, Exports: []string{ExportBridge}, group: groupRest}, func(s *Strategy) *bool { return &s.FP8OutputProj }),
 	onOffKey(Key{Name: "fp8-dpa", Help: "Transformer Engine's FP8 attention", Doc: docClusterScale, group: groupRest},
 		func(s *Strategy) *bool { return &s.FP8DPA }),
 	{Name: "fp8-transpose-cache", Values: "on|off", Default: "on", Help: "with fp8-params=on, the FP8 weights' transposes cached",

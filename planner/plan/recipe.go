@@ -83,6 +83,9 @@ type MemoryRecipe struct {
 	NoHiddenDropout bool `json:",omitempty"`
 	// FP8Activation: fp8-activation=on.
 	FP8Activation bool `json:",omitempty"`
+	// FP8OutputProj: fp8-output-proj=on (recipe.go's check; the output
+	// layer's costs: planner/outputproj.go).
+	FP8OutputProj bool `json:",omitempty"`
 	// FP8DPA: fp8-dpa=on.
 	FP8DPA bool `json:",omitempty"`
 	// OffloadLayers: offload-layers=N (0: none offloaded).
@@ -172,6 +175,16 @@ func (r MemoryRecipe) check(s Strategy) error {
 		case s.FSDP && r.FP8Params:
 			return strategyError("fp8-params=on with fsdp=on: FP8 primary weights are modelled under the distributed optimizer (Megatron-FSDP shards its own)")
 		}
+	}
+	// Megatron-Core core_v0.18.0 TransformerConfig.__post_init__:
+	// "fp8_output_proj must be used together with fp8 mode",
+	// "fp8_output_proj requires fp8_recipe='mxfp8'"; the TE layer
+	// (TELMHeadColumnParallelLinear) is Megatron-Core's.
+	switch {
+	case r.FP8OutputProj && s.FP8 != FP8MX:
+		return strategyError("fp8-output-proj=on without fp8=mxfp8: Megatron-Core's fp8_output_proj requires fp8_recipe='mxfp8' (fp8=%q)", s.FP8)
+	case r.FP8OutputProj && s.Software.Framework() != FrameworkMegatron:
+		return strategyError("fp8-output-proj=on on %s: Megatron-Core's TELMHeadColumnParallelLinear", s.Software.Stack)
 	}
 	if r.NoTransposeCache && !r.FP8Params {
 		return strategyError("fp8-transpose-cache=off without fp8-params=on: the transposes are the FP8 primary weights'")
