@@ -62,9 +62,9 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	no := c.M.OutputTokens(n) // an encoder's masked positions (its heads: cost.OutputHeads)
+	no := c.M.OutputTokens(n)                                   // an encoder's masked positions (its heads: cost.OutputHeads)
 	logits, back, casts, castsBack := c.outputGEMM(no, h, V, T) // outputproj.go: BF16, or MXFP8 with fp8-output-proj=on
-	logit := no * V / T // logits on this GPU
+	logit := no * V / T                                         // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
 		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(c.H)
 	}
