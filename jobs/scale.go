@@ -76,9 +76,6 @@ type ScaleOptions struct {
 
 func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
 	m, p, err := inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
-	if err == nil {
-		err = plan.HybridExpertsFit(m) // refused before a search tries any plan
-	}
 	if err == nil && !p.CPU() {
 		p.MemoryError = published.VerdictError(m, o.Strat, p) // a peak within it of the limit is tight
 	}
