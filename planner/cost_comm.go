@@ -64,7 +64,8 @@ func dpExposed(step *cost.Shard, stages []stageCost) float64 {
 			fwd, bwd := st.fwdWindow().Scale(1/float64(pl.VP)), st.bwdWindow().Scale(1/float64(pl.VP))
 			if pl.DistOpt {
 				rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
-				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
+				less, _ := fp8GatherSaving(pl, &st, p.WeightBytes()) // fp8paramgather.go
+				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes()-less)
 				exposed = max(exposed, afterBwd(pl, p, rs, bwd)+beforeFwd(pl, p, ag, fwd))
 			} else {
 				ar := p.StateComm(roofline.AllReduce, dpG, st.trained(pl)*gb)
@@ -199,7 +200,8 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 		fwd, bwd := st.fwdWindow().Scale(1/float64(pl.VP)), st.bwdWindow().Scale(1/float64(pl.VP))
 		if pl.DistOpt {
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
-			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
+			ld, le := fp8GatherSaving(&pl, &st, bf16) // fp8paramgather.go
+			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16-ld).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16-le))
 			exposed = max(exposed, afterBwd(&pl, &p, rs, bwd)+beforeFwd(&pl, &p, ag, fwd))
 		} else {
 			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.Experts*gb))

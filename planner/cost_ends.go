@@ -60,9 +60,9 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 		sp = 1 / T
 	}
 	norm := kernel{Class: graph.ClassReduction, FLOPs: 8 * n * h * sp, Read: act * sp, Writes: act * sp}
-	no := c.M.OutputTokens(n) // an encoder's masked positions (its heads: cost.OutputHeads)
-	logits := c.GEMM(2*no*h*V/T, no*h*bf16+h*V/T*bf16, no*V/T*bf16)
-	logit := no * V / T // logits on this GPU
+	no := c.M.OutputTokens(n)                                   // an encoder's masked positions (its heads: cost.OutputHeads)
+	logits, back, casts, castsBack := c.outputGEMM(no, h, V, T) // outputproj.go: BF16, or MXFP8 with fp8-output-proj=on
+	logit := no * V / T                                         // logits on this GPU
 	pass := func(class graph.Class, read, write float64) float64 {
 		return kernel{Class: class, FLOPs: logit, Read: logit * read, Writes: logit * write}.Time(c.H)
 	}
@@ -95,14 +95,14 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 	// Launches: the norm; ce's six passes and the three small
 	// all-reduces; the backward's two passes, the logits' two GEMMs and
 	// the norm's backward.
-	fwd = phase{Busy: norm.Time(c.H), Launches: 1}.Plus(pair(logits, k)).Plus(phase{Busy: ce + small, TPAll: small, TPExposed: small, Launches: ceLaunches})
+	fwd = phase{Busy: norm.Time(c.H), Launches: 1}.Plus(casts).Plus(pair(logits, k)).Plus(phase{Busy: ce + small, TPAll: small, TPExposed: small, Launches: ceLaunches})
 	bk := roofline.Collective(-1)
 	if c.Plan.SequenceParallel {
 		bk = roofline.ReduceScatter
 	} else if c.Plan.TP > 1 {
 		bk = roofline.AllReduce
 	}
-	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(pair(logits, bk)).Plus(phase{Busy: logits.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
+	bwd = phase{Busy: ceB, Launches: ceBLaunches}.Plus(castsBack).Plus(pair(back, bk)).Plus(phase{Busy: back.Time(c.H), Launches: 1}).Plus(phase{Busy: 2 * norm.Time(c.H), Launches: 1})
 	// The heads beside the output layer (an encoder's: families.MLMHeads;
 	// none in a decoder).
 	for p := range c.Points.OutputHeads.On(&c.Shard) {

@@ -66,7 +66,7 @@ func TestBlockScaledPrimaryWeights(t *testing.T) {
 	}
 	for _, c := range []struct{ strategy, err string }{
 		{"dp=8,fp4=nvfp4,fp8-params=on,fp8-transpose-cache=off", "fp8-transpose-cache=off with fp8=nvfp4"},
-		{"dp=8,fp4=nvfp4,fp8-params=on,fp8-dpa=on", "without fp8=delayed or fp8=current"},
+		{"dp=8,fp8=mxfp8,fp8-params=on,fp8-dpa=on", "fp8-dpa=on with fp8=mxfp8"},
 		{"dp=8,fp8=mxfp8,fp8-params=on,fsdp=on", "fp8-params=on with fsdp=on"},
 	} {
 		s, err := plan.ParseStrategy(c.strategy)

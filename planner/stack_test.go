@@ -214,9 +214,13 @@ func TestStackDefault(t *testing.T) {
 			// applies an MoE block's routing weights in the experts'
 			// activation (memory's probsInActivation), and its providers
 			// of the llama family set hidden_dropout 0.0 (memory's
-			// dropoutFree): less memory, the same step.
+			// dropoutFree): less memory, the same step; its FP8 primary
+			// weights gathered in FP8 by the distributed optimizer
+			// (fp8paramgather.go): a shorter step.
 			less := strings.Contains(o, "megatron-bridge") && (strings.Contains(c.plan, "fp8=current") || m.MoE() || m.Family != "gpt")
-			if math.Float64bits(r.Step) != math.Float64bits(r0.Step) || !less && r.Memory != r0.Memory || less && r.Memory >= r0.Memory {
+			faster := strings.Contains(o, "megatron-bridge") && strings.Contains(c.plan, "fp8=current") && strings.Contains(c.plan, "distopt=on")
+			sameStep := math.Float64bits(r.Step) == math.Float64bits(r0.Step)
+			if !faster && !sameStep || faster && r.Step >= r0.Step || !less && r.Memory != r0.Memory || less && r.Memory >= r0.Memory {
 				t.Errorf("%s %s%s: step %g, memory %d; without it %g, %d", c.workload, c.plan, o, r.Step, r.Memory, r0.Step, r0.Memory)
 			}
 		}

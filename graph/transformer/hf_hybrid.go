@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -88,11 +87,9 @@ func (r *hfReader) nemotronH() (Spec, error) {
 // hybrid_override_pattern's letters.
 var nemotronHBlocks = map[string]byte{"linear_attention": KindMamba, "full_attention": KindAttention, "mlp": KindMLP, "moe": 'E'}
 
-// nemotronHExpertFields are NemotronHConfig's experts' and multi-token
-// prediction's settings, which transformers 5 writes at their defaults
-// whatever the layers: unused by a pattern without E layers (refused),
-// and the MTP layers' pattern by a file without MTP layers
-// (num_nextn_predict_layers, refused where set).
+// nemotronHExpertFields are NemotronHConfig's experts' settings, which
+// transformers 5 writes at their defaults whatever the layers: unused by
+// a pattern without E layers, read by nemotronHExperts with them.
 var nemotronHExpertFields = []string{"moe_intermediate_size", "moe_latent_size", "moe_shared_expert_intermediate_size",
 	"moe_shared_expert_overlap", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "n_group", "topk_group",
 	"norm_topk_prob", "routed_scaling_factor"}
@@ -102,7 +99,8 @@ var nemotronHExpertFields = []string{"moe_intermediate_size", "moe_latent_size",
 // num_hidden_layers), or layers_block_type (transformers 5's
 // save_pretrained, which writes the list in the pattern's place and no
 // num_hidden_layers: NemotronHConfig derives it); where the file gives
-// more than one, they agree. E (experts: Nemotron 3's) is refused.
+// more than one, they agree. E (experts: Nemotron 3's) reads the
+// experts' fields (nemotronHExperts).
 func (r *hfReader) nemotronHLayers(m *Spec) error {
 	p, hasPattern, err := r.str("hybrid_override_pattern")
 	if err != nil {
@@ -124,9 +122,6 @@ func (r *hfReader) nemotronHLayers(m *Spec) error {
 		if hasPattern && p != string(b) {
 			return r.fail("layers_block_type", "disagrees with hybrid_override_pattern %q", p)
 		}
-		if !hasPattern && slices.Contains(names, "moe") {
-			return r.fail("layers_block_type", "moe (experts) layers: placer models Nemotron-H's linear_attention (Mamba-2), full_attention and mlp layers only")
-		}
 		p, hasPattern = string(b), true
 	}
 	if !hasPattern {
@@ -136,22 +131,69 @@ func (r *hfReader) nemotronHLayers(m *Spec) error {
 	if err != nil {
 		return err
 	}
-	if strings.ContainsRune(p, 'E') {
-		return r.fail("hybrid_override_pattern", "E (experts) layers: placer models Nemotron-H's M, * and - layers only")
-	}
 	if n != 0 && n != len(p) {
 		return r.fail("hybrid_override_pattern", "%d layers for num_hidden_layers %d", len(p), n)
 	}
 	m.Layers = len(p)
-	if i := strings.IndexFunc(p, func(c rune) bool { return c != KindMamba && c != KindAttention && c != KindMLP }); i >= 0 {
-		return r.fail("hybrid_override_pattern", "layer %d is %q: placer models M (Mamba-2), * (attention) and - (MLP)", i, p[i])
+	if i := strings.IndexFunc(p, func(c rune) bool {
+		return c != KindMamba && c != KindAttention && c != KindMLP && c != KindExperts
+	}); i >= 0 {
+		return r.fail("hybrid_override_pattern", "layer %d is %q: placer models M (Mamba-2), * (attention), - (MLP) and E (experts)", i, p[i])
 	}
 	m.Pattern = p
+	if strings.ContainsRune(p, KindExperts) {
+		if err := r.nemotronHExperts(m); err != nil {
+			return err
+		}
+	}
 	for _, k := range nemotronHExpertFields {
 		r.seen[k] = true
 	}
 	if raw, ok := r.raw["num_nextn_predict_layers"]; !ok || hfUnset(raw) {
 		r.seen["mtp_layers_block_type"] = true // no MTP layers: the pattern of none (the count, set, is refused)
+	}
+	return nil
+}
+
+// nemotronHExperts reads the experts of a NemotronH whose layers have
+// some (E: transformers 5.24.0's "moe"; hybrid_moe.go):
+// n_routed_experts of moe_intermediate_size, num_experts_per_tok of them
+// a token, and moe_shared_expert_intermediate_size (n_shared_experts,
+// where set, must agree with it) read as that over
+// moe_intermediate_size shared experts. moe_latent_size is refused where
+// set (the latent projections are not modelled); the router's grouping
+// (n_group, topk_group), norm_topk_prob, routed_scaling_factor and
+// moe_shared_expert_overlap change no size.
+func (r *hfReader) nemotronHExperts(m *Spec) error {
+	var err error
+	need := func(k string, dst *int) {
+		if err == nil {
+			*dst, err = r.count(k, true, 1)
+		}
+	}
+	need("n_routed_experts", &m.Experts)
+	need("num_experts_per_tok", &m.TopK)
+	need("moe_intermediate_size", &m.ExpertFFN)
+	if err != nil {
+		return err
+	}
+	if raw, ok := r.raw["moe_latent_size"]; ok && !hfUnset(raw) {
+		return r.fail("moe_latent_size", "the experts' latent projections: placer does not model them")
+	}
+	shared, err := r.count("moe_shared_expert_intermediate_size", false, 0)
+	if err != nil {
+		return err
+	}
+	if shared%m.ExpertFFN != 0 {
+		return r.fail("moe_shared_expert_intermediate_size", "%d is not a multiple of moe_intermediate_size %d: placer does not model it", shared, m.ExpertFFN)
+	}
+	m.SharedExperts = shared / m.ExpertFFN
+	n, err := r.count("n_shared_experts", false, 0)
+	if err != nil {
+		return err
+	}
+	if n > 0 && m.SharedExperts > 0 && n != 1 && n != m.SharedExperts {
+		return r.fail("n_shared_experts", "%d: not one shared expert of moe_shared_expert_intermediate_size %d", n, shared)
 	}
 	return nil
 }

@@ -75,13 +75,14 @@ func (m Spec) MambaParams() int64 {
 
 // hybridLayerParams is the layers' parameters of a hybrid m, each kind
 // counted: a Mamba-2 block's (MambaParams), an attention block's (its
-// projections and one norm), an MLP block's (its matrices and one norm).
+// projections and one norm), an MLP block's (its matrices and one norm),
+// a block of experts' (hybridExpertParams).
 func (m Spec) hybridLayerParams() int64 {
 	nm, na, nf := m.Kinds()
 	h := int64(m.Hidden)
 	attn := AttentionParams(m) - int64(m.NormsPerBlock())*h + h
 	mlp := mlpParams(m, int64(m.FFN)) + h
-	return int64(nm)*m.MambaParams() + int64(na)*attn + int64(nf)*mlp
+	return int64(nm)*m.MambaParams() + int64(na)*attn + int64(nf)*mlp + int64(expertLayers(m))*hybridExpertParams(m)
 }
 
 // SSDFLOPs is one token's forward FLOPs in the SSD algorithm of one
@@ -119,7 +120,8 @@ func (m Spec) hybridPerToken(s float64) float64 {
 	nm, na, nf := m.Kinds()
 	proj, scores := attnMatmulFLOPs(m, s)
 	logits := 2 * float64(m.Hidden) * float64(m.Vocab)
-	return float64(nm)*m.mambaModelFLOPs() + float64(na)*(proj+scores) + float64(nf)*mlpMatmulFLOPs(m, float64(m.FFN)) + logits
+	return float64(nm)*m.mambaModelFLOPs() + float64(na)*(proj+scores) + float64(nf)*mlpMatmulFLOPs(m, float64(m.FFN)) +
+		float64(expertLayers(m))*hybridExpertFLOPs(m) + logits
 }
 
 // checkHybrid reports the first inconsistency of a hybrid m's pattern
@@ -134,14 +136,19 @@ func (m Spec) checkHybrid() error {
 	if len(m.Pattern) != m.Layers {
 		return fmt.Errorf("pattern=%s has %d layers, not layers=%d", m.Pattern, len(m.Pattern), m.Layers)
 	}
-	if i := strings.IndexFunc(m.Pattern, func(r rune) bool { return r != KindMamba && r != KindAttention && r != KindMLP }); i >= 0 {
-		return fmt.Errorf("pattern=%s: layer %d is %q: placer models M (Mamba-2), * (attention) and - (MLP)", m.Pattern, i, m.Pattern[i])
+	if i := strings.IndexFunc(m.Pattern, func(r rune) bool {
+		return r != KindMamba && r != KindAttention && r != KindMLP && r != KindExperts
+	}); i >= 0 {
+		return fmt.Errorf("pattern=%s: layer %d is %q: placer models M (Mamba-2), * (attention), - (MLP) and E (experts)", m.Pattern, i, m.Pattern[i])
+	}
+	if err := checkHybridExperts(m); err != nil { // hybrid_moe.go
+		return err
 	}
 	s := m.SSM
 	nm, _, _ := m.Kinds()
 	switch {
-	case m.MoE() || m.MLA() || m.MTP > 0 || m.Window > 0 || m.Chunk > 0 || m.NormsPerBlock() > 2:
-		return fmt.Errorf("pattern with experts, latent attention, mtp, window, chunk or norms=4: placer models hybrids of dense blocks only")
+	case m.MLA() || m.MTP > 0 || m.Window > 0 || m.Chunk > 0 || m.NormsPerBlock() > 2:
+		return fmt.Errorf("pattern with latent attention, mtp, window, chunk or norms=4: placer models hybrids of single-mixer blocks only")
 	case m.Family != "llama":
 		return fmt.Errorf("pattern on a %s: the llama family's blocks only (RMS norms, no biases)", m.Family)
 	case nm > 0 && (s.Heads < 1 || s.HeadDim < 1 || s.State < 1 || s.Groups < 1 || s.Conv < 1 || s.Chunk < 1):

@@ -105,7 +105,7 @@ func TestHybridRefusals(t *testing.T) {
 		"intermediate_size": 96, "vocab_size": 100, "mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 8, "n_groups": 2,
 		"conv_kernel": 4, "chunk_size": 16`
 	for _, c := range []struct{ name, json, want string }{
-		{"experts", base + `, "hybrid_override_pattern": "ME*"}`, `field "hybrid_override_pattern" ("ME*"): E (experts) layers`},
+		{"experts without their fields", base + `, "hybrid_override_pattern": "ME*"}`, `field "n_routed_experts" missing`},
 		{"length", base + `, "hybrid_override_pattern": "M*"}`, `field "hybrid_override_pattern" ("M*"): 2 layers for num_hidden_layers 3`},
 		{"kind", base + `, "hybrid_override_pattern": "M*G"}`, `layer 2 is 'G'`},
 		{"no pattern", base + `}`, `field "hybrid_override_pattern" missing`},
@@ -124,7 +124,9 @@ func TestHybridRefusals(t *testing.T) {
 		{shape + ",pattern=M*-", "needs ssm_heads"},
 		{shape + ",pattern=M*", "pattern=M* has 2 layers, not layers=3"},
 		{shape + ",ssm_heads=4", "without pattern"},
-		{shape + ",pattern=M*-,ssm_heads=4,ssm_head_dim=16,ssm_state=8,ssm_groups=2,ssm_conv=4,ssm_chunk=16,experts=4,topk=1", "hybrids of dense blocks only"},
+		{shape + ",pattern=M*-,ssm_heads=4,ssm_head_dim=16,ssm_state=8,ssm_groups=2,ssm_conv=4,ssm_chunk=16,experts=4,topk=1", "no layer of experts (E)"},
+		{shape + ",pattern=ME-,ssm_heads=4,ssm_head_dim=16,ssm_state=8,ssm_groups=2,ssm_conv=4,ssm_chunk=16", "layers of experts (E) without experts"},
+		{shape + ",pattern=M*-,ssm_heads=4,ssm_head_dim=16,ssm_state=8,ssm_groups=2,ssm_conv=4,ssm_chunk=16,mtp=1", "single-mixer blocks only"},
 	} {
 		if _, err := Parse(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.text, err, c.want)

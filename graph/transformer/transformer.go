@@ -178,10 +178,14 @@ func (m Spec) MoE() bool { return m.Experts > 0 }
 // MLA reports whether m's attention is multi-head latent attention.
 func (m Spec) MLA() bool { return m.KVLoRA > 0 }
 
-// MoELayers is how many layers have experts (0 in a dense model).
+// MoELayers is how many layers have experts (0 in a dense model; in a
+// hybrid its E layers).
 func (m Spec) MoELayers() int {
-	if !m.MoE() {
+	switch {
+	case !m.MoE():
 		return 0
+	case m.Hybrid():
+		return expertLayers(m) // hybrid_moe.go
 	}
 	return m.Layers - m.DenseLayers
 }

@@ -124,8 +124,10 @@ type Row struct {
 	// and adapter_dropout as written ("": not said); CPUOffloadLayers
 	// cpu_offloading_num_layers.
 	NoTransposeCache, HiddenDropout, LoRADropout string
-	// LoRAA2A is NeMo's a2a_experimental (LORA_A2A; 1/0, "": not said).
-	LoRAA2A string
+	// LoRAA2A is NeMo's a2a_experimental (LORA_A2A; 1/0, "": not said),
+	// LoRADropoutRecompute its dropout_recompute
+	// (NEMO_LORA_USE_THUNDER_DROPOUT; 1/0, "": not said).
+	LoRAA2A, LoRADropoutRecompute string
 	// CPCommType is Megatron-Core's --cp-comm-type as the config sets it
 	// (cp_comm_type: "a2a", ...; "": not said, the p2p ring).
 	CPCommType                      string
@@ -246,7 +248,7 @@ func Parse(in io.Reader) ([]Row, error) {
 			CUDAGraph: get("cuda_graph"), CPUOffload: get("cpu_offload"), AllocConf: get("alloc_conf"),
 			LoRARank: num("lora_rank"), LoRAAlpha: num("lora_alpha"), LoRATargets: get("lora_targets"),
 			NoTransposeCache: get("no_transpose_cache"), HiddenDropout: get("hidden_dropout"), LoRADropout: get("lora_dropout"),
-			LoRAA2A: get("lora_a2a"), CPCommType: get("cp_comm_type"), CPUOffloadLayers: num("cpu_offload_layers"),
+			LoRAA2A: get("lora_a2a"), LoRADropoutRecompute: get("lora_dropout_recompute"), CPCommType: get("cp_comm_type"), CPUOffloadLayers: num("cpu_offload_layers"),
 			GradAccum: num("grad_accum"), Packing: num("packing"), Precision: get("precision"), Optimizer: get("optimizer"),
 			FusedMHA: get("fused_mha"), Unpad: get("unpad"), DenseSeqOutput: get("dense_seq_output"),
 			CUDAGraphMode: get("cuda_graph_mode"), GraphIterations: num("graph_iterations"), DDP: get("ddp"), RecipeFlags: get("recipe_flags"), SameLogsAs: get("same_logs_as"),
@@ -725,6 +727,12 @@ func loraKeys(r Row, rd *Reading) (string, error) {
 	}
 	if p, _ := strconv.ParseFloat(drop, 64); p > 0 {
 		key += ",lora-dropout=" + drop
+		// The dropout's mask drawn again in the backward, not kept
+		// (NeMo's dropout_recompute: NEMO_LORA_USE_THUNDER_DROPOUT=1 in
+		// NVIDIA's v4.1 b200_preview and v5.0 config_common.sh).
+		if r.LoRADropoutRecompute == "1" {
+			key += ",lora-dropout-recompute=on"
+		}
 	}
 	// A row-parallel adapter's output returned to the sequence shard by
 	// an all-to-all (NeMo's a2a_experimental, LORA_A2A=1 in NVIDIA's v4.0

@@ -326,7 +326,10 @@ func (c lora) exposed(k roofline.Collective, bytes float64) cost.Phase {
 // dropout_position "pre"). PyTorch's fused dropout kernel reads the
 // input (2 bytes an element) and writes its output (2) and its mask (1,
 // bool); its backward reads the gradient (2) and the mask (1) and
-// writes the input's gradient (2).
+// writes the input's gradient (2). Under lora-dropout-recompute
+// (NeMo's dropout_recompute, thunder.jit(nn.Dropout)) the mask is drawn
+// again from the generator's seed and offset inside each kernel: 2
+// bytes read and 2 written an element, each way.
 //
 // The input (adapterInputElems): a row-parallel target's (proj, fc2) is
 // its input shard, n x in. A column-parallel target's (qkv, fc1) is the
@@ -355,7 +358,12 @@ func (c lora) adapterInput(i int) (fwd, bwd cost.Phase) {
 	k := func(read, write float64) cost.Kernel {
 		return cost.Kernel{Class: graph.ClassElementwise, FLOPs: elems, Read: elems * read, Writes: elems * write}
 	}
-	if c.Plan.LoRADropout > 0 {
+	switch {
+	case c.Plan.LoRADropout > 0 && c.Plan.LoRADropoutRecompute:
+		// thunder's dropout: the mask drawn in the kernel, forward and
+		// backward, never written or read.
+		fwd, bwd = fwd.Plus(c.Run(k(cost.BF16, cost.BF16))), bwd.Plus(c.Run(k(cost.BF16, cost.BF16)))
+	case c.Plan.LoRADropout > 0:
 		fwd, bwd = fwd.Plus(c.Run(k(cost.BF16, cost.BF16+1))), bwd.Plus(c.Run(k(cost.BF16+1, cost.BF16)))
 	}
 	if norm {

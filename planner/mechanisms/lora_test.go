@@ -28,7 +28,9 @@ import (
 //   - sp, tpoverlap, BF16, no dropout: qkv the add only (0 and 1), proj
 //     nothing;
 //   - no sp, on torchtitan's stack: the norm is not TE's, qkv's input
-//     (1,024 x 512) has the dropout only.
+//     (1,024 x 512) has the dropout only;
+//   - sp, BF16, dropout recomputed (lora-dropout-recompute=on): as "sp"
+//     with no mask, the dropout 2 + 2 each way.
 func TestAdapterInputByHand(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
@@ -54,6 +56,10 @@ func TestAdapterInputByHand(t *testing.T) {
 		{"qkv no dropout", lo + ",sp=on,tpoverlap=on", false, 0, 0, k(e, 4, 2), 0, 1},
 		{"proj no dropout", lo + ",sp=on,tpoverlap=on", false, 1, 0, 0, 0, 0},
 		{"qkv torchtitan", lo + ",stack=torchtitan-0.2,lora-dropout=0.1", false, 0, k(whole, 2, 3), k(whole, 3, 2), 1, 1},
+		// thunder's dropout (lora-dropout-recompute): no mask written
+		// forward or read backward, 2 + 2 bytes an element each way.
+		{"qkv sp recompute", lo + ",sp=on,lora-dropout=0.1,lora-dropout-recompute=on", false, 0, k(whole, 2, 2), k(whole, 2, 2) + k(whole, 4, 2), 1, 2},
+		{"proj sp recompute", lo + ",sp=on,lora-dropout=0.1,lora-dropout-recompute=on", false, 1, k(e, 2, 2), k(e, 2, 2), 1, 1},
 	} {
 		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {

@@ -56,6 +56,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	if s == pl.PP-1 {
 		// An encoder's logits are its masked positions' (OutputTokens).
 		logits = m.OutputTokens(n) * float64(m.Vocab) / T * c.lossBytes()
+		acts += c.outputProjSaved() // outputproj.go: an MXFP8 output layer's saved copies
 		last := inflight
 		if pl.Titan() {
 			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)

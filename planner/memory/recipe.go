@@ -46,7 +46,8 @@ import "github.com/placer/placer/planner/plan"
 //     self.dropout(x)" comes first in ParallelLinearAdapter.forward)
 //     keeps its mask (one byte an element of the input as this GPU
 //     holds it), and a row-parallel target's linear_in the dropout's
-//     output (two) where the attention's or activation's output was.
+//     output (two) where the attention's or activation's output was;
+//     under lora-dropout-recompute (thunder's dropout) no mask.
 //     The adapters' A outputs are loraActivations'.
 func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep float64, rb recipeUnits) {
 	m, pl := &c.m, &c.pl
@@ -94,6 +95,13 @@ func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep floa
 	rep -= 2 * in
 	// The adapters' inputs.
 	drop := pl.LoRADropout > 0
+	// The dropout's mask, one byte an element where it is kept: none
+	// under lora-dropout-recompute (thunder's dropout draws it again in
+	// the backward).
+	dmask := 0.0
+	if drop && !pl.LoRADropoutRecompute {
+		dmask = 1
+	}
 	t := pl.Targets()
 	var shard float64
 	for i, col := range []plan.LoRATargets{plan.LoRAQKV, plan.LoRAFC1} {
@@ -101,7 +109,7 @@ func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep floa
 			continue
 		}
 		rb.whole += 2
-		if drop {
+		if dmask > 0 {
 			// The mask, of the norm's output as this GPU holds it
 			// (its sequence shard, or whole without sequence
 			// parallelism: counted like a norm's input).
@@ -117,16 +125,13 @@ func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep floa
 	if t.Has(plan.LoRAProj) {
 		switch {
 		case drop:
-			shard += 3 * qd / h
+			shard += (2 + dmask) * qd / h
 		case pl.FP8DPA:
 			shard += 2 * qd / h
 		}
 	}
 	if t.Has(plan.LoRAFC2) {
-		shard += 2 * f / h
-		if drop {
-			shard += f / h
-		}
+		shard += (2 + dmask) * f / h
 	}
 	a += shard
 	rb.kept += shard

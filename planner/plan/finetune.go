@@ -127,6 +127,17 @@ type FineTune struct {
 	// group, forward and backward (parallel_adapters.py, _All2AllHp2Sp).
 	// Off: that return is not priced.
 	LoRAA2A bool `json:",omitempty"`
+	// LoRADropoutRecompute is NeMo's dropout_recompute
+	// (lora-dropout-recompute=on; NVIDIA's MLPerf v4.1 b200_preview and
+	// v5.0 LoRA config_common.sh: NEMO_LORA_USE_THUNDER_DROPOUT=1): the
+	// adapters' dropout is thunder.jit(nn.Dropout(p)), which keeps no
+	// mask and draws it again in the backward from its generator's seed
+	// and offset (NVIDIA/NeMo v2.4.0 nemo/collections/llm/peft/utils.py
+	// ParallelLinearAdapter: "self.dropout = thunder.jit(nn.Dropout(dropout))"
+	// where dropout_recompute; lora.py: "recomputing dropout activations
+	// during backward pass instead of storing them"). Off: the mask is
+	// kept, one byte an element.
+	LoRADropoutRecompute bool `json:",omitempty"`
 	// PackLens are the lengths of the samples packed into each sequence,
 	// equally many of each (nil: no packing, attention over the whole
 	// sequence).
@@ -224,12 +235,15 @@ func (f *FineTune) finish(seen map[string]bool) error {
 	if f.LoRARank == -1 {
 		f.LoRARank = DefaultLoRARank
 	}
-	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"] || seen["lora-dropout"] || seen["lora-a2a"]
+	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"] || seen["lora-dropout"] || seen["lora-a2a"] || seen["lora-dropout-recompute"]
 	if lora && !seen["peft"] {
-		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a or lora-dropout without peft=lora")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a, lora-dropout or lora-dropout-recompute without peft=lora")
 	}
 	if lora && !f.LoRA() {
-		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a or lora-dropout with peft=none")
+		return fmt.Errorf("lora-rank, lora-alpha, lora-targets, lora-a2a, lora-dropout or lora-dropout-recompute with peft=none")
+	}
+	if f.LoRADropoutRecompute && f.LoRADropout == 0 {
+		return fmt.Errorf("lora-dropout-recompute=on without lora-dropout above 0: there is no dropout to recompute")
 	}
 	if f.PackLens != nil && len(f.PackLens) == 0 {
 		return fmt.Errorf("pack=on without pack-len: state the packed samples' lengths (pack-len=1024, or a mix 512:2048)")

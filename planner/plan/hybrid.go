@@ -27,6 +27,18 @@ func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
 	return nil
 }
 
+// HybridExpertsFit refuses, in one line, a hybrid model with blocks of
+// experts (transformer.KindExperts: Nemotron 3, transformers 5.24.0's
+// NemotronHConfig defaults): read and counted (its parameters and model
+// FLOPs), not yet priced by the planner, whose MoE layers are attention
+// and experts in one block and whose hybrid layers are single mixers.
+func HybridExpertsFit(m transformer.Spec) error {
+	if !m.Hybrid() || !m.MoE() {
+		return nil
+	}
+	return fmt.Errorf("workload %s: a hybrid's layers of experts (E) are read and counted, not priced: the planner prices Mamba-2, attention and MLP layers of a hybrid, and experts in attention blocks", m)
+}
+
 // ssmFits checks a tensor-parallel degree T (named name) against a
 // hybrid's Mamba-2 heads and groups, which Megatron-Core's MambaMixer
 // splits over the tensor group (each rank whole heads and whole groups).

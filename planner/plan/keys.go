@@ -479,6 +479,8 @@ var Keys = []Key{
 			return err
 		},
 		write: func(s Strategy) string { return map[bool]string{true: "on"}[s.LoRA() && s.LoRAA2A] }},
+	onOffKey(Key{Name: "lora-dropout-recompute", Help: "with lora-dropout, the adapters' dropout masks drawn again in the backward, not kept",
+		Doc: docClusterScale, group: groupRest}, func(s *Strategy) *bool { return &s.LoRADropoutRecompute }),
 	{Name: "pack", Values: "on|off", Default: "off", Help: "sequences packed from samples (pack-len)", Doc: docClusterScale,
 		Exports: toMegatron, group: groupRest,
 		set: func(s *Strategy, v string, _ map[string]bool) error {
@@ -509,6 +511,8 @@ var Keys = []Key{
 		Doc: docClusterScale, Exports: toMegatron, group: groupRest}, func(s *Strategy) *bool { return &s.FP8Params }),
 	onOffKey(Key{Name: "fp8-activation", Help: "the MLP activation's input stored in FP8",
 		Doc: docClusterScale, Exports: []string{ExportBridge}, group: groupRest}, func(s *Strategy) *bool { return &s.FP8Activation }),
+	onOffKey(Key{Name: "fp8-output-proj", Help: "with fp8=mxfp8, the output layer's GEMMs in MXFP8 (Megatron-Core's fp8_output_proj)",
+		Doc: docClusterScale, Exports: []string{ExportBridge}, group: groupRest}, func(s *Strategy) *bool { return &s.FP8OutputProj }),
 	onOffKey(Key{Name: "fp8-dpa", Help: "Transformer Engine's FP8 attention", Doc: docClusterScale, group: groupRest},
 		func(s *Strategy) *bool { return &s.FP8DPA }),
 	{Name: "fp8-transpose-cache", Values: "on|off", Default: "on", Help: "with fp8-params=on, the FP8 weights' transposes cached",

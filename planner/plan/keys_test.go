@@ -45,7 +45,7 @@ func TestKeysExportedTo(t *testing.T) {
 		ExportMegatron: "dp, mb, schedule, shard, tp, cp, pp, vp, mbs, sp, recompute, recompute-modules, recompute-layers, tpoverlap, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, fp8, fp4, fsdp, grads, epoverlap, " +
 			"pack, pack-len, fp8-params, hidden-dropout, offload-layers, graph-pool, gc-threshold, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, loss-fusion, cuda-graphs, cp-comm-type, routing",
 		ExportBridge: "dp, mb, schedule, shard, tp, cp, pp, vp, mbs, sp, recompute, recompute-modules, recompute-layers, tpoverlap, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, fp8, fp4, fsdp, grads, epoverlap, " +
-			"peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, fp8-params, fp8-activation, fp8-transpose-cache, hidden-dropout, offload-layers, graph-pool, gc-threshold, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, loss-fusion, cuda-graphs, cp-comm-type, routing, rank-capacity",
+			"peft, lora-rank, lora-alpha, lora-targets, lora-dropout, pack, pack-len, fp8-params, fp8-activation, fp8-output-proj, fp8-transpose-cache, hidden-dropout, offload-layers, graph-pool, gc-threshold, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, loss-fusion, cuda-graphs, cp-comm-type, routing, rank-capacity",
 	}
 	for target, want := range cases {
 		if got := strings.Join(KeysExportedTo(target), ", "); got != want {

@@ -83,6 +83,9 @@ type MemoryRecipe struct {
 	NoHiddenDropout bool `json:",omitempty"`
 	// FP8Activation: fp8-activation=on.
 	FP8Activation bool `json:",omitempty"`
+	// FP8OutputProj: fp8-output-proj=on (recipe.go's check; the output
+	// layer's costs: planner/outputproj.go).
+	FP8OutputProj bool `json:",omitempty"`
 	// FP8DPA: fp8-dpa=on.
 	FP8DPA bool `json:",omitempty"`
 	// OffloadLayers: offload-layers=N (0: none offloaded).
@@ -139,11 +142,25 @@ func (r MemoryRecipe) check(s Strategy) error {
 	// saved input whatever the GEMMs' recipe (NVIDIA/Megatron-LM b1030e9
 	// megatron/core/fusions/fused_bias_swiglu.py BiasSwiGLUFunction
 	// .forward: input.to(torch.float8_e4m3fn) if fp8_input_store).
-	// fp8-dpa=on stays the per-tensor recipes'.
-	block := BlockScaled(s.FP8) && !r.FP8DPA
+	// fp8-dpa=on is taken under fp4=nvfp4: Megatron-Core builds the
+	// NVFP4 recipe with it (NVIDIA/Megatron-LM d98e8a6
+	// megatron/core/fp4_utils.py get_fp4_recipe:
+	// NVFP4BlockScaling(fp8_dpa=config.fp8_dot_product_attention)), and
+	// Transformer Engine from v2.8 runs that attention in per-tensor FP8
+	// beside NVFP4 linears (transformer_engine/pytorch/attention/
+	// dot_product_attention/dot_product_attention.py init_fp8_metadata:
+	// "elif fp8_recipe.nvfp4() and _dpa_fp8_recipe == ..." builds a
+	// DelayedScaling or Float8CurrentScaling recipe for it, chosen by
+	// NVTE_DPA_FP8_RECIPE; without that variable it asserts
+	// "DotProductAttention does not support NVFP4BlockScaling"), saving
+	// Q, K, V and the output in FP8 as the per-tensor recipes do. Under
+	// fp8=mxfp8 TE v2.8 has no such recipe for the attention: refused.
+	block := BlockScaled(s.FP8) && !(r.FP8DPA && s.FP8 == FP8MX)
 	if len(fp8Keys) > 0 {
 		keys := strings.Join(fp8Keys, ", ")
 		switch {
+		case r.FP8DPA && s.FP8 == FP8MX:
+			return strategyError("fp8-dpa=on with fp8=mxfp8: Transformer Engine v2.8 runs FP8 attention beside per-tensor FP8 or NVFP4 linears only (use fp8=delayed, current or fp4=nvfp4)")
 		case block && r.FP8Params && r.NoTransposeCache:
 			return strategyError("fp8-transpose-cache=off with fp8=%s: a block-scaled weight keeps its rowwise and columnwise copies, no transpose to drop", s.FP8)
 		case block && strings.HasPrefix(s.Software.Stack, "torchtitan"):
@@ -158,6 +175,16 @@ func (r MemoryRecipe) check(s Strategy) error {
 		case s.FSDP && r.FP8Params:
 			return strategyError("fp8-params=on with fsdp=on: FP8 primary weights are modelled under the distributed optimizer (Megatron-FSDP shards its own)")
 		}
+	}
+	// Megatron-Core core_v0.18.0 TransformerConfig.__post_init__:
+	// "fp8_output_proj must be used together with fp8 mode",
+	// "fp8_output_proj requires fp8_recipe='mxfp8'"; the TE layer
+	// (TELMHeadColumnParallelLinear) is Megatron-Core's.
+	switch {
+	case r.FP8OutputProj && s.FP8 != FP8MX:
+		return strategyError("fp8-output-proj=on without fp8=mxfp8: Megatron-Core's fp8_output_proj requires fp8_recipe='mxfp8' (fp8=%q)", s.FP8)
+	case r.FP8OutputProj && s.Software.Framework() != FrameworkMegatron:
+		return strategyError("fp8-output-proj=on on %s: Megatron-Core's TELMHeadColumnParallelLinear", s.Software.Stack)
 	}
 	if r.NoTransposeCache && !r.FP8Params {
 		return strategyError("fp8-transpose-cache=off without fp8-params=on: the transposes are the FP8 primary weights'")

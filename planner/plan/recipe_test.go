@@ -24,7 +24,8 @@ func TestMemoryRecipeKeys(t *testing.T) {
 	}
 	for _, c := range []struct{ text, want string }{
 		{"fp8-params=on", "fp8-params=on without fp8=delayed or fp8=current"},
-		{"fp8=mxfp8,fp8-dpa=on", "fp8-dpa=on without fp8=delayed or fp8=current"},
+		{"fp8=mxfp8,fp8-dpa=on", "fp8-dpa=on with fp8=mxfp8"},
+		{"fp8-dpa=on", "fp8-dpa=on without fp8=delayed or fp8=current"},
 		{"fp8=current,fp8-activation=on,stack=torchtitan-0.2", "Transformer Engine's switches"},
 		{"pp=2,offload-layers=4", "offload-layers=4 with pp=2"},
 		{"offload-layers=4,recompute=full", "offload-layers=4 with recompute=full"},
@@ -35,7 +36,7 @@ func TestMemoryRecipeKeys(t *testing.T) {
 		{"hidden-dropout=1", `hidden-dropout: "1" is not a dropout probability`},
 		{"graph-pool=layers", "graph-pool=layers without cuda-graphs=dense or full"},
 		{"cuda-graphs=dense,graph-pool=whole", `graph-pool: "whole": want layers`},
-		{"lora-dropout=0.1", "lora-dropout without peft=lora"},
+		{"lora-dropout=0.1", "lora-dropout or lora-dropout-recompute without peft=lora"},
 		{"peft=lora,lora-dropout=1", `lora-dropout: "1" is not a dropout probability`},
 	} {
 		_, err := ParseStrategy(c.text)

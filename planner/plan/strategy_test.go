@@ -38,7 +38,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys dp, mb, schedule, shard, tp, cp, pp, vp, mbs, sp, recompute, recompute-modules, recompute-layers, tpoverlap, distopt, grad-overlap, connections, queue-ahead, amax-sync, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fp4, fsdp, fp8gather, grads, epoverlap, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, lora-a2a, pack, pack-len, fp8-params, fp8-activation, fp8-dpa, fp8-transpose-cache, hidden-dropout, offload-layers, graph-pool, gc-threshold, memory-fraction, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, compile, expandable-segments, loss-fusion, cuda-graphs, graph-sync, cp-rotate, cp-comm-type, routing, rank-capacity)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys dp, mb, schedule, shard, tp, cp, pp, vp, mbs, sp, recompute, recompute-modules, recompute-layers, tpoverlap, distopt, grad-overlap, connections, queue-ahead, amax-sync, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fp4, fsdp, fp8gather, grads, epoverlap, peft, lora-rank, lora-alpha, lora-targets, lora-dropout, lora-a2a, lora-dropout-recompute, pack, pack-len, fp8-params, fp8-activation, fp8-output-proj, fp8-dpa, fp8-transpose-cache, hidden-dropout, offload-layers, graph-pool, gc-threshold, memory-fraction, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, compile, expandable-segments, loss-fusion, cuda-graphs, graph-sync, cp-rotate, cp-comm-type, routing, rank-capacity)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -161,7 +161,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"cp-comm-type": "all_gather", "cp_comm_type": "p2p",
 		"lora-dropout": "0.1", "fp8-params": "on", "fp8-param-gather": "on", "fp8-activation": "on", "fp8-dpa": "on",
 		"offload-layers": "4", "graph-pool": "layers", "fp8-transpose-cache": "off", "hidden-dropout": "0", "gc-threshold": "0.8", "garbage_collection_threshold": "0.8", "memory-fraction": "0.9",
-		"fp4": "nvfp4", "lora-a2a": "on",
+		"fp4": "nvfp4", "lora-a2a": "on", "lora-dropout-recompute": "on", "fp8-output-proj": "on",
 		"rank-capacity": "1.25", "moe-expert-rank-capacity-factor": "1.25", "moe_expert_rank_capacity_factor": "1.25",
 	}
 	for k, v := range planOnly {

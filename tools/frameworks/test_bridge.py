@@ -53,6 +53,10 @@ PLANS = {
                                     {"model.recompute_method": "block", "model.recompute_num_layers": 2, "@fp8_recipe": "mxfp8"}),
     "blockwise": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=2,fp8=blockwise,distopt=on", {"@fp8_recipe": "blockwise"}),
     "nvfp4": (LLAMA, "dgx-b200:2", "tp=2,pp=1,dp=8,mbs=2,fp4=nvfp4,distopt=on", {"@fp4_recipe": "nvfp4"}),
+    # fp8-output-proj=on: Megatron-Core 0.18.0's fp8_output_proj, which its
+    # __post_init__ accepts with fp8_recipe 'mxfp8' only.
+    "mxfp8 output layer": (LLAMA, "dgx-b200:2", "tp=2,pp=1,dp=8,mbs=2,fp8=mxfp8,fp8-output-proj=on,distopt=on",
+                           {"model.fp8_output_proj": True, "@fp8_recipe": "mxfp8"}),
     "delayed": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=2,fp8=delayed,distopt=on", {"@fp8_recipe": "delayed"}),
     "megatron-fsdp": (LLAMA, 32, "tp=1,pp=1,dp=32,mbs=1,fsdp=on", {"ddp.use_megatron_fsdp": True, "ddp.data_parallel_sharding_strategy": "optim_grads_params"}),
     "cuda graphs": (LLAMA, 16, "tp=2,pp=1,dp=8,mbs=2,cuda-graphs=dense,distopt=on", {"model.cuda_graph_impl": "transformer_engine", "model.cuda_graph_modules": ["attn", "mlp"]}),

@@ -143,6 +143,9 @@ SETTINGS = {
     "stack-dense-model-graphs": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=full"),
     # The memory-recipe keys (planner/plan recipe.go) pretrain_gpt.py has.
     "fp8-params-hidden-dropout": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=delayed,fp8-params=on,hidden-dropout=0"),
+    # FP8 primary weights with experts: --fp8-param-gather on an MoE model
+    # (the distributed optimizer gathers the experts' FP8 weights too).
+    "moe-fp8-params": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,distopt=on,fp8=delayed,fp8-params=on"),
     "offload-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,offload-layers=2"),
     "graph-pool-layers": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=dense,graph-pool=layers"),
     "gc-threshold": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,gc-threshold=0.6"),

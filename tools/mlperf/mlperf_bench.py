@@ -49,7 +49,7 @@ COLUMNS = [
     "recompute_granularity", "recompute_method", "recompute_layers",
     "cuda_graph", "cpu_offload", "alloc_conf",
     "lora_rank", "lora_alpha", "lora_targets",
-    "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "cpu_offload_layers",
+    "no_transpose_cache", "hidden_dropout", "lora_dropout", "lora_a2a", "lora_dropout_recompute", "cpu_offload_layers",
     "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
     "overlap_param_sync", "sharp", "connections", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph",
     "grad_accum", "packing", "precision", "optimizer", "fused_mha", "unpad", "dense_seq_output",
@@ -687,6 +687,10 @@ KEYS = [
     # adapter's output returned to the sequence shard by an all-to-all);
     # NVIDIA's v4.0 LoRA config_common.sh: LORA_A2A=1.
     ("lora_a2a", ["a2a_experimental"], ["LORA_A2A"]),
+    # NeMo's dropout_recompute (the adapters' dropout under thunder.jit,
+    # its mask drawn again in the backward); NVIDIA's v4.1 b200_preview
+    # and v5.0 LoRA config_common.sh: NEMO_LORA_USE_THUNDER_DROPOUT=1.
+    ("lora_dropout_recompute", ["dropout_recompute"], ["NEMO_LORA_USE_THUNDER_DROPOUT"]),
     ("cpu_offload_layers", ["cpu_offloading_num_layers"], ["CPU_OFFLOADING_NUM_LAYERS"]),
     ("dist_optimizer", [], ["USE_DIST_OPTIMIZER"]),
     ("tp_comm_overlap", ["ub_tp_comm_overlap"], ["TP_COMM_OVERLAP"]),
@@ -1311,7 +1315,7 @@ def build(trees):
                     row["fp8_format"] = "e4m3"
             for b in ("sp", "fp8", "fp8_reduce_amax", "amax_async", "fp8_params", "fp8_dpa", "fp8_activation", "cuda_graph",
                       "cpu_offload", "dist_optimizer", "tp_comm_overlap", "tp_overlap_ag", "tp_overlap_rs",
-                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph"):
+                      "overlap_param_sync", "sharp", "no_transpose_cache", "lora_a2a", "lora_dropout_recompute", "pp_embed_layer", "pp_loss_layer", "mcore_cuda_graph"):
                 row[b] = normalize_bool(row[b])
             for k in ("recompute_granularity", "recompute_method", "recompute_layers"):
                 if row[k].lower() in ("null", "none"):
@@ -1322,7 +1326,7 @@ def build(trees):
                     if k in defaults:
                         defaults.remove(k)
             if benchmark != "llama2_70b_lora":
-                row["lora_rank"] = row["lora_alpha"] = row["lora_targets"] = row["lora_dropout"] = row["lora_a2a"] = ""
+                row["lora_rank"] = row["lora_alpha"] = row["lora_targets"] = row["lora_dropout"] = row["lora_a2a"] = row["lora_dropout_recompute"] = ""
             if facts.get("max_sequence_length"):
                 row["seq_len"] = facts["max_sequence_length"]
                 if "seq_len" in defaults:

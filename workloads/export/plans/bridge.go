@@ -547,6 +547,11 @@ func bridgeRecipe(m transformer.Spec, s plan.Strategy, set func(string, any)) er
 	if r.FP8Activation {
 		set("model.activation_func_fp8_input_store", true)
 	}
+	if r.FP8OutputProj {
+		// Megatron-Core 0.18.0's TransformerConfig.fp8_output_proj (not a
+		// MixedPrecisionConfig field: the recipe does not copy over it).
+		set("model.fp8_output_proj", true)
+	}
 	if r.NoTransposeCache {
 		set("model.disable_parameter_transpose_cache", true)
 	}

@@ -173,6 +173,7 @@ func TestBridgeRecipeKeys(t *testing.T) {
 		{keys: "fp8=delayed,cuda-graphs=dense,graph-pool=layers", lines: []string{"model.cuda_graph_impl=transformer_engine", "model.cuda_graph_scope=[attn,mlp]"}},
 		{keys: "fp8=delayed,gc-threshold=0.6"},
 		{keys: "peft=lora,lora-rank=8,lora-dropout=0.1", lines: []string{"+peft.dropout=0.1"}},
+		{keys: "peft=lora,lora-rank=8,lora-dropout=0.1,lora-dropout-recompute=on", err: "lora-dropout-recompute=on has no megatron-bridge setting"},
 		{keys: "fp8=delayed,fp8-dpa=on", err: "fp8-dpa=on: Megatron-Bridge 0.5.0's mixed-precision recipes hold fp8_dot_product_attention False"},
 		{keys: "fp8=delayed,memory-fraction=0.9", err: "memory-fraction=0.9: Megatron-Bridge 0.5.0 has no setting"},
 	} {
@@ -285,5 +286,30 @@ func TestTorchTitanRecipeKeys(t *testing.T) {
 				t.Errorf("torchtitan %s: %s: got %v, want one line naming it", version, keys, err)
 			}
 		}
+	}
+}
+
+// fp8-output-proj=on (fp8=mxfp8) writes Megatron-Core 0.18.0's
+// model.fp8_output_proj, which Bridge 0.5.0's recipes do not set (not a
+// MixedPrecisionConfig field): the one line more than the same plan
+// without it.
+func TestBridgeMXFP8OutputProj(t *testing.T) {
+	m := recipeModel(t)
+	without, err := BridgeOverrides(m, recipeStrategy(t, "fp8=mxfp8"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := BridgeOverrides(m, recipeStrategy(t, "fp8=mxfp8,fp8-output-proj=on"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []string
+	for _, l := range with {
+		if !slices.Contains(without, l) {
+			added = append(added, l)
+		}
+	}
+	if len(with) != len(without)+1 || !slices.Equal(added, []string{"model.fp8_output_proj=true"}) {
+		t.Errorf("added %q (%d lines, %d without); want model.fp8_output_proj=true alone", added, len(with), len(without))
 	}
 }
