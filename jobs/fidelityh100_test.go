@@ -41,7 +41,7 @@ import (
 func TestFidelityH100(t *testing.T) { fidelityH100(t, false, true, false, 0.31, 0.12) }
 
 // TestFidelityH100Roofline is TestFidelityH100 with the graphs' measured
-// times taken out (time_s and dispatch_s, as tools/fidelity's roofline
+// times taken out (time_s and dispatch_s, as tools/measure/fidelity's roofline
 // column takes them out): every kernel from the h100 preset's roofline.
 // It achieves resnet50 at 32 -24.0%, at 8 +1.1%; bert_base at 16 -3.3%,
 // at 4 +8.2%; regnet -10.0%, efficientnet +2.4%, mobilenet -29.5%, the
@@ -151,7 +151,7 @@ func fidelityH100(t *testing.T, roofline, host, unnamed bool, rowTol, meanTol fl
 
 // withoutTimes writes the graph at path, and its meta file if it has one,
 // into a temporary directory without measured times (every op's time_s
-// and dispatch_s; the meta's profile), as tools/fidelity's strip_times
+// and dispatch_s; the meta's profile), as tools/measure/fidelity's strip_times
 // does, and returns the new graph's path.
 func withoutTimes(t *testing.T, path string) string {
 	t.Helper()

@@ -181,7 +181,7 @@ func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tas
 }
 
 // torchRealizer is the realizer of a graph from PyTorch: one whose
-// exporter's meta file (tools/torchexport) lies beside it, X.meta.json
+// exporter's meta file (tools/dev/torchexport) lies beside it, X.meta.json
 // for X.json; nil for any other graph.
 func torchRealizer(gs inputs.GraphSpec, g *graph.Graph, pr *profile.Profile, prPath string) (*export.Realizer, error) {
 	if pr != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // torchCNN is a graph from PyTorch with its meta file beside it
-// (testdata/torch: tools/torchexport's small CNN, the meta file written
+// (testdata/torch: tools/dev/torchexport's small CNN, the meta file written
 // from its op names).
 const torchCNN = "testdata/torch/cnn.json"
 

@@ -156,7 +156,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	pp.placementOnly()
 	if o.Stages != 0 {
 		if pp.realizer == nil || o.Stages < 0 {
-			return SearchReport{}, fail.Usagef("--stages %d: for a graph from PyTorch (tools/torchexport's X.meta.json beside X.json), at least 1", o.Stages)
+			return SearchReport{}, fail.Usagef("--stages %d: for a graph from PyTorch (tools/dev/torchexport's X.meta.json beside X.json), at least 1", o.Stages)
 		}
 		pp.realizer.Stages = o.Stages
 	}

@@ -21,7 +21,7 @@ import (
 // (measurements/README.md says how).
 var kernelbenchH100 = filepath.Join("..", "measurements", "2026-11-26-h100", "kernelbench.jsonl")
 
-// benchLine is one line of tools/kernelbench/kernelbench.py's output (the
+// benchLine is one line of tools/measure/kernelbench/kernelbench.py's output (the
 // fields these tests read).
 type benchLine struct {
 	Kind, Name, Recipe, Model string

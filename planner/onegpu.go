@@ -9,7 +9,7 @@ import (
 
 // OneGPU costs parts of a training step on one GPU of Pod, their kernels
 // alone: no communication, no pipeline, no optimizer unless asked. It is
-// what a measurement on one GPU (tools/kernelbench, tools/layerbench)
+// what a measurement on one GPU (tools/measure/kernelbench, tools/measure/layerbench)
 // times, and what planner/reference checks those measurements
 // against. Times are seconds of the GPU's busy time, forward and
 // backward together.

@@ -97,7 +97,7 @@ type Result struct {
 	// LayerForward and LayerBackward are one transformer block's kernels
 	// on one GPU for one micro-batch (its tensor-parallel shard, its
 	// recomputation included, no communication): what one GPU measures
-	// running the block alone (tools/layerbench).
+	// running the block alone (tools/measure/layerbench).
 	LayerForward  float64 `json:"layer_forward_s"`
 	LayerBackward float64 `json:"layer_backward_s"`
 	// LayerCosting says how a dense layer was costed where an eager

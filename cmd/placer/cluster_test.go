@@ -117,7 +117,7 @@ func TestClusterK8s(t *testing.T) {
 }
 
 // TestClusterK8sSchema checks the manifests against Kubernetes' own API
-// types: tools/k8scheck (its own module, so that placer does not depend
+// types: tools/dev/k8scheck (its own module, so that placer does not depend
 // on k8s.io/api) decodes each strictly into a batch/v1 Job and applies
 // the API server's rules for the fields placer writes. A manifest with a
 // misspelt field or a bad quantity is refused. Skipped when the Go module
@@ -125,11 +125,11 @@ func TestClusterK8s(t *testing.T) {
 // dry run needs a cluster's API server, is not used).
 func TestClusterK8sSchema(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds tools/k8scheck")
+		t.Skip("builds tools/dev/k8scheck")
 	}
-	check := filepath.Join("..", "..", "tools", "k8scheck")
+	check := filepath.Join("..", "..", "tools", "dev", "k8scheck")
 	if out, err := exec.Command("go", "-C", check, "mod", "download").CombinedOutput(); err != nil {
-		t.Skipf("SKIP: cannot fetch k8s.io/api for tools/k8scheck (offline?): %v: %s", err, out)
+		t.Skipf("SKIP: cannot fetch k8s.io/api for tools/dev/k8scheck (offline?): %v: %s", err, out)
 	}
 	job, table := k8sManifests(t)
 	data, err := os.ReadFile(job)

@@ -22,12 +22,12 @@ msr-fiddle expert-placement file) into what a framework reads:
   tf-device-map  {op name: "/device:GPU:k"} (JSON)
   costgraph      TensorFlow CostGraphDef text with each node's device field
   msr-fiddle     msr-fiddle's expert-placement JSON {"fpgas": [{"nodes": [ids]}], "cpus": [...]}
-  module-map     for graphs from tools/torchexport: {module path: device}, and the
+  module-map     for graphs from tools/dev/torchexport: {module path: device}, and the
                  split points of torch.distributed.pipelining when the placement is
                  a contiguous pipeline (reads the exporter's X.meta.json beside X.json)
-  torch-plan     for graphs from tools/torchexport: the modules cut into contiguous
+  torch-plan     for graphs from tools/dev/torchexport: the modules cut into contiguous
                  pipeline stages, with the strategy's replicas, micro-batches and
-                 schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
+                 schedule; tools/dev/torchplan/torchplan.py runs it (docs/torch-plan.md)
   torchtitan     the torch plan as a torchtitan job configuration (training batch
                  sizes, parallelism degrees, schedule, micro-batch size and each
                  model part's modules, activation checkpointing); also a
@@ -59,7 +59,7 @@ msr-fiddle expert-placement file) into what a framework reads:
                  refused in one line naming what Bridge has no key for
                  (docs/frameworks.md)
 
-docs/import.md describes each format and tools/torchexport/placement.py applies
+docs/import.md describes each format and tools/dev/torchexport/placement.py applies
 a module map to an nn.Module. A placement file is a decision file, a
 result file (search --out) or an eval report (eval -o).
 

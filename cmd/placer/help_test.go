@@ -105,7 +105,7 @@ func TestHelpFlagsFit(t *testing.T) {
 // users come for) and puts op placement second, and the cluster planner's
 // commands it shows run as written (their files written to a scratch
 // folder). The op placement command is README.md's quick start, which go
-// test ./tools/readme runs.
+// test ./tools/dev/readme runs.
 func TestRootHelp(t *testing.T) {
 	code, help, errs := placer(t, "--help")
 	if code != 0 {

@@ -16,7 +16,7 @@ func newProfileCmd(s *streams) *cobra.Command {
 		Use:   "profile (--model MODEL | --workload MODEL) --out FILE",
 		Short: "Measure a model's training step op by op, or a transformer's layers, collectives and host, for eval and search --profile",
 		Long: `With --model: exports the model's training step (forward, loss, backward, the
-optimizer's update) as an op graph, as tools/torchexport does, runs it on the
+optimizer's update) as an op graph, as tools/dev/torchexport does, runs it on the
 device (--steps profiled steps after --warmup) under torch.profiler and writes
 an ops profile (docs/profile.md, Op graphs): the graph, each op with its
 median time (on a GPU its kernels' time and its dispatch time), the GPU or

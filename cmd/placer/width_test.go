@@ -17,7 +17,7 @@ import (
 // package's tests of them; the long reports print through the same
 // TableFit and line wrapping (report's TestTableFit,
 // TestTableFitBreaksCells), and the README's samples are held by go test
-// ./tools/readme.
+// ./tools/dev/readme.
 func TestEveryReportFits(t *testing.T) {
 	qwen := []string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "-q"}
 	gpt := "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152,tied=false"

@@ -15,7 +15,7 @@ import "github.com/placer/placer/graph"
 // What autocast adds to the host beyond these casts' own issue is not
 // counted: its wrapper (the Autocast dispatch key's guard and
 // cached_cast's checks) took 0.13 us a call on this project's CPU, a
-// cached weight 0.19 us (tools/torchexport/dispatch.py --autocast, median
+// cached weight 0.19 us (tools/dev/torchexport/dispatch.py --autocast, median
 // of three runs), against 14 us to issue an op on the lent H100's host
 // (roofline.MeasuredIssue). A cast issued by autocast from C++ took 1.69
 // us there against 2.46 us for the same cast called from Python: each

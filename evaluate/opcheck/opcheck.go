@@ -64,7 +64,7 @@ type Source struct {
 }
 
 // Sources are the profiled steps of measurements/ (fp32, eager PyTorch:
-// tools/fidelity's exports with measured kernel times).
+// tools/measure/fidelity's exports with measured kernel times).
 var Sources = []Source{
 	{"resnet50 b32 (H100)", "measurements/2026-11-26-h100/graphs/resnet50-b32-fp32.json", "h100"},
 	{"resnet50 b8 (H100)", "measurements/2026-11-26-h100/graphs/resnet50-b8-fp32.json", "h100"},

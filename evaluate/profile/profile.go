@@ -84,7 +84,7 @@ type OpGraph struct {
 	Steps  int             `json:"steps"`
 	Warmup int             `json:"warmup"`
 	Graph  json.RawMessage `json:"graph"`
-	// Meta is the exporter's meta file of the graph (tools/torchexport's
+	// Meta is the exporter's meta file of the graph (tools/dev/torchexport's
 	// X.meta.json: each op's module, the parameters, the train-mode
 	// modules), which search realizes a decision with and export
 	// --to torch-plan and module-map read; checked where it is used.

@@ -253,7 +253,7 @@ const MeasuredIssueBwd = 17.86e-6
 
 // DefaultDispatch is the dispatch time of one op of each class (by
 // graph.Class): PyTorch 2.14.1's CPU time per op on tiny CPU tensors
-// (tools/torchexport/dispatch.py: an op called from Python, one thread,
+// (tools/dev/torchexport/dispatch.py: an op called from Python, one thread,
 // the median of 15 rounds of 2,000 calls; the median of three runs) on
 // this project's machine (2 cores, nothing else running, 2026-11-25): mm
 // for matmul, conv2d for conv, add for elementwise, sum for reduction,

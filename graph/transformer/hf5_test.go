@@ -9,7 +9,7 @@ import (
 
 // TestHFTransformers5: the config.json files transformers 5.24.0's
 // save_pretrained wrote for each model type placer reads
-// (testdata/hf5, tools/hfconfigs/hfconfigs.py: its config classes at the
+// (testdata/hf5, tools/measure/hfconfigs/hfconfigs.py: its config classes at the
 // small sizes below) read as the models they were built as, and their
 // rotary settings from rope_parameters, where 5.x writes them. Before:
 // Gemma 3's refused for "_sliding_window_pattern", NemotronH's for

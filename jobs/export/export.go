@@ -372,7 +372,7 @@ func searchCommand(o Options, p plan.Pod, format string) string {
 }
 
 // exportTransformer writes a transformer's plan at cluster scale as a
-// version-2 torch plan (tools/torchplan runs it with torch.distributed),
+// version-2 torch plan (tools/dev/torchplan runs it with torch.distributed),
 // as Megatron-LM's arguments (a bash array for pretrain_gpt.py) or as a
 // torchtitan job configuration.
 func exportTransformer(o Options) ([]byte, error) {

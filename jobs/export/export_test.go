@@ -66,7 +66,7 @@ func TestExportTransformerPlanReads(t *testing.T) {
 	}{
 		{"gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8", "tp=2,pp=2,dp=2,mbs=2,sp=on", 8, ""},
 		// Experts split over EP 2 x expert-DP 2, the rest data parallel
-		// over the 4 GPUs (docs/cluster-scale.md; tools/torchplan/experts.py
+		// over the 4 GPUs (docs/cluster-scale.md; tools/dev/torchplan/experts.py
 		// runs it).
 		{"gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32", "ep=2,dp=4", 4,
 			`"expert_parallel": 2,

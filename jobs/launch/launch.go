@@ -334,7 +334,7 @@ func shellJoin(args []string) string {
 
 // The Kubernetes objects of a manifest: the fields placer writes of
 // batch/v1 Job and core/v1 PodSpec, under their API names (the test in
-// tools/k8scheck decodes the manifest strictly into k8s.io/api's types).
+// tools/dev/k8scheck decodes the manifest strictly into k8s.io/api's types).
 type (
 	k8sMeta struct {
 		Name      string            `json:"name,omitempty"`

@@ -28,7 +28,7 @@ import (
 // ModelOptions are placer profile --model's: the model's training step
 // exported as an op graph and timed op by op on the device.
 type ModelOptions struct {
-	// Model is the model as tools/torchexport names it: a zoo name
+	// Model is the model as tools/dev/torchexport names it: a zoo name
 	// (placer_torch/zoo.py), package.module:factory or file.py:factory (with
 	// InputShapes), torchvision.models:resnet18 among them.
 	Model       string

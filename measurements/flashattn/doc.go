@@ -1,5 +1,5 @@
 // Package flashattn embeds the published training throughputs of
-// measurements/flashattn as tools/codebases/codebases_bench.py read them
+// measurements/flashattn as tools/measure/codebases/codebases_bench.py read them
 // (README.md: the source, its commit and licence, and the validation
 // part).
 //

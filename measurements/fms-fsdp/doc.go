@@ -1,5 +1,5 @@
 // Package fmsfsdp embeds the published training throughputs of
-// measurements/fms-fsdp as tools/codebases/codebases_bench.py read them
+// measurements/fms-fsdp as tools/measure/codebases/codebases_bench.py read them
 // (README.md: the source, its commit and licence, and the validation
 // part).
 //

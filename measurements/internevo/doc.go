@@ -1,5 +1,5 @@
 // Package internevo embeds InternEvo's published training throughputs as
-// tools/codebases/codebases_bench.py read them (README.md: the source, its
+// tools/measure/codebases/codebases_bench.py read them (README.md: the source, its
 // commit and licence, and the validation part).
 //
 // May import: no other placer package

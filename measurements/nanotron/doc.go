@@ -1,5 +1,5 @@
 // Package nanotron embeds the published training throughputs of
-// measurements/nanotron as tools/codebases/codebases_bench.py read them
+// measurements/nanotron as tools/measure/codebases/codebases_bench.py read them
 // (README.md: the source, its commit and licence, and the validation
 // part).
 //

@@ -1,5 +1,5 @@
 // Package torchtitanh200 embeds the published training throughputs of
-// measurements/torchtitan-h200 as tools/codebases/codebases_bench.py read them
+// measurements/torchtitan-h200 as tools/measure/codebases/codebases_bench.py read them
 // (README.md: the source, its commit and licence, and the validation
 // part).
 //

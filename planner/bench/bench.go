@@ -95,7 +95,7 @@ type Row struct {
 	Framework                string
 	// The host as the system description states it: its CPU model and
 	// sockets a node, the compute network's NICs a node and each one's
-	// line rate in Gb/s (0: not stated; the mirror's tools/mlperf
+	// line rate in Gb/s (0: not stated; the mirror's tools/measure/mlperf
 	// host_network reads them), the GPUs' interconnect and their link to
 	// the host, as written.
 	HostCPU                                   string

@@ -207,7 +207,7 @@ func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd
 
 // H100 are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
-//     makes placer's own nine blocks (tools/layerbench: each Megatron
+//     makes placer's own nine blocks (tools/measure/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
 //     1, sequence 4,096) measured on an H100 SXM with cuDNN's attention
 //     (measurements/2026-11-26-h100-b/layerbench-cudnn.jsonl) closest to

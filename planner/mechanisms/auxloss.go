@@ -54,7 +54,7 @@ func (RouterAuxLoss) Prices(s *cost.Shard) bool {
 // product with the counts, its sum and the scalar factor (4 for 1): 8
 // kernels more forward; the backward the same 6 (autograd's nodes of the
 // eager ops: a sum's expand, the products' multiplies, the softmax's
-// backward). tools/mcoreops/count.py counts these on a CPU (aux_loss
+// backward). tools/measure/mcoreops/count.py counts these on a CPU (aux_loss
 // against none, the same layer: 12 forward, 6 backward, without the
 // tracker's add and the per-token multiply, which the MoE layer built
 // alone does not run).

@@ -21,7 +21,7 @@ import (
 //   - ../shared/data/h100/layers-*.jsonl (layer.py): "row", "hidden",
 //     "heads", "tp", "seq", "mbs", "layer_fwd_bwd_ms", and optionally
 //     "head_fwd_bwd_ms" (the output layer and its cross-entropy);
-//   - tools/layerbench --json: "row", "workload", "strategy",
+//   - tools/measure/layerbench --json: "row", "workload", "strategy",
 //     "measured_forward_ms", "measured_backward_ms".
 type MeasuredLayer struct {
 	Name     string

@@ -15,7 +15,7 @@ import (
 )
 
 // MeasuredStep is one GPU's whole training step of a Megatron H100 row,
-// measured without communication (tools/kernelbench, section between):
+// measured without communication (tools/measure/kernelbench, section between):
 // MicroBatches micro-batches of the row's embedding, its layers at their
 // tensor-parallel shard (the collectives stood in for), its output layer
 // and FP32 cross-entropy, forward and backward, the gradients

@@ -11,7 +11,7 @@ import (
 )
 
 // The code bases beside InternEvo (sweeps_internevo.go) read from
-// measurements/ (tools/codebases/codebases_bench.py): flash-attention's
+// measurements/ (tools/measure/codebases/codebases_bench.py): flash-attention's
 // training code and torchtitan's Trainy H200 runs, each with its own
 // validation set (chosen before any row was predicted: the readers'
 // flashattn_part and titanh200_part).

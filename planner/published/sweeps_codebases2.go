@@ -8,7 +8,7 @@ import (
 	"github.com/placer/placer/measurements/nanotron"
 )
 
-// Two more code bases read from measurements/ (tools/codebases/codebases_bench.py):
+// Two more code bases read from measurements/ (tools/measure/codebases/codebases_bench.py):
 // nanotron's scaling benchmarks (the Ultra-Scale Playbook's best
 // configurations on H100) and IBM's fms-fsdp README tables, each with its
 // own validation set (chosen before any row was predicted: the reader's

@@ -11,7 +11,7 @@ import (
 
 // InternEvo's published throughputs (measurements/internevo: its
 // doc/en/train_performance.md at 34fc28d, read by
-// tools/codebases/codebases_bench.py): InternLM-7B on 8 to 1,024 A100s.
+// tools/measure/codebases/codebases_bench.py): InternLM-7B on 8 to 1,024 A100s.
 // The development rows are SetInternEvo's; the validation rows, chosen
 // before any was predicted (the reader's internevo_part: the throughput
 // table's tp=2 rows), SetInternEvoValidation's, reported as aggregates

@@ -1366,7 +1366,7 @@ func writeSteps(w io.Writer, l Layers) error {
 		}
 	}
 	_, err := fmt.Fprint(w, "step: the micro-batches' embedding, blocks, output layer and cross-entropy, forward and backward, measured in plain\n"+
-		"PyTorch (tools/kernelbench); blocks: the block measured alone, times micro-batches x layers; between: the step less its\n"+
+		"PyTorch (tools/measure/kernelbench); blocks: the block measured alone, times micro-batches x layers; between: the step less its\n"+
 		"blocks, predicted with plain PyTorch's addition of each micro-batch's gradients into the last (Megatron-Core fuses it\n"+
 		"into its GEMMs); attention: the backend the file names, else the pod's first (cuDNN on H100);\n"+
 		"head, embedding: one micro-batch's forward and backward (placer: Megatron-Core's, the FP32 main-gradient add included);\n"+

@@ -2,7 +2,7 @@
 // frameworks read: a TensorFlow device map ({op name: "/device:GPU:k"}),
 // a CostGraphDef with device fields (workloads/costgraph), msr-fiddle's
 // expert-placement JSON (workloads/msrfiddle), and, for graphs from the
-// PyTorch exporter (tools/torchexport), a module map {module path: device}
+// PyTorch exporter (tools/dev/torchexport), a module map {module path: device}
 // with the split points of torch.distributed.pipelining when the placement
 // is a contiguous pipeline, a torch plan (the Realizer cuts a decision
 // into the plan it runs), and that plan as torchtitan's or DeepSpeed's

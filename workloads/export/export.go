@@ -157,7 +157,7 @@ func DecodeTorchMeta(path string, data []byte, g *graph.Graph) (*TorchMeta, erro
 		return nil, graph.JSONError("export: "+path, data, err)
 	}
 	if m.Format != TorchMetaFormat {
-		return nil, fmt.Errorf("export: %s: format %q, want %q (the meta file tools/torchexport writes)", path, m.Format, TorchMetaFormat)
+		return nil, fmt.Errorf("export: %s: format %q, want %q (the meta file tools/dev/torchexport writes)", path, m.Format, TorchMetaFormat)
 	}
 	if len(m.Ops) != g.NumOps() {
 		return nil, fmt.Errorf("export: %s: %d ops, graph %s has %d: not this graph's meta file", path, len(m.Ops), g.Name(), g.NumOps())
@@ -180,7 +180,7 @@ func DecodeTorchMeta(path string, data []byte, g *graph.Graph) (*TorchMeta, erro
 // ModuleMapFormat is the format name of a module map.
 const ModuleMapFormat = "placer-module-map"
 
-// ModuleMap places a PyTorch model's modules: tools/torchexport/placement.py
+// ModuleMap places a PyTorch model's modules: tools/dev/torchexport/placement.py
 // applies it to an nn.Module.
 type ModuleMap struct {
 	Format  string `json:"format"`

@@ -16,12 +16,12 @@ import (
 // cannot express is refused in one line naming its field. Each export is
 // for a named release of its framework (--to torchtitan@0.3,
 // torchtitan@0.2, deepspeed@0.19) and is checked by that release's own
-// code (tools/frameworks: torchtitan 0.3.0's and 0.2.2's ConfigManager,
+// code (tools/dev/frameworks: torchtitan 0.3.0's and 0.2.2's ConfigManager,
 // ParallelDims, pipeline split and schedule; DeepSpeed 0.19.8's
 // DeepSpeedConfig and PipelineModule).
 
 // Release is a release an export is written for (--to
-// NAME@Version) and the release whose code checks it (tools/frameworks).
+// NAME@Version) and the release whose code checks it (tools/dev/frameworks).
 type Release struct{ Version, Checked string }
 
 // frameworkVersions are the releases each framework's export is written

@@ -33,7 +33,7 @@ func titanBody(out []byte) string {
 // refusals naming torchtitan's field. module_fqns_per_model_part lists
 // what torchtitan 0.2.2's pipeline_module_split keeps: top-level
 // modules, and the items of a top-level ModuleList or ModuleDict
-// (tools/frameworks checks these files with torchtitan's own code).
+// (tools/dev/frameworks checks these files with torchtitan's own code).
 func TestTorchTitanConfig(t *testing.T) {
 	tail := "\n[activation_checkpoint]\nmode = \"none\"\n"
 	shared := handPlan(32, 1, 2, "1f1b", "", []string{"a"}, []string{"b"})

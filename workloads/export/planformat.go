@@ -11,7 +11,7 @@ import (
 )
 
 // The torch plan formats. `placer export --to torch-plan` writes one of
-// two, and tools/torchplan runs both, the file's "format" telling which
+// two, and tools/dev/torchplan runs both, the file's "format" telling which
 // (docs/torch-plan.md).
 const (
 	// TorchPlanFormat is a module placement cut into pipeline stages x
@@ -140,7 +140,7 @@ func encodePlan(p any) ([]byte, error) {
 }
 
 // DecodeTorchPlan reads a TorchPlanFormat plan and checks it as
-// tools/torchplan would: a positive number of replicas and
+// tools/dev/torchplan would: a positive number of replicas and
 // micro-batches, a known schedule, stages numbered in order on distinct
 // devices of the replica.
 func DecodeTorchPlan(data []byte) (*TorchPlan, error) {
@@ -179,7 +179,7 @@ func DecodeTorchPlan(data []byte) (*TorchPlan, error) {
 
 // DecodeTransformerPlan reads a TransformerPlanFormat plan (or one of
 // its old spelling, TorchPlanFormat version 2) and checks it as
-// tools/torchplan/megatron.py does, with its defaults (kv_heads = heads,
+// tools/dev/torchplan/megatron.py does, with its defaults (kv_heads = heads,
 // ffn = 4 x hidden, tied, layernorm, gelu, micro_batch_size = batch /
 // (replicas x micro_batches)): positive sizes, tensor dividing the heads,
 // key/value heads, MLP width and vocabulary (and the sequence with

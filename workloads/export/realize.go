@@ -60,7 +60,7 @@ type Realizer struct {
 func (r *Realizer) Meta() *TorchMeta { return r.meta }
 
 // NewRealizer prepares the realization of decisions for g, whose meta
-// file (tools/torchexport's) is meta.
+// file (tools/dev/torchexport's) is meta.
 func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
 	if len(meta.Ops) != g.NumOps() {
 		return nil, fmt.Errorf("export: meta file has %d ops, graph %s has %d", len(meta.Ops), g.Name(), g.NumOps())
@@ -127,7 +127,7 @@ func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
 		return r.units[a].root < r.units[b].root
 	})
 	if len(r.units) == 0 {
-		return nil, fmt.Errorf("export: torch-plan: graph %s has no module with parameters or forward ops (is its meta file from tools/torchexport?)", g.Name())
+		return nil, fmt.Errorf("export: torch-plan: graph %s has no module with parameters or forward ops (is its meta file from tools/dev/torchexport?)", g.Name())
 	}
 	index := map[string]int{}
 	for k, u := range r.units {

@@ -10,7 +10,7 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// TorchPlan is the TorchPlanFormat plan tools/torchplan runs: a PyTorch
+// TorchPlan is the TorchPlanFormat plan tools/dev/torchplan runs: a PyTorch
 // model's modules cut into pipeline stages, each stage on one device of a
 // replica, replicated R times data-parallel, each replica's share of the
 // batch run as M micro-batches in the schedule's order

@@ -8,7 +8,7 @@ import (
 // TransformerPlan is the TransformerPlanFormat torch plan (version 2 of
 // TorchPlanFormat in files written before it had a name of its own): a
 // uniform transformer run with tensor, pipeline and data parallelism
-// (Megatron-LM's 3D parallelism) by tools/torchplan (docs/torch-plan.md). Ranks
+// (Megatron-LM's 3D parallelism) by tools/dev/torchplan (docs/torch-plan.md). Ranks
 // are laid out as Megatron-LM does: rank = t + T (d + D p) for tensor rank
 // t, data-parallel rank d and pipeline stage p.
 type TransformerPlan struct {
@@ -34,7 +34,7 @@ type TransformerPlan struct {
 	RecomputeLayers  int      `json:"recompute_layers,omitempty"`
 	DistributedOpt   bool     `json:"distributed_optimizer,omitempty"`
 	// FSDP shards the weights, gradients and optimizer state over the
-	// replicas (ZeRO-3; fsdp=on). tools/torchplan checks the plan's
+	// replicas (ZeRO-3; fsdp=on). tools/dev/torchplan checks the plan's
 	// arithmetic, which sharding leaves as it is: it runs it replicated.
 	FSDP bool `json:"fsdp,omitempty"`
 	// The experts' mesh of a model with experts (absent in a dense

@@ -15,7 +15,7 @@
 // nodes an op of type "Initializer" whose tensor they all read.
 //
 // An ONNX file holds one inference graph; a training step (backward pass
-// and optimizer update) comes from the PyTorch exporter in tools/torchexport
+// and optimizer update) comes from the PyTorch exporter in tools/dev/torchexport
 // (docs/import.md). Imported graphs have no batch information
 // (graph.Graph.Batch is 0): the shapes are fixed numbers, with nothing to
 // say which dimension is the batch, and a Reshape's target shape is a

@@ -245,7 +245,7 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
-// TestTorchExported reads testdata/torch_cnn.onnx: tools/torchexport's
+// TestTorchExported reads testdata/torch_cnn.onnx: tools/dev/torchexport's
 // SmallCNN (eval mode, batch 2, 16x16) exported by torch 1.13's
 // torch.onnx.export (opset 13, batch norm folded into the first Conv)
 // with onnx 1.12's shape inference run. Expected values by hand.

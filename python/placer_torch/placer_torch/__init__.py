@@ -13,7 +13,7 @@ needs torch 2.4 or later).
 
 The package holds every runner and the exporter, with their command
 lines (python -m placer_torch.torchplan, python -m placer_torch.torchexport;
-tools/torchplan and tools/torchexport run them from a checkout;
+tools/dev/torchplan and tools/dev/torchexport run them from a checkout;
 docs/torch-plan.md):
 
     plan, runner, check   a placer-torch-plan read, run (apply_plan) and

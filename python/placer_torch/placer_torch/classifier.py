@@ -1,5 +1,5 @@
 """An image classifier's training step as the benchmarks that export one
-set it up (tools/timmbench, tools/dle): the model made channels-last in
+set it up (tools/measure/timmbench, tools/measure/dle): the model made channels-last in
 place under fake tensors, and its random inputs.
 
 Both tools build a torchvision or timm network, optionally channels-last

@@ -54,7 +54,7 @@ run_experts_plan(plan, rank, world) runs in every rank once
 torch.distributed is initialised; compare(plan, results) checks the ranks'
 results against the unsplit model (reference_step, every token through
 every expert, weighted by its gates: no dispatch at all); run(path,
-check, seed) is what the command line (tools/torchplan/experts.py, and
+check, seed) is what the command line (tools/dev/torchplan/experts.py, and
 torchplan.py for a plan with experts) runs once its flags are parsed.
 """
 
@@ -433,7 +433,7 @@ def _print_check(plan, c, results, seed):
 
 
 def run(path, check=False, seed=0):
-    """python3 tools/torchplan/torchplan.py --plan moe.plan.json [--check]:
+    """python3 tools/dev/torchplan/torchplan.py --plan moe.plan.json [--check]:
     one training step on `replicas` CPU processes (gloo), experts split
     over the expert-parallel groups; check compares the loss and every
     rank's gradients with the unsplit model (exit 1 if any differs).

@@ -38,11 +38,11 @@ once and writes no batch information (format version 1), as does a step
 whose second recording has other ops (a data-dependent model).
 
 This module is the exporter's library; its command line is
-tools/torchexport/torchexport.py (placer_torch.torchexport runs it once
+tools/dev/torchexport/torchexport.py (placer_torch.torchexport runs it once
 its flags are parsed), and placer_torch.profiling measures the ops it
 records. Run on its own:
-    python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
-    python3 tools/torchexport/torchexport.py --model mypkg.models:build --input-shape 3,224,224 --batch 32 -o m.json
+    python3 tools/dev/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
+    python3 tools/dev/torchexport/torchexport.py --model mypkg.models:build --input-shape 3,224,224 --batch 32 -o m.json
 or from Python:
     from placer_torch.exporter import export_training_step
     export_training_step(build_model, make_inputs, loss_fn, torch.optim.Adam, {"lr": 1e-3}, "out.json")
@@ -1203,7 +1203,7 @@ def _optimizer_step(opt):
 
 def training_step(model, inputs, target, loss_fn, opts, named, device_type, autocast=None):
     """One real training step as a closure, what --profile and
-    tools/fidelity time: the forward (under torch.autocast(device_type,
+    tools/measure/fidelity time: the forward (under torch.autocast(device_type,
     autocast) when autocast is a dtype) and the loss, its backward, every
     optimizer's step, and the gradients of named's parameters set to None.
     A model whose output has .logits or is a tuple gives the loss those

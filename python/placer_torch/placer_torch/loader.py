@@ -1,5 +1,5 @@
 """What a command line names by MODULE:NAME: one rule for every command
-of placer_torch (tools/torchexport's --model, tools/torchplan's --model
+of placer_torch (tools/dev/torchexport's --model, tools/dev/torchplan's --model
 and --loss).
 
 MODULE is a module on the import path with the current directory on it

@@ -22,7 +22,7 @@ outputs back to that ancestor's device (the ancestor's own ops, such as a
 residual add, read them there). The price is a round trip through the
 ancestor's device for each module placed away from it; a contiguous
 pipeline runs without it through placer_torch.apply_plan (placer export
---to torch-plan; tools/torchplan is its command line).
+--to torch-plan; tools/dev/torchplan is its command line).
 """
 
 import json

@@ -7,7 +7,7 @@ printed.
     python3 -m placer_torch.torchexport --model resnet50 --batch 32 -o resnet50.json
 
 (placer_torch installed, pip install -e python/placer_torch, or
-python/placer_torch on PYTHONPATH); tools/torchexport/torchexport.py is
+python/placer_torch on PYTHONPATH); tools/dev/torchexport/torchexport.py is
 the same command from a checkout."""
 
 import argparse

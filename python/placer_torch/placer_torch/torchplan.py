@@ -5,7 +5,7 @@ pipeline stages x data-parallel replicas, with torch.distributed.
         --config n_layer=4,n_embd=32,n_head=2,vocab_size=64 --input input_ids=8:int:64 --target 8:int:64 --check
 
 (placer_torch installed, pip install -e python/placer_torch, or
-python/placer_torch on PYTHONPATH); tools/torchplan/torchplan.py is the
+python/placer_torch on PYTHONPATH); tools/dev/torchplan/torchplan.py is the
 same command from a checkout.
 
 main parses the flags; run(a) starts the plan's R x S processes on this
@@ -86,7 +86,7 @@ def parse_config(text):
 
 def _import(spec, flag):
     """(MODULE, NAME, the object or None where MODULE has no NAME) of flag's
-    'MODULE:NAME', found as tools/torchexport's --model is
+    'MODULE:NAME', found as tools/dev/torchexport's --model is
     (placer_torch.loader: a module on the import path with the current
     directory on it, or a file.py by its path)."""
     try:

@@ -51,7 +51,7 @@ taking one's own chunk (same values, more traffic).
 run_megatron_plan(plan, rank, world) runs in every rank once
 torch.distributed is initialised; compare(plan, results) checks ranks'
 results against the unsplit model; run(path, check, seed) is what the
-command line (tools/torchplan/megatron.py, and torchplan.py for a
+command line (tools/dev/torchplan/megatron.py, and torchplan.py for a
 transformer plan) runs once its flags are parsed.
 """
 
@@ -634,7 +634,7 @@ def _print_check(plan, c, results, seed):
 
 
 def run(path, check=False, seed=0):
-    """python3 tools/torchplan/torchplan.py --plan gpt.plan.json [--check]:
+    """python3 tools/dev/torchplan/torchplan.py --plan gpt.plan.json [--check]:
     one training step on tensor x pipeline x replicas CPU processes (gloo);
     prints the loss; check compares the loss and every rank's gradient
     shards with the unsplit model (exit 1 if any differs). Returns the exit
@@ -644,7 +644,7 @@ def run(path, check=False, seed=0):
 
 def run_command(path, check, seed, load, cli_rank, print_check, prefix):
     """The command line of a transformer plan's runner (this module's and
-    placer_torch.experts'), its flags parsed (tools/torchplan/megatron.py:
+    placer_torch.experts'), its flags parsed (tools/dev/torchplan/megatron.py:
     --plan, --check, --seed; torchplan.py's module-plan options ignored).
     load(path) is (plan, config); cli_rank(rank, world, plan, out_dir,
     seed) runs one rank, saving its result in out_dir; print_check(plan,

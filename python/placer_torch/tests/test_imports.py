@@ -1,6 +1,6 @@
 """No import circles: every module of placer_torch
 (python/placer_torch/placer_torch) and of the command lines on it
-(tools/torchplan, tools/torchexport) is parsed with ast, and an import
+(tools/dev/torchplan, tools/dev/torchexport) is parsed with ast, and an import
 anywhere in it, inside a function too, is an edge to the module it names;
 the test fails on any cycle, naming each import on it (file:line).
 
@@ -22,7 +22,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 PACKAGE = os.path.join(ROOT, "python", "placer_torch", "placer_torch")
-TOOLS = [os.path.join(ROOT, "tools", d) for d in ("torchplan", "torchexport")]
+TOOLS = [os.path.join(ROOT, "tools", "dev", d) for d in ("torchplan", "torchexport")]
 
 
 def modules():

@@ -13,7 +13,7 @@ import (
 )
 
 // BridgeRelease is the Megatron-Bridge release whose ConfigContainer the
-// overrides are written for and checked against (tools/frameworks/
+// overrides are written for and checked against (tools/dev/frameworks/
 // bridge_check.py: megatron-bridge 0.5.0 with megatron-core 0.18.0).
 const BridgeRelease = "0.5.0"
 

@@ -26,7 +26,7 @@ func bridgeModels(t *testing.T) (dense, moe transformer.Spec) {
 }
 
 // TestBridgeOverrides: a plan's Megatron-Bridge overrides, written by hand
-// from Bridge 0.5.0's ConfigContainer fields (tools/frameworks/
+// from Bridge 0.5.0's ConfigContainer fields (tools/dev/frameworks/
 // test_bridge.py has Bridge's own machinery read them).
 func TestBridgeOverrides(t *testing.T) {
 	dense, moe := bridgeModels(t)

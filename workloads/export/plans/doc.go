@@ -5,7 +5,7 @@
 // Megatron-Bridge's
 // recipe overrides (bridge.go), torchtitan's configuration (torchtitan.go
 // for 0.2's TOML, torchtitan03.go for 0.3's config module), DeepSpeed's
-// (deepspeed.go) and a transformer plan for tools/torchplan
+// (deepspeed.go) and a transformer plan for tools/dev/torchplan
 // (transformerplan.go); which stacks each framework runs (stack.go), what
 // a plan must hold for one (check.go, keys.go: the keys each writes, from
 // plan.Keys) and the search targets built from them (target.go). The

@@ -19,7 +19,7 @@ import (
 // Bridge's Nemotron provider sets the same squared_relu activation,
 // layernorm_zero_centered_gamma and rotary_percent); Gemma 3, whose
 // GeGLU and post-norms pretrain_gpt.py has no flag for, is refused in
-// one line, as torchtitan and tools/torchplan refuse both families; a
+// one line, as torchtitan and tools/dev/torchplan refuse both families; a
 // window in all but every N-th layer is Megatron-Core's
 // --window-attn-skip-freq N.
 func TestFamiliesExport(t *testing.T) {

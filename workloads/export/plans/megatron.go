@@ -196,7 +196,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	}
 	if m.MTP > 0 {
 		// Multi-token prediction: Megatron-LM core_v0.16.1's validate_args
-		// asks rotary (or no) positions of it (tools/frameworks/
+		// asks rotary (or no) positions of it (tools/dev/frameworks/
 		// megatron_check.py's step of it).
 		if m.Family != "llama" {
 			return nil, ModelError{fmt.Errorf("megatron arguments: mtp=%d on %s's learned positions: Megatron-LM's multi-token prediction needs rotary positions (a llama: workload)", m.MTP, m.Family)}

@@ -86,7 +86,7 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (search.Target, err
 		t.Refuses = func(pl plan.Plan) error { return Check(name, m, pl.Strategy, gpus) }
 		return t, nil
 	case "torch-plan":
-		return search.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
+		return search.Target{}, fmt.Errorf("--for %s: the torch plan is tools/dev/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
 	}
 	return search.Target{}, fmt.Errorf("--for %s: placer search proposes plans for %s", name, strings.Join(SearchTargets, ", "))
 }

@@ -14,7 +14,7 @@ import (
 // TestTorchTitan03Transformer: a transformer's plan as torchtitan 0.3's
 // config module, apply_plan's statements and OVERRIDES written by hand
 // from torchtitan 0.3.0's config/configs.py, trainer.py and
-// distributed/activation_checkpoint.py (tools/frameworks/check03.py
+// distributed/activation_checkpoint.py (tools/dev/frameworks/check03.py
 // checks such modules with torchtitan's own parser), and each refusal
 // naming its field.
 func TestTorchTitan03Transformer(t *testing.T) {

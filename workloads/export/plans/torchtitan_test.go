@@ -11,7 +11,7 @@ import (
 
 // TestTorchTitanTransformer: a transformer's plan as torchtitan 0.2's job
 // configuration, written by hand from torchtitan 0.2.2's job_config.py
-// (after the header's comment lines; tools/frameworks checks such files
+// (after the header's comment lines; tools/dev/frameworks checks such files
 // with torchtitan's own code), and each refusal naming its field.
 func TestTorchTitanTransformer(t *testing.T) {
 	llama, err := transformer.Parse("llama:layers=8,hidden=64,heads=4,seq=16,vocab=128,batch=32")

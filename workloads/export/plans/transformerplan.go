@@ -14,35 +14,35 @@ import (
 // planner/plan.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
-// tools/torchplan and are refused, as are context parallelism and
+// tools/dev/torchplan and are refused, as are context parallelism and
 // grads=bf16 and epoverlap=on. A model with
-// experts gets its experts and their mesh (EP, ETP, expert-DP); tools/torchplan
+// experts gets its experts and their mesh (EP, ETP, expert-DP); tools/dev/torchplan
 // runs them with data and expert parallelism only (tp=1, pp=1), routed
 // experts only (no shared experts, no multi-head latent attention, no
 // multi-token prediction), so the others are refused.
 func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (export.TransformerPlan, error) {
-	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
+	T, err := oneTensor(s, "torch plan", "tools/dev/torchplan runs one tensor-parallel degree")
 	if err != nil {
 		return export.TransformerPlan{}, err
 	}
 	P, R := s.PipelineDegree(), s.ReplicaCount()
 	switch {
 	case s.ContextDegree() > 1:
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: cp=%d: tools/torchplan does not split sequences (context parallelism runs in Megatron-LM: --to megatron)", s.ContextDegree())
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: cp=%d: tools/dev/torchplan does not split sequences (context parallelism runs in Megatron-LM: --to megatron)", s.ContextDegree())
 	case T*P*R != gpus:
 		return export.TransformerPlan{}, fmt.Errorf("torch plan: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, R, gpus)
 	case s.MicroBatchSize < 1 || R*s.MicroBatchSize*s.MicroBatchCount() != m.Batch:
 		return export.TransformerPlan{}, fmt.Errorf("torch plan: dp=%d x mbs=%d x mb=%d is not the batch of %d", R, s.MicroBatchSize, s.MicroBatchCount(), m.Batch)
 	case s.VirtualStages() > 1:
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.VirtualStages())
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/dev/torchplan runs one model chunk per stage (no interleaving)", s.VirtualStages())
 	case s.EPOverlap:
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/dev/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
 	case s.GradBF16:
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: grads=bf16: tools/torchplan reduces gradients in the parameters' dtype (--to megatron writes --grad-reduce-in-bf16)")
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: grads=bf16: tools/dev/torchplan reduces gradients in the parameters' dtype (--to megatron writes --grad-reduce-in-bf16)")
 	case m.Hybrid() || m.Mixed():
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: pattern=%s, mixers=%s: tools/torchplan builds GPT and Llama blocks, not Mamba-2 or Gated DeltaNet layers", m.Pattern, m.Mixers)
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: pattern=%s, mixers=%s: tools/dev/torchplan builds GPT and Llama blocks, not Mamba-2 or Gated DeltaNet layers", m.Pattern, m.Mixers)
 	case m.Act != "" || m.NormsPerBlock() > 2 || m.GlobalEvery > 0 || m.Chunk > 0:
-		return export.TransformerPlan{}, fmt.Errorf("torch plan: act=%s, norms=%d, global_every=%d, chunk=%d: tools/torchplan builds GPT and Llama blocks (GeLU or SwiGLU, two norms, no windows or chunks), not Gemma's, Nemotron's or Llama 4's", cmp.Or(m.Act, "the family's"), m.NormsPerBlock(), m.GlobalEvery, m.Chunk)
+		return export.TransformerPlan{}, fmt.Errorf("torch plan: act=%s, norms=%d, global_every=%d, chunk=%d: tools/dev/torchplan builds GPT and Llama blocks (GeLU or SwiGLU, two norms, no windows or chunks), not Gemma's, Nemotron's or Llama 4's", cmp.Or(m.Act, "the family's"), m.NormsPerBlock(), m.GlobalEvery, m.Chunk)
 	}
 	var ep, etp, edp int
 	if m.MoE() {
@@ -52,9 +52,9 @@ func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (export.T
 		}
 		switch {
 		case m.SharedExperts > 0 || m.MLA() || m.MTP > 0 || m.Head > 0 && m.Head != m.Hidden/m.Heads:
-			return export.TransformerPlan{}, fmt.Errorf("torch plan: %s: tools/torchplan runs routed experts in a GPT or Llama block only (no shared experts, latent attention, multi-token prediction or head_dim of its own)", m)
+			return export.TransformerPlan{}, fmt.Errorf("torch plan: %s: tools/dev/torchplan runs routed experts in a GPT or Llama block only (no shared experts, latent attention, multi-token prediction or head_dim of its own)", m)
 		case T > 1 || P > 1 || etp > 1:
-			return export.TransformerPlan{}, fmt.Errorf("torch plan: tp=%d, pp=%d, etp=%d with experts: tools/torchplan runs a model with experts in data and expert parallelism only (tp=1, pp=1)", T, P, etp)
+			return export.TransformerPlan{}, fmt.Errorf("torch plan: tp=%d, pp=%d, etp=%d with experts: tools/dev/torchplan runs a model with experts in data and expert parallelism only (tp=1, pp=1)", T, P, etp)
 		case m.Experts%ep != 0 || R%ep != 0:
 			return export.TransformerPlan{}, fmt.Errorf("torch plan: ep=%d does not divide the %d experts and dp=%d", ep, m.Experts, R)
 		}

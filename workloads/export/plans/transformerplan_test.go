@@ -48,8 +48,8 @@ func TestNewTransformerPlan(t *testing.T) {
 		{plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
 		{plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
 		{plan.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
-		{plan.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
-		{plan.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
+		{plan.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/dev/torchplan does not split sequences"},
+		{plan.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/dev/torchplan runs one tensor-parallel degree)"},
 	} {
 		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v on %d GPUs: %v; want %q", c.s, c.gpus, err, c.want)
@@ -59,7 +59,7 @@ func TestNewTransformerPlan(t *testing.T) {
 
 // TestNewTransformerPlanExperts: a model with experts gets its experts and
 // their mesh (the EP 2 x DP 2 on 4 GPUs: dp=4, ep=2, expert-DP 2);
-// what tools/torchplan cannot run with experts is refused.
+// what tools/dev/torchplan cannot run with experts is refused.
 func TestNewTransformerPlanExperts(t *testing.T) {
 	m, err := transformer.Parse("gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32")
 	if err != nil {

@@ -1,5 +1,5 @@
 """placer_torch.classifier: the image classifiers' channels-last model and
-random inputs that tools/timmbench and tools/dle export."""
+random inputs that tools/measure/timmbench and tools/measure/dle export."""
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode

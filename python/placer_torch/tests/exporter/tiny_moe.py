@@ -2,7 +2,7 @@
 (random weights, nothing downloaded) for the exporter's tests
 (test_moe.py) and for trying it by hand:
 
-    python3 tools/torchexport/torchexport.py --model python/placer_torch/tests/exporter/tiny_moe.py:mixtral \
+    python3 tools/dev/torchexport/torchexport.py --model python/placer_torch/tests/exporter/tiny_moe.py:mixtral \
         --input-shape 8:int64 --batch 2 -o mixtral.json
 
 Their experts call torch._grouped_mm (transformers 5.x), whose fake-tensor

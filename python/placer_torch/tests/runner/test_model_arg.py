@@ -2,7 +2,7 @@
 (placer_torch.loader, docs/torch-plan.md): mymodel:SmallCNN for a
 mymodel.py in the current directory, with no PYTHONPATH (before, "No
 module named 'mymodel'"), and path/to/mymodel.py:SmallCNN by its path;
-what names nothing is one line. test_forms runs tools/torchplan/
+what names nothing is one line. test_forms runs tools/dev/torchplan/
 torchplan.py by its path as a user does, on a one-stage, one-replica plan of the
 model's top-level modules (one process: gloo on CPU)."""
 
@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The command from a checkout, run by its path as a user does (python -m
 # would put the current directory on the import path itself, whether or
 # not --model's loader does).
-TORCHPLAN = os.path.join(ROOT, "tools", "torchplan", "torchplan.py")
+TORCHPLAN = os.path.join(ROOT, "tools", "dev", "torchplan", "torchplan.py")
 
 MODEL = '''import torch.nn as nn
 

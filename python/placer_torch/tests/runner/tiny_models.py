@@ -1,5 +1,5 @@
 """Tiny models for the runner's checks (test_runner.py, test_torchplan.py;
-tools/torchplan's bench_overhead.py and heldout.py, with this folder on
+tools/dev/torchplan's bench_overhead.py and heldout.py, with this folder on
 PYTHONPATH; torchplan --model tiny_models:NAME): random initialisation
 from config objects, no downloads. No dropout, except in the train-mode models below
 (resnet18 ... PyRandomDrop: what a plan changes in train mode,
