@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
@@ -27,7 +29,9 @@ var _ cost.AttentionKernels = attnOutDropout{}
 
 func (attnOutDropout) Name() string { return "attention-output-dropout" }
 
-func (attnOutDropout) Prices(s *cost.Shard) bool { return s.M.Config.AttentionDropout > 0 }
+func (attnOutDropout) When() cost.When {
+	return cost.When{cost.Model("attention-dropout>0", func(m *transformer.Spec) bool { return m.Config.AttentionDropout > 0 })}
+}
 
 func (d attnOutDropout) Attention(s *cost.Shard) (fwd, bwd cost.Phase) {
 	e := s.Tokens * float64(s.M.Heads) / float64(s.Plan.TP) * float64(s.M.HeadDim())
@@ -45,7 +49,7 @@ func withMechanism(t *testing.T, p cost.Plugin) *cost.Points {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cost.Resolve(families.Registered, mechs, layerCosters)
+	return cost.Resolve(families.Registered, mechs, codebases.Registered)
 }
 
 // TestAddedMechanism: the example mechanism, registered, adds its
@@ -88,3 +92,4 @@ func TestAddedMechanism(t *testing.T) {
 		t.Error("the mechanism registered twice: no error")
 	}
 }
+

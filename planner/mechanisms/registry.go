@@ -16,8 +16,6 @@ var Registered = cost.MustRegistry(
 	RankBudget{},
 	LoRA{},
 	FP8Casts{},
-	BlockScaled{},
-	Rowwise{},
 	TorchaoFloat8{},
 	AmaxSync{},
 	LAMB{},
