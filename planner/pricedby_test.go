@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/planner/codebases"
@@ -81,12 +83,20 @@ func TestPricesMeansKernels(t *testing.T) {
 // what it reads, a plan key's condition names a key of plan.Keys, and a
 // code base's conditions are all the stack's settings (so that
 // cost.Registry.CodeBase can choose it from a plan's settings alone).
-// A condition of one part reads that part only: a model's condition
+// A key a mechanism declares (mechanisms.AddKeys) has its row in its
+// docs file's key table. A condition of one part reads that part only: a model's condition
 // holds or not whatever the plan, a plan key's whatever the model
 // (TestWhen in planner/cost).
 func TestDeclarations(t *testing.T) {
 	for _, r := range []*cost.Registry{families.Registered, mechanisms.Registered, codebases.Registered} {
 		for _, p := range cost.Each[cost.Plugin](r) {
+			if k, ok := p.(interface{ Keys() []plan.Key }); ok {
+				for _, key := range k.Keys() {
+					if b, err := os.ReadFile("../" + key.Doc); err != nil || !strings.Contains(string(b), "\n| `"+key.Name) {
+						t.Errorf("%s: its key %s has no row in %s (%v)", p.Name(), key.Name, key.Doc, err)
+					}
+				}
+			}
 			_, base := p.(cost.CodeBase)
 			for _, c := range p.When() {
 				switch {
