@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
@@ -17,12 +18,12 @@ const bf16 = cost.BF16
 
 // registered is the registered plug-ins at each extension point
 // (planner/cost), resolved once from the registries (families.Registered,
-// mechanisms.Registered, the code bases' layerCosters) by each point's
+// mechanisms.Registered, codebases.Registered) by each point's
 // rule (cost.Resolve), and handed down on every shard a step is costed
 // on (cost.Shard.Points): the coster asks a point's plug-ins there, not
 // here. Nothing changes it; a test that registers a plug-in of its own
 // resolves its own (newCosterOf).
-var registered = cost.Resolve(families.Registered, mechanisms.Registered, layerCosters)
+var registered = cost.Resolve(families.Registered, mechanisms.Registered, codebases.Registered)
 
 // dispatcherOf is the token dispatch of shard s, the registered
 // cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
@@ -33,8 +34,7 @@ func dispatcherOf(s *cost.Shard) cost.Dispatch {
 
 // decide records on shard s which registered plug-ins price its step
 // (cost.Shard.Priced), once: the families' traits, the mechanisms and
-// the code bases whose Prices hold for s (cost.Points.Decide; a code
-// base's, its stack's layerCoster's). The extension points ask their
+// the code base whose declarations hold for s (cost.Points.Decide). The extension points ask their
 // plug-ins by the record (cost.Pricing, cost.EachPricing), and a
 // figure's provenance names it (Result.PricedBy).
 // The plug-ins are asked on a pooled copy of s, so that s, a coster's
@@ -43,7 +43,7 @@ func dispatcherOf(s *cost.Shard) cost.Dispatch {
 func decide(s *cost.Shard) {
 	t := shardPool.Get().(*cost.Shard)
 	*t = *s
-	s.Priced = s.Points.Decide(t, layerCoster(&s.Plan.Run).Name())
+	s.Priced = s.Points.Decide(t)
 	*t = cost.Shard{}
 	shardPool.Put(t)
 }

@@ -21,6 +21,9 @@ type loraLayers struct{ stack LayerCoster }
 
 func (l loraLayers) Name() string { return l.stack.Name() }
 
+// When is the stack's layer costs' declaration: the adapters wrap them.
+func (l loraLayers) When() cost.When { return l.stack.When() }
+
 // Dense is the stack's dense block with the weight gradients of its
 // four linear layers gone and the adapters of the targeted ones added
 // (their forward again in the backward under full recomputation).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/kernels"
@@ -122,7 +123,7 @@ func TestSandwichNorms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	without := cost.Resolve(fams, mechanisms.Registered, layerCosters)
+	without := cost.Resolve(fams, mechanisms.Registered, codebases.Registered)
 	for _, half := range []struct {
 		name string
 		of   func(c *coster) (fwd, bwd, rec phase)

@@ -1,11 +1,7 @@
 package planner
 
 import (
-	"fmt"
-
-	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
-	"github.com/placer/placer/planner/eager"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -40,104 +36,18 @@ import (
 // A stack's layer costs are a code base (cost.CodeBase), one
 // implementation in a file of its own in planner/codebases
 // (fused.go, llamapy.go, ...), handed the coster's blocks (cost.Blocks),
-// registered by name in layerCosters and chosen by the plan's stack
-// (layerCoster). A profile wraps them (profiledLayers), answering where
+// registered by name in codebases.Registered and chosen by its
+// declaration of the stacks that run it (layerCoster). A profile wraps them (profiledLayers), answering where
 // it measured.
 type LayerCoster = cost.CodeBase
 
-// codeBase is layer costs as a plug-in of the one registry of plug-ins
-// (cost.Registry): registered under the layer costs' name, it prices a
-// shard whose plan's stack runs them (layerCoster), so that a code base
-// is named in a figure's provenance as a family or a mechanism is.
-type codeBase struct{ LayerCoster }
-
-// Prices reports whether shard s's plan runs b's layer costs.
-func (b codeBase) Prices(s *cost.Shard) bool { return layerCoster(&s.Plan.Run).Name() == b.Name() }
-
-// newLayerRegistry registers lcs in order (cost.Registry: refusing an
-// empty or a duplicate name).
-func newLayerRegistry(lcs ...LayerCoster) (*cost.Registry, error) {
-	ps := make([]cost.Plugin, len(lcs))
-	for i, lc := range lcs {
-		ps[i] = codeBase{lc}
-	}
-	return cost.NewRegistry(ps...)
-}
-
-// lookupLayers is the layer costs registered in r as name (nil: none).
-func lookupLayers(r *cost.Registry, name string) LayerCoster {
-	if b, ok := r.Lookup(name).(codeBase); ok {
-		return b.LayerCoster
-	}
-	return nil
-}
-
-// stackRows is layer costs that bring the named stacks running them: a
-// stack added in one file, its row (plan.NamedStack) beside its layer
-// costs, added to plan.Stacks when they are registered (addStacks).
-type stackRows interface {
-	Stacks() []plan.NamedStack
-}
-
-// addStacks adds the named stacks lc brings (stackRows) to plan.Stacks,
-// refusing a stack whose settings do not run lc's layers eager, or a
-// name taken.
-func addStacks(lc LayerCoster) error {
-	sr, ok := lc.(stackRows)
-	if !ok {
-		return nil
-	}
-	for _, ns := range sr.Stacks() {
-		if !ns.Settings.Eager || ns.Settings.Layers != lc.Name() {
-			return fmt.Errorf("stack %q brought by layer costs %q runs layers %q (eager %t), not them", ns.Name, lc.Name(), ns.Settings.Layers, ns.Settings.Eager)
-		}
-		if err := plan.AddStack(ns); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// layerCosters are the stacks' layer costs, the code bases, one
-// registration line each in a cost.Registry (a duplicate name, of layer
-// costs or of a stack they bring, stops the program at its start, and the
-// package's tests with it).
-var layerCosters = mustLayerRegistry(
-	codebases.Fused{},
-	codebases.LlamaPy{Eager: codebases.Eager{Code: eager.LayerLlamaPy}},
-	codebases.HF{Eager: codebases.Eager{Code: eager.LayerHF}},
-	codebases.Titan{Eager: codebases.Eager{Code: eager.LayerTitan}},
-)
-
-func mustLayerRegistry(lcs ...LayerCoster) *cost.Registry {
-	r, err := newLayerRegistry(lcs...)
-	for _, lc := range lcs {
-		if err == nil {
-			err = addStacks(lc)
-		}
-	}
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
-
-// layerCoster is the layer costs a plan of settings st runs: its stack's
-// eager layers (Layers; layers.py's where it names none) where they run
-// eager (compile=off, or an eager stack's default), else the fused
-// kernels'.
+// layerCoster is the layer costs a plan of settings st runs: the
+// registered code base whose declaration runs on st (codebases.Registered,
+// cost.Registry.CodeBase: a stack's eager layers where they run eager,
+// compile=off or an eager stack's default; torchtitan's compiled blocks
+// under compile=on on its stack; else the fused kernels').
 func layerCoster(st *plan.Settings) LayerCoster {
-	if !st.Eager {
-		if st.Layers == plan.LayersTitan {
-			return codebases.TitanCompiled{}
-		}
-		return lookupLayers(layerCosters, plan.LayersFused)
-	}
-	name := st.Layers
-	if name == "" {
-		name = plan.LayersLlamaPy
-	}
-	return lookupLayers(layerCosters, name)
+	return registered.CodeBases.CodeBase(st)
 }
 
 // part is one half of a block (cost.Part).

@@ -23,6 +23,10 @@ var _ LayerCoster = profiledLayers{}
 // Name is the stack's layer costs' name: the profile measures them.
 func (p profiledLayers) Name() string { return p.stack.Name() }
 
+// When is the stack's layer costs' declaration: the profile stands in
+// for them.
+func (p profiledLayers) When() cost.When { return p.stack.When() }
+
 // Dense is a dense block: a dense model's from the profile's layers; a
 // model with experts' dense layers before them from its dense layers
 // (profile.DenseLayer: the dense layer runs alike at every

@@ -22,6 +22,15 @@ type namedLayers struct {
 
 func (n namedLayers) Name() string { return n.name }
 
+// layerRegistry is a registry of lcs in order (cost.NewRegistry).
+func layerRegistry(lcs ...LayerCoster) (*cost.Registry, error) {
+	ps := make([]cost.Plugin, len(lcs))
+	for i, lc := range lcs {
+		ps[i] = lc
+	}
+	return cost.NewRegistry(ps...)
+}
+
 // TestLayerRegistry: the registry takes each name once, refusing a
 // second registration of a name (whatever the type) and an empty name,
 // and keeps the in-tree stacks' layer costs in order.
@@ -39,7 +48,7 @@ func TestLayerRegistry(t *testing.T) {
 		{"duplicate name, another type", []LayerCoster{codebases.HF{Eager: codebases.Eager{Code: eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `plug-in "transformers" registered twice`, true},
 		{"no name", []LayerCoster{namedLayers{}}, "has no name", true},
 	} {
-		r, err := newLayerRegistry(c.lcs...)
+		r, err := layerRegistry(c.lcs...)
 		switch {
 		case c.refused && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
@@ -49,25 +58,59 @@ func TestLayerRegistry(t *testing.T) {
 			t.Errorf("%s: registered %q, want %q", c.name, r.Names(), c.want)
 		}
 	}
-	if got, want := layerCosters.Names(), "fused, llama.py, transformers, torchtitan"; got != want {
-		t.Errorf("layerCosters: %q, want %q", got, want)
+	if got, want := codebases.Registered.Names(), "fused, llama.py, transformers, torchtitan, torchtitan-compiled"; got != want {
+		t.Errorf("codebases.Registered: %q, want %q", got, want)
+	}
+}
+
+// TestOneCodeBaseAStack: every named stack, run eager (compile=off) or
+// compiled, is run by exactly one registered code base's declaration
+// (When.Runs), the one the framework chooses (layerCoster): an eager
+// stack's own layers, torchtitan's compiled blocks for torchtitan
+// compiled, the fused kernels for every other stack compiled.
+func TestOneCodeBaseAStack(t *testing.T) {
+	bases := cost.Each[cost.CodeBase](codebases.Registered)
+	for _, ns := range plan.Stacks {
+		for _, eager := range []bool{false, true} {
+			st := ns.Settings
+			st.Eager = eager
+			var runs []string
+			for _, b := range bases {
+				if b.When().Runs(&st) {
+					runs = append(runs, b.Name())
+				}
+			}
+			want := plan.LayersFused
+			switch {
+			case eager && st.Layers == "":
+				want = plan.LayersLlamaPy
+			case eager:
+				want = st.Layers
+			case st.Layers == plan.LayersTitan:
+				want = codebases.LayersTitanCompiled
+			}
+			if len(runs) != 1 || runs[0] != want || layerCoster(&st).Name() != want {
+				t.Errorf("%s, eager %t: run by %q (layerCoster %q), want %q alone", ns.Name, eager, runs, layerCoster(&st).Name(), want)
+			}
+		}
 	}
 }
 
 // TestCodeBasePrices: of the registered code bases exactly one prices a
 // plan's shard, the one whose layer costs its stack runs: the fused
-// kernels' by default and for torchtitan compiled (its blocks compiled:
-// codebases.TitanCompiled, codebases.Fused' name), each eager stack's own otherwise.
+// kernels' by default, torchtitan's compiled blocks for torchtitan
+// compiled (codebases.TitanCompiled, registered as torchtitan-compiled),
+// each eager stack's own otherwise.
 func TestCodeBasePrices(t *testing.T) {
 	for strategy, want := range map[string]string{
 		"dp=8":                              plan.LayersFused,
 		"dp=8,stack=torch-eager":            plan.LayersLlamaPy,
 		"dp=8,stack=hf-eager":               plan.LayersHF,
 		"dp=8,fsdp=on,stack=torchtitan-0.2": plan.LayersTitan,
-		"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on": plan.LayersFused,
+		"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on": codebases.LayersTitanCompiled,
 	} {
 		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
-		if got := layerCosters.Priced(&c.Shard); !reflect.DeepEqual(got, []string{want}) {
+		if got := codebases.Registered.Priced(&c.Shard); !reflect.DeepEqual(got, []string{want}) {
 			t.Errorf("%s: priced by %q, want %q alone", strategy, got, want)
 		}
 	}

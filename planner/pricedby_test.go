@@ -1,9 +1,12 @@
 package planner
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
@@ -67,8 +70,44 @@ func TestPricesMeansKernels(t *testing.T) {
 				if h, ok := p.(cost.RouterKernels); ok && c.M.MoE() {
 					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.Router(s, nl) }))
 				}
-				if priced := sum.Busy > 0; priced != p.Prices(s) {
-					t.Errorf("%s: %s prices %t, its kernels %g s", tc.name, name, p.Prices(s), sum.Busy)
+				if priced := sum.Busy > 0; priced != cost.Applies(p, s) {
+					t.Errorf("%s: %s prices %t, its kernels %g s", tc.name, name, cost.Applies(p, s), sum.Busy)
+				}
+			}
+		}
+	}
+}
+
+// TestDeclarations: every registered plug-in declares the steps it
+// prices as data the framework reads (cost.When): each condition says
+// what it reads, a plan key's condition names a key of plan.Keys, and a
+// code base's conditions are all the stack's settings (so that
+// cost.Registry.CodeBase can choose it from a plan's settings alone).
+// A key a mechanism declares (mechanisms.AddKeys) has its row in its
+// docs file's key table. A condition of one part reads that part only: a model's condition
+// holds or not whatever the plan, a plan key's whatever the model
+// (TestWhen in planner/cost).
+func TestDeclarations(t *testing.T) {
+	for _, r := range []*cost.Registry{families.Registered, mechanisms.Registered, codebases.Registered} {
+		for _, p := range cost.Each[cost.Plugin](r) {
+			if k, ok := p.(interface{ Keys() []plan.Key }); ok {
+				for _, key := range k.Keys() {
+					if b, err := os.ReadFile("../" + key.Doc); err != nil || !strings.Contains(string(b), "\n| `"+key.Name) {
+						t.Errorf("%s: its key %s has no row in %s (%v)", p.Name(), key.Name, key.Doc, err)
+					}
+				}
+			}
+			_, base := p.(cost.CodeBase)
+			for _, c := range p.When() {
+				switch {
+				case c.Says == "":
+					t.Errorf("%s: a condition that says nothing", p.Name())
+				case c.Of == cost.OfKey && !plan.IsKey(c.Key):
+					t.Errorf("%s: condition %q reads key %q, not a plan key", p.Name(), c.Says, c.Key)
+				case c.Of != cost.OfKey && c.Key != "":
+					t.Errorf("%s: condition %q names key %q, reading no key", p.Name(), c.Says, c.Key)
+				case base && c.Of != cost.OfStack:
+					t.Errorf("%s: a code base's condition %q is not the stack's", p.Name(), c.Says)
 				}
 			}
 		}

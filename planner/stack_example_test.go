@@ -91,6 +91,13 @@ var _ codebases.EagerStack = splitMLPLayers{}
 
 func (splitMLPLayers) Name() string { return "llama.py-split-mlp" }
 
+// When is the example's declaration: a stack run eager whose layers are
+// its.
+func (splitMLPLayers) When() cost.When {
+	return cost.When{cost.Setting("compile=off", func(st *plan.Settings) bool { return st.Eager }),
+		cost.Setting("layers=llama.py-split-mlp", func(st *plan.Settings) bool { return st.Layers == "llama.py-split-mlp" })}
+}
+
 func (l splitMLPLayers) MoE(b cost.Blocks) (fwd, bwd phase) {
 	impl, loop := l.Experts(b.Base().Plan.Run)
 	return l.MoEWith(b, impl, loop)
@@ -105,16 +112,16 @@ func (splitMLPLayers) Stacks() []plan.NamedStack {
 }
 
 // addLayers registers layer costs lc and the stacks they bring for the
-// test, as their line in layerCosters does in the package, undone when
+// test, as their line in codebases.Registered does in the package, undone when
 // the test ends.
 func addLayers(t *testing.T, lc LayerCoster) {
 	t.Helper()
-	stacks, costers := slices.Clip(plan.Stacks), *layerCosters
-	t.Cleanup(func() { plan.Stacks, *layerCosters = stacks, costers })
-	if err := layerCosters.Register(codeBase{lc}); err != nil {
+	stacks, costers := slices.Clip(plan.Stacks), *codebases.Registered
+	t.Cleanup(func() { plan.Stacks, *codebases.Registered = stacks, costers })
+	if err := codebases.Registered.Register(lc); err != nil {
 		t.Fatal(err)
 	}
-	if err := addStacks(lc); err != nil {
+	if err := codebases.AddStacks(lc); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -256,11 +263,11 @@ func TestAddedStack(t *testing.T) {
 // bring it; the registries are as before each refusal.
 func TestAddedStackRefused(t *testing.T) {
 	addLayers(t, splitMLPLayers{codebases.Eager{Code: splitMLPCode{}}})
-	n, ns := layerCosters.Names(), len(plan.Stacks)
-	if err := layerCosters.Register(codeBase{splitMLPLayers{}}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
+	n, ns := codebases.Registered.Names(), len(plan.Stacks)
+	if err := codebases.Registered.Register(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `"llama.py-split-mlp" registered twice`) {
 		t.Errorf("the layer costs again: %v", err)
 	}
-	if err := addStacks(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `stack "torch-eager-split-mlp" named twice`) {
+	if err := codebases.AddStacks(splitMLPLayers{}); err == nil || !strings.Contains(err.Error(), `stack "torch-eager-split-mlp" named twice`) {
 		t.Errorf("the stack again: %v", err)
 	}
 	if err := plan.AddStack(plan.NamedStack{Name: "hf-eager"}); err == nil || !strings.Contains(err.Error(), `stack "hf-eager" named twice`) {
@@ -269,11 +276,11 @@ func TestAddedStackRefused(t *testing.T) {
 	if err := plan.AddStack(plan.NamedStack{Name: "Torch-Eager-X"}); err == nil {
 		t.Error("a name in upper case added")
 	}
-	if err := addStacks(wrongRow{}); err == nil || !strings.Contains(err.Error(), `runs layers "transformers"`) {
+	if err := codebases.AddStacks(wrongRow{}); err == nil || !strings.Contains(err.Error(), `runs layers "transformers"`) {
 		t.Errorf("a row running other layers: %v", err)
 	}
-	if layerCosters.Names() != n || len(plan.Stacks) != ns {
-		t.Errorf("layer costs %s and %d stacks after the refusals, want %s and %d", layerCosters.Names(), len(plan.Stacks), n, ns)
+	if codebases.Registered.Names() != n || len(plan.Stacks) != ns {
+		t.Errorf("layer costs %s and %d stacks after the refusals, want %s and %d", codebases.Registered.Names(), len(plan.Stacks), n, ns)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
@@ -336,7 +337,7 @@ func TestEagerStacks(t *testing.T) {
 		{"dp=8,stack=hf-eager", true, true, plan.LayersHF},
 		{"dp=8,stack=hf-eager-bf16", true, false, plan.LayersHF},
 		{"dp=8,stack=torchtitan-0.2", true, false, plan.LayersTitan},
-		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, plan.LayersFused},
+		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, codebases.LayersTitanCompiled},
 		{"dp=8,stack=torch-eager,compile=on", false, true, plan.LayersFused},
 		{"dp=8,compile=off", true, false, plan.LayersLlamaPy},
 		{"dp=8,stack=megatron-core-0.16,compile=off", true, false, plan.LayersLlamaPy},

@@ -70,7 +70,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		s := stepShard(m, pl, &p)
 		st := cost.Stage{Params: 1e9, Layers: 0.8e9}
 		f, b := asked(s, mechanisms.FSDP2{}, func() (cost.Phase, cost.Phase) { return (mechanisms.FSDP2{}).StageKernels(s, &st) })
-		if priced := (mechanisms.FSDP2{}).Prices(s); priced != (f.Busy+b.Busy > 0) || priced != (sw.Stack != "") {
+		if priced := cost.Applies(mechanisms.FSDP2{}, s); priced != (f.Busy+b.Busy > 0) || priced != (sw.Stack != "") {
 			t.Errorf("fsdp2 on %q: prices %t, its copies %g s", sw.Stack, priced, f.Busy+b.Busy)
 		}
 	}
@@ -92,7 +92,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		}
 		held := at(&p)
 		got := (mechanisms.PowerLimit{}).Clocked(&p, held, at)
-		if priced := (mechanisms.PowerLimit{}).Prices(stepShard(m, pl, &p)); priced != (got != held) || priced != (pod == "dgx-h100") {
+		if priced := cost.Applies(mechanisms.PowerLimit{}, stepShard(m, pl, &p)); priced != (got != held) || priced != (pod == "dgx-h100") {
 			t.Errorf("power-limit on %s: prices %t, the step %+v at the held clock's %+v", pod, priced, got, held)
 		}
 	}

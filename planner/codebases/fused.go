@@ -19,6 +19,18 @@ var _ cost.CodeBase = Fused{}
 
 func (Fused) Name() string { return plan.LayersFused }
 
+// When is the fused layers' declaration: every stack compiled
+// (compile=on) but torchtitan's (TitanCompiled).
+func (Fused) When() cost.When { return fusedWhen }
+
+// The stack settings the code bases' declarations read: the layers run
+// eager (compile=off), and whose code they run.
+var (
+	fusedWhen   = cost.When{cost.Not(eagerLayers), cost.Not(titanLayers)}
+	eagerLayers = cost.Setting("compile=off", func(st *plan.Settings) bool { return st.Eager })
+	titanLayers = cost.Setting("layers=torchtitan", func(st *plan.Settings) bool { return st.Layers == plan.LayersTitan })
+)
+
 func (Fused) Dense(b cost.Blocks) (fwd, bwd phase) {
 	return b.Join(cost.Half(b.AttnBlock()), cost.Half(b.MLPBlock()), false)
 }

@@ -18,6 +18,12 @@ var _ EagerStack = HF{}
 
 func (HF) Name() string { return plan.LayersHF }
 
+// When is transformers' declaration: a stack run eager whose layers are
+// its.
+func (HF) When() cost.When { return hfWhen }
+
+var hfWhen = cost.When{eagerLayers, cost.Setting("layers=transformers", func(st *plan.Settings) bool { return st.Layers == plan.LayersHF })}
+
 func (l HF) MoE(b cost.Blocks) (fwd, bwd phase) {
 	c := b.Base()
 	impl, loop := l.Experts(c.Plan.Run)

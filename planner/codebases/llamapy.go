@@ -18,6 +18,14 @@ var _ EagerStack = LlamaPy{}
 
 func (LlamaPy) Name() string { return plan.LayersLlamaPy }
 
+// When is layers.py's declaration: a stack run eager whose layers are
+// its, or that names none.
+func (LlamaPy) When() cost.When { return llamaPyWhen }
+
+var llamaPyWhen = cost.When{eagerLayers, cost.Setting("layers=llama.py", func(st *plan.Settings) bool {
+	return st.Layers == "" || st.Layers == plan.LayersLlamaPy
+})}
+
 func (l LlamaPy) MoE(b cost.Blocks) (fwd, bwd phase) {
 	c := b.Base()
 	impl, loop := l.Experts(c.Plan.Run)

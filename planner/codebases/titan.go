@@ -22,6 +22,12 @@ var _ EagerStack = Titan{}
 
 func (Titan) Name() string { return plan.LayersTitan }
 
+// When is torchtitan's eager layers' declaration: a torchtitan stack run
+// eager (compile=off, its default).
+func (Titan) When() cost.When { return titanWhen }
+
+var titanWhen = cost.When{eagerLayers, titanLayers}
+
 func (l Titan) MoE(b cost.Blocks) (fwd, bwd phase) {
 	c := b.Base()
 	impl, loop := l.Experts(c.Plan.Run)
@@ -41,6 +47,23 @@ func (Titan) Experts(run plan.Settings) (eager.MoEImpl, bool) {
 // cross_entropy of pred.flatten(0, 1).float(), an FP32 copy of the
 // logits; loss_parallel at T > 1): EagerOutput of its code.
 type TitanCompiled struct{ Fused }
+
+var _ cost.CodeBase = TitanCompiled{}
+
+// Name is torchtitan's compiled layers' registered name.
+func (TitanCompiled) Name() string { return LayersTitanCompiled }
+
+// LayersTitanCompiled is the name TitanCompiled is registered under:
+// what a figure's provenance names (priced_by's code_base); no stack
+// names it in its settings, which choose it by compile=on
+// (TitanCompiled.When).
+const LayersTitanCompiled = "torchtitan-compiled"
+
+// When is torchtitan's compiled layers' declaration: a torchtitan stack
+// compiled (compile=on).
+func (TitanCompiled) When() cost.When { return titanCompiledWhen }
+
+var titanCompiledWhen = cost.When{cost.Not(eagerLayers), titanLayers}
 
 func (TitanCompiled) Output(b cost.Blocks) (fwd, bwd phase) { return EagerOutput(b, eager.LayerTitan) }
 

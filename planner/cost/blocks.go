@@ -40,10 +40,14 @@ type Blocks interface {
 // transformer block, dense (Dense) or whose MLP is routed experts (MoE),
 // its recomputation included in the backward, and the two ends of the
 // model, the first stage's embedding and the last stage's output layer
-// with its loss; each its forward and its backward. Name is the name it
-// is registered under (a stack names it in plan.Settings.Layers).
+// with its loss; each its forward and its backward. It is a Plugin: Name
+// is the name it is registered under (a stack names it in
+// plan.Settings.Layers), When its declaration of the stacks that run it,
+// all of its conditions a stack's settings (Setting), which the framework
+// reads to choose the code base of a plan (Registry.CodeBase) and to
+// record it (Points.Decide).
 type CodeBase interface {
-	Name() string
+	Plugin
 	Dense(b Blocks) (fwd, bwd Phase)
 	MoE(b Blocks) (fwd, bwd Phase)
 	Embedding(b Blocks) (fwd, bwd Phase)

@@ -4,11 +4,13 @@ import "github.com/placer/placer/planner/plan"
 
 // Plugin is a family, a code base or a mechanism registered by name: its
 // Name, the name a figure's provenance gives it (Result's PricedBy), and
-// Prices, whether it priced the step of shard s (a mechanism whose
-// condition s's plan or model does not meet leaves the step as it was).
+// When, its declaration of the steps it prices (the keys and the facts
+// of the stack, the precision, the model and the GPU it applies to),
+// which the framework reads to decide, once a shard, whether it prices
+// the step (Registry.Decide); a plug-in does not ask itself again.
 type Plugin interface {
 	Name() string
-	Prices(s *Shard) bool
+	When() When
 }
 
 // RingMsg is what a GPU's context-parallel exchange moves and merges: KV
@@ -33,8 +35,8 @@ type CPAttention interface {
 // The extension points where a family's trait or a mechanism adds
 // kernels to a layer beyond the block's own, each asked of every
 // registered plug-in that implements it and that the shard's record says
-// prices the step (Shard.Priced: its Prices held when the framework made
-// the shard), in the order registered, families first, its phases added
+// prices the step (Shard.Priced: its declaration held when the framework
+// made the shard), in the order registered, families first, its phases added
 // one after another:
 //
 //   - AttentionKernels: a layer's attention, forward and backward;

@@ -42,10 +42,6 @@ type Points struct {
 	Contention   Pricing[Contention]
 	StageKernels EachPricing[StageKernels]
 	StepHost     EachPricing[StepHost]
-
-	// codeBaseBits is each code base's bit in a record (Record.CodeBase),
-	// by name.
-	codeBaseBits map[string]Set
 }
 
 // Resolve is the extension points of the families' traits fams, the
@@ -79,19 +75,15 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 		Contention:   Pricing[Contention](eachPricing[Contention](nil, mechs)),
 		StageKernels: eachPricing[StageKernels](nil, mechs),
 		StepHost:     eachPricing[StepHost](nil, mechs),
-		codeBaseBits: map[string]Set{},
-	}
-	for i, b := range bases.plugins {
-		p.codeBaseBits[b.Name()] = 1 << i
 	}
 	return p
 }
 
-// Decide is what prices shard s's step (Record), s's plan running the
-// code base named codeBase: the families' traits and the mechanisms
-// whose Prices hold for s (Registry.Decide), and that code base's bit.
-func (p *Points) Decide(s *Shard, codeBase string) Record {
-	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBase: p.codeBaseBits[codeBase]}
+// Decide is what prices shard s's step (Record): the families' traits,
+// the mechanisms and the code base whose declarations hold for s
+// (Registry.Decide; a code base's, the stack's settings that run it).
+func (p *Points) Decide(s *Shard) Record {
+	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBase: p.CodeBases.Decide(s)}
 }
 
 // Priced is a plug-in at a Pricing or EachPricing point with its bit in

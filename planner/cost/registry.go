@@ -3,6 +3,8 @@ package cost
 import (
 	"fmt"
 	"strings"
+
+	"github.com/placer/placer/planner/plan"
 )
 
 // Registry is plug-ins of one kind (families, code bases, mechanisms) by
@@ -105,13 +107,14 @@ func (r Record) Union(q Record) Record {
 const maxPlugins = 64
 
 // Decide is the set of r's plug-ins that price the step of one shard
-// of ss at least (Plugin.Prices: a plan's stages of two tensor-parallel
-// degrees are two shards).
+// of ss at least (their declarations, Plugin.When, read: a plan's stages
+// of two tensor-parallel degrees are two shards).
 func (r *Registry) Decide(ss ...*Shard) Set {
 	var set Set
 	for i, p := range r.plugins {
+		w := p.When()
 		for _, s := range ss {
-			if p.Prices(s) {
+			if w.Holds(s) {
 				set |= 1 << i
 				break
 			}
@@ -147,6 +150,17 @@ func (r *Registry) Bit(p Plugin) Set {
 // of ss at least, in the order registered (Named of Decide); nil where
 // none does.
 func (r *Registry) Priced(ss ...*Shard) []string { return r.Named(r.Decide(ss...)) }
+
+// CodeBase is the first code base registered in r whose declaration
+// runs on stack settings st (When.Runs; nil: none).
+func (r *Registry) CodeBase(st *plan.Settings) CodeBase {
+	for _, p := range r.plugins {
+		if b, ok := p.(CodeBase); ok && b.When().Runs(st) {
+			return b
+		}
+	}
+	return nil
+}
 
 // First is the first plug-in of r that implements extension point T
 // (the zero T: none).

@@ -5,20 +5,24 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/planner/plan"
 )
 
 // named is a plug-in by name that prices a shard of CP above 1.
 type named string
 
-func (n named) Name() string                                   { return string(n) }
-func (n named) Prices(s *Shard) bool                           { return s.Plan.CP > 1 }
+func (n named) Name() string { return string(n) }
+func (n named) When() When {
+	return When{Key("cp", "cp>1", func(pl *plan.Plan) bool { return pl.CP > 1 })}
+}
 func (named) Attention(*Shard, FusedAttn, bool, RingMsg) Phase { return Phase{Busy: 1} }
 
 // other is a plug-in of no extension point, pricing every shard.
 type other string
 
-func (o other) Name() string     { return string(o) }
-func (other) Prices(*Shard) bool { return true }
+func (o other) Name() string { return string(o) }
+func (other) When() When     { return nil }
 
 // TestRegistry: names kept in order, an empty or a taken name refused,
 // Priced lists those that price the shard in order, First finds the

@@ -30,7 +30,7 @@ type Shard struct {
 	// Priced is which registered plug-ins price this shard's step, as
 	// the framework decided once when it made the shard (Registry.Decide;
 	// planner: newCoster, the step's shard): it asks an extension
-	// point's plug-ins by it, not their Prices again.
+	// point's plug-ins by it, not their declarations again.
 	Priced Record
 	// Points is the registered plug-ins at each extension point, resolved
 	// once (Resolve) and handed down to every shard of a step: the

@@ -150,7 +150,7 @@ type GatherWire interface {
 
 // Contention is the extension point of what a collective run beside a
 // stage's compute takes from it: whether a step runs one that it charges
-// (Prices), the pod a stage is costed again on to tell its SM-bound time
+// (its declaration, When), the pod a stage is costed again on to tell its SM-bound time
 // from the rest (Slower: pod p at another clock), and the SM-bound part
 // of a phase from its time on the pod (at) and on Slower's (SMBound:
 // Stage's FwdSM and BwdSM). The first registered plug-in that implements

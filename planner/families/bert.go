@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 )
 
@@ -28,9 +29,11 @@ var _ cost.OutputHeads = MLMHeads{}
 // Name is the trait's registered name.
 func (MLMHeads) Name() string { return "mlm-nsp-heads" }
 
-// Prices is whether s's model is an encoder with an MLM head on its
+// When is the heads' declaration: an encoder with an MLM head on its
 // masked positions.
-func (MLMHeads) Prices(s *cost.Shard) bool { return s.M.Predicted > 0 }
+func (MLMHeads) When() cost.When { return mlmWhen }
+
+var mlmWhen = cost.When{cost.Model("predicted>0", func(m *transformer.Spec) bool { return m.Predicted > 0 })}
 
 // Kernels is the heads' kernels on shard s for one micro-batch, forward
 // and backward, in FP16/BF16 (2 bytes an element), unsplit by tensor

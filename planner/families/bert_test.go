@@ -42,12 +42,12 @@ func TestMLMHeadsByHand(t *testing.T) {
 	if got := bwd[len(bwd)-1].Writes; got != 50331648 {
 		t.Errorf("scatter writes %g bytes, want 50,331,648", got)
 	}
-	if !(MLMHeads{}).Prices(s) {
+	if !cost.Applies(MLMHeads{}, s) {
 		t.Error("an encoder's heads not priced")
 	}
 	m.Predicted = 0
 	s.M = m
-	if f, b := (MLMHeads{}).Kernels(s); f != nil || b != nil || (MLMHeads{}).Prices(s) {
+	if f, b := (MLMHeads{}).Kernels(s); f != nil || b != nil || cost.Applies(MLMHeads{}, s) {
 		t.Error("a decoder has no MLM heads")
 	}
 }

@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 )
 
@@ -16,11 +17,14 @@ type GatedDeltaNet struct{}
 // Name is the family's registered name.
 func (GatedDeltaNet) Name() string { return "gated-deltanet" }
 
-// Prices is whether s's model mixes Gated DeltaNet layers in.
-func (GatedDeltaNet) Prices(s *cost.Shard) bool {
-	ng, _ := s.M.MixerKinds()
+// When is the family's declaration: a model that mixes Gated DeltaNet
+// layers in.
+func (GatedDeltaNet) When() cost.When { return gdnWhen }
+
+var gdnWhen = cost.When{cost.Model("gated-deltanet layers", func(m *transformer.Spec) bool {
+	ng, _ := m.MixerKinds()
 	return ng > 0
-}
+})}
 
 // MixerBlock is one Gated DeltaNet block's mixer half on shard s (gdnBlock's).
 func (GatedDeltaNet) MixerBlock(s *cost.Shard) (fwd, bwd, rec cost.Phase) {

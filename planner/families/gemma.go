@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 )
 
@@ -21,9 +22,11 @@ var (
 // Name is the trait's registered name.
 func (SandwichNorms) Name() string { return "sandwich-norms" }
 
-// Prices reports whether s's model norms each half's output (more than
-// the two norms a block of others has).
-func (SandwichNorms) Prices(s *cost.Shard) bool { return s.M.NormsPerBlock() > 2 }
+// When is the norms' declaration: a model that norms each half's output
+// (more than the two norms a block of others has).
+func (SandwichNorms) When() cost.When { return sandwichWhen }
+
+var sandwichWhen = cost.When{cost.Model("norms>2", func(m *transformer.Spec) bool { return m.NormsPerBlock() > 2 })}
 
 // Attention is the norm of the attention's output, forward and backward.
 func (SandwichNorms) Attention(s *cost.Shard) (fwd, bwd cost.Phase) { return outputNorm(s) }

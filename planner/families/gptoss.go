@@ -2,7 +2,9 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
 )
 
 // What Megatron-Core runs eagerly, outside its fused kernels, for a
@@ -51,26 +53,42 @@ var (
 // Name is the trait's registered name.
 func (YaRNRope) Name() string { return "yarn-rope" }
 
-// Prices is whether s's layers run YaRN's rope unfused.
-func (YaRNRope) Prices(s *cost.Shard) bool {
-	return s.M.Config.RopeScaling == "yarn" && !s.M.MLA() && s.MegatronLayers()
-}
+// When is the rope's declaration: YaRN's (not MLA's) on Megatron-Core's
+// layers, run unfused.
+func (YaRNRope) When() cost.When { return yarnWhen }
+
+var (
+	yarnWhen = cost.When{
+		cost.Model("rope-scaling=yarn", func(m *transformer.Spec) bool { return m.Config.RopeScaling == "yarn" }),
+		cost.Not(mla), cost.Megatron,
+	}
+	mla = cost.Model("mla", func(m *transformer.Spec) bool { return m.MLA() })
+)
 
 // Name is the trait's registered name.
 func (LinearBias) Name() string { return "linear-bias" }
 
-// Prices is whether s's layers add the linear biases outside their
-// fused kernels (the experts' where a GPU holds one at least).
-func (LinearBias) Prices(s *cost.Shard) bool {
-	return s.M.Config.LinearBias && s.M.MoE() && s.MegatronLayers() && !s.Plan.Run.ExpertLoop
+// When is the biases' declaration: linear biases added outside their
+// fused kernels, the experts' where a GPU holds one at least (grouped,
+// on Megatron-Core's layers).
+func (LinearBias) When() cost.When { return biasWhen }
+
+var biasWhen = cost.When{
+	cost.Model("linear-bias", func(m *transformer.Spec) bool { return m.Config.LinearBias }),
+	cost.MoE, cost.Megatron,
+	cost.Not(cost.Setting("grouped-gemm=off", func(st *plan.Settings) bool { return st.ExpertLoop })),
 }
 
 // Name is the trait's registered name.
 func (SwiGLUClamp) Name() string { return "swiglu-clamp" }
 
-// Prices is whether s's experts clamp their GLU input.
-func (SwiGLUClamp) Prices(s *cost.Shard) bool {
-	return s.M.Config.SwiGLULimit > 0 && s.M.MoE() && s.MegatronLayers()
+// When is the clamp's declaration: experts that clamp their GLU input,
+// on Megatron-Core's layers.
+func (SwiGLUClamp) When() cost.When { return clampWhen }
+
+var clampWhen = cost.When{
+	cost.Model("swiglu-limit>0", func(m *transformer.Spec) bool { return m.Config.SwiGLULimit > 0 }),
+	cost.MoE, cost.Megatron,
 }
 
 // gluClamp is the clamp of the experts' GLU input before its fused

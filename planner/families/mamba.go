@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 )
@@ -15,11 +16,13 @@ type Mamba struct{}
 // Name is the family's registered name.
 func (Mamba) Name() string { return "mamba" }
 
-// Prices is whether s's model has Mamba blocks.
-func (Mamba) Prices(s *cost.Shard) bool {
-	nm, _, _ := s.M.Kinds()
-	return s.M.Hybrid() && nm > 0
-}
+// When is the family's declaration: a hybrid model with Mamba blocks.
+func (Mamba) When() cost.When { return mambaWhen }
+
+var mambaWhen = cost.When{cost.Model("mamba layers", func(m *transformer.Spec) bool {
+	nm, _, _ := m.Kinds()
+	return m.Hybrid() && nm > 0
+})}
 
 // SSMBlock is one Mamba-2 block on shard s, forward, backward and what
 // recomputation runs again (mambaBlock's).

@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 )
 
@@ -36,9 +37,13 @@ var _ cost.AttentionKernels = QKNorm{}
 // Name is the trait's registered name.
 func (QKNorm) Name() string { return "qk-norm" }
 
-// Prices is whether s's layers norm their queries and keys.
-func (QKNorm) Prices(s *cost.Shard) bool {
-	return s.M.Config.QKNorm && !s.M.MLA() && s.MegatronLayers()
+// When is the norms' declaration: a model with them (not MLA's) on
+// Megatron-Core's layers.
+func (QKNorm) When() cost.When { return qkNormWhen }
+
+var qkNormWhen = cost.When{
+	cost.Model("qk-norm", func(m *transformer.Spec) bool { return m.Config.QKNorm }),
+	cost.Not(mla), cost.Megatron,
 }
 
 // qkNorm is the RMS norms of this GPU's queries and keys, over each

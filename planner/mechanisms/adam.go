@@ -19,8 +19,10 @@ var _ cost.Optimizer = Adam{}
 // Name is the mechanism's registered name.
 func (Adam) Name() string { return "adam" }
 
-// Prices is whether s's stack runs Adam: every stack's but LAMB's.
-func (Adam) Prices(s *cost.Shard) bool { return !s.Plan.Run.LAMB }
+// When is Adam's declaration: every stack's optimizer but LAMB's.
+func (Adam) When() cost.When { return adamWhen }
+
+var adamWhen = cost.When{cost.Not(lambSetting)}
 
 // OptimizerStep is Adam's step on the most loaded of stages (adamStep).
 func (Adam) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {

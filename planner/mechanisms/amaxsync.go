@@ -49,9 +49,14 @@ var _ cost.StageKernels = AmaxSync{}
 // Name is the mechanism's registered name.
 func (AmaxSync) Name() string { return "amax-sync" }
 
-// Prices is whether s's plan waits for its amaxes' all-reduce.
-func (AmaxSync) Prices(s *cost.Shard) bool {
-	return s.Plan.AmaxSync != "" && s.Plan.FP8 == plan.FP8Delayed && !s.NoComm
+// When is the amaxes' all-reduce's declaration: a plan that waits for
+// it (amax-sync set) under delayed scaling, its communication costed.
+func (AmaxSync) When() cost.When { return amaxWhen }
+
+var amaxWhen = cost.When{
+	cost.Key("amax-sync", "amax-sync set", func(pl *plan.Plan) bool { return pl.AmaxSync != "" }),
+	cost.Key("fp8", "fp8=delayed", func(pl *plan.Plan) bool { return pl.FP8 == plan.FP8Delayed }),
+	cost.WithComm,
 }
 
 // amaxGEMMs is the FP8 GEMMs of a transformer layer whose amaxes TE

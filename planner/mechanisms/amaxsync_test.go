@@ -52,7 +52,7 @@ func TestAmaxSyncByHand(t *testing.T) {
 			t.Errorf("%s: forward %.9g s, backward %.9g s a micro-batch; want %.9g, %.9g", c.name, fwd.Busy, bwd.Busy, c.fwd, c.bwd)
 		}
 	}
-	if (AmaxSync{}).Prices(shard("", 4)) {
+	if cost.Applies(AmaxSync{}, shard("", 4)) {
 		t.Error("amax-sync=off: prices the step; want not (the framework asks it only where it does)")
 	}
 	if g := AmaxGroup(&shard(plan.AmaxSyncTPDP, 4).Plan, 8); g != (plan.Group{PerNode: 8, Nodes: 8}) {
@@ -60,7 +60,7 @@ func TestAmaxSyncByHand(t *testing.T) {
 	}
 	bf16 := shard(plan.AmaxSyncTPDP, 4)
 	bf16.Plan.FP8 = ""
-	if (AmaxSync{}).Prices(bf16) {
+	if cost.Applies(AmaxSync{}, bf16) {
 		t.Error("priced without fp8=delayed")
 	}
 }

@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 )
 
@@ -17,10 +18,16 @@ var _ cost.RouterKernels = RouterAuxLoss{}
 // Name is the mechanism's registered name.
 func (RouterAuxLoss) Name() string { return "router-aux-loss" }
 
-// Prices is whether s's router computes the loss.
-func (RouterAuxLoss) Prices(s *cost.Shard) bool {
-	m := s.M
-	return m.MoE() && m.Config.AuxLoss > 0 && m.Config.ModelType != "gpt_oss" && s.MegatronLayers()
+// When is the loss's declaration: a router that computes it, a model
+// with experts balanced by an auxiliary loss (not GPT-OSS's) on
+// Megatron-Core's layers.
+func (RouterAuxLoss) When() cost.When { return auxLossWhen }
+
+var auxLossWhen = cost.When{
+	cost.MoE,
+	cost.Model("aux-loss>0", func(m *transformer.Spec) bool { return m.Config.AuxLoss > 0 }),
+	cost.Not(cost.Model("gpt-oss", func(m *transformer.Spec) bool { return m.Config.ModelType == "gpt_oss" })),
+	cost.Megatron,
 }
 
 // auxLoss is the router's load-balancing loss for nl tokens on one GPU

@@ -6,17 +6,11 @@ import (
 	"github.com/placer/placer/planner/plan"
 )
 
-// BlockScaled is the block-scaled recipes (MXFP8, NVFP4): their GEMMs'
-// speedups (BlockSpeedups) and their casts (BlockCast), which FP8Casts
-// asks, registered for what a step's figure rests on where the plan's
-// recipe is one of them and its GEMMs run in FP8 or FP4.
-type BlockScaled struct{}
-
-// Name is the mechanism's registered name.
-func (BlockScaled) Name() string { return "block-scaled" }
-
-// Prices is whether s's recipe is one of them, priced in FP8 or FP4.
-func (BlockScaled) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 && plan.BlockScaled(s.Plan.FP8) }
+// The block-scaled recipes (MXFP8, NVFP4) are rules of FP8Casts, the one
+// plug-in of the plan's low-precision recipe (cost.LowPrecision): their
+// GEMMs' speedups (BlockSpeedups) and their casts (BlockCast), which its
+// Speedups and casts read where the plan's recipe is one of them. They
+// are no plug-in of their own: a step in them is priced by fp8-casts.
 
 // Block-scaled precisions: Blackwell's fifth-generation tensor cores
 // multiply operands that carry a scale per small block of elements, the

@@ -25,15 +25,15 @@ const smStep = 1.0 / 64
 // Name is the mechanism's registered name.
 func (SMContention) Name() string { return "sm-contention" }
 
-// Prices is whether s's plan runs a collective beside compute that
-// BesideIn charges by what it takes: a data-parallel or FSDP collective,
-// or overlapped expert exchanges, on a pod that knows NCCL's CTAs.
-func (SMContention) Prices(s *cost.Shard) bool {
-	p, pl := s.Pod, &s.Plan
-	if p.Kernels.CTAs <= 0 || p.Kernels.Serial {
-		return false
-	}
-	return pl.DP*pl.CP > 1 || pl.FSDP || pl.EPOverlap
+// When is the contention's declaration: a plan that runs a collective
+// beside compute that BesideIn charges by what it takes (a
+// data-parallel or FSDP collective, or overlapped expert exchanges), on
+// a pod that knows NCCL's CTAs.
+func (SMContention) When() cost.When { return contentionWhen }
+
+var contentionWhen = cost.When{
+	cost.Key("dp", "dp x cp>1 or fsdp or epoverlap", func(pl *plan.Plan) bool { return pl.DP*pl.CP > 1 || pl.FSDP || pl.EPOverlap }),
+	cost.GPU("nccl-ctas, concurrent", func(p *plan.Pod) bool { return p.Kernels.CTAs > 0 && !p.Kernels.Serial }),
 }
 
 // Slower is pod p with the compute's clock smStep slower

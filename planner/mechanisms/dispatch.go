@@ -34,8 +34,11 @@ var (
 // Name is the mechanism's registered name.
 func (TokenDispatch) Name() string { return "token-dispatch" }
 
-// Prices is whether s's model routes its tokens to experts.
-func (TokenDispatch) Prices(s *cost.Shard) bool { return s.M.MoE() }
+// When is the dispatch's declaration: a model that routes its tokens to
+// experts.
+func (TokenDispatch) When() cost.When { return dispatchWhen }
+
+var dispatchWhen = cost.When{cost.MoE}
 
 // On is the dispatch's work on shard s, with router the registered
 // plug-ins beside the router's top-k (cost.TokenDispatcher).

@@ -44,9 +44,14 @@ const distLAMBWire = 2
 // Name is the mechanism's registered name.
 func (DistLAMB) Name() string { return "distributed-fused-lamb" }
 
-// Prices is whether s's stack runs LAMB sharded over its data-parallel
-// replicas (distributedLAMB).
-func (DistLAMB) Prices(s *cost.Shard) bool { return distributedLAMB(s) }
+// When is the optimizer's declaration: LAMB sharded over the
+// data-parallel replicas (distributedLAMB).
+func (DistLAMB) When() cost.When { return distLAMBWhen }
+
+var distLAMBWhen = cost.When{
+	lambSetting,
+	cost.Key("distopt", "distopt=on, dp x cp>1", func(pl *plan.Plan) bool { return pl.DistOpt && pl.DP*pl.CP > 1 }),
+}
 
 // distributedLAMB is whether s's stack runs LAMB sharded over its
 // data-parallel replicas (distopt=on: --distributed_lamb): a fact of the

@@ -46,7 +46,7 @@ func TestDistLAMBByHand(t *testing.T) {
 		{"2 nodes, overlapped", shard(8, 2, true), 0.145, true},
 		{"1 node, after the backward", shard(4, 1, false), 0.03, true},
 	} {
-		if got := (DistLAMB{}).Prices(c.s); got != c.pricing {
+		if got := cost.Applies(DistLAMB{}, c.s); got != c.pricing {
 			t.Errorf("%s: Prices %t, want %t", c.name, got, c.pricing)
 		}
 		if got := (DistLAMB{}).DPExposed(c.s, stages); math.Abs(got-c.want) > 1e-12 {
@@ -57,7 +57,7 @@ func TestDistLAMBByHand(t *testing.T) {
 	noDist.Plan.DistOpt = false
 	adam := shard(8, 2, false)
 	adam.Plan.Run.LAMB = false
-	if (DistLAMB{}).Prices(noDist) || (DistLAMB{}).Prices(adam) {
+	if cost.Applies(DistLAMB{}, noDist) || cost.Applies(DistLAMB{}, adam) {
 		t.Error("DistLAMB prices a step without DistributedFusedLAMB")
 	}
 }

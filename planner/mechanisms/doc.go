@@ -10,9 +10,8 @@
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
 // fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
 // GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
-// (FP8Casts: cost.LowPrecision; the block-scaled and rowwise recipes'
-// rules, BlockScaled and Rowwise, registered beside it for a figure's
-// provenance); torchao's float8 weights' all-gather (TorchaoFloat8:
+// (FP8Casts: cost.LowPrecision, with the block-scaled and rowwise
+// recipes' rules in blockscaled.go and rowwise.go); torchao's float8 weights' all-gather (TorchaoFloat8:
 // cost.GatherWire); and the mechanisms of the step beyond
 // its layers, behind the step-level extension points
 // (planner/cost/step.go): the optimizers (Adam, LAMB:

@@ -9,8 +9,9 @@ import (
 // FP8Casts is the plan's FP8 (or FP4) recipe (Plan.FP8,
 // cost.LowPrecision): its GEMMs' speedups over BF16, and the
 // quantisation of the blocks' GEMM inputs as the recipe runs it, where
-// the pod prices its GEMMs in FP8 (Shard.FP8Fwd), under every recipe, with the block-scaled recipes' and torchao's rowwise
-// ones' own rules (BlockScaled, Rowwise). Casts and BwdCasts are its
+// the pod prices its GEMMs in FP8 (Shard.FP8Fwd), under every recipe,
+// with the block-scaled recipes' and torchao's rowwise ones' own rules
+// (blockscaled.go, rowwise.go: rules of this plug-in, not plug-ins). Casts and BwdCasts are its
 // casts on a shard for a plug-in that composes a block of its own (a
 // code base's, a family's).
 type FP8Casts struct{}
@@ -20,8 +21,10 @@ var _ cost.LowPrecision = FP8Casts{}
 // Name is the mechanism's registered name.
 func (FP8Casts) Name() string { return "fp8-casts" }
 
-// Prices is whether s's GEMMs run in FP8 or FP4.
-func (FP8Casts) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 }
+// When is the casts' declaration: GEMMs in FP8 or FP4.
+func (FP8Casts) When() cost.When { return fp8CastsWhen }
+
+var fp8CastsWhen = cost.When{cost.FP8}
 
 // Casts is Casts on s (cost.LowPrecision).
 func (FP8Casts) Casts(s *cost.Shard, es ...float64) cost.Phase { return Casts(s, es...) }

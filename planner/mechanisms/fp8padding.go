@@ -12,7 +12,7 @@ import (
 // to the quantized grouped GEMM's alignment (ExpertOutput), on
 // Megatron-Core's grouped experts whose GEMMs run in FP8 or FP4, not in
 // an expert loop nor under HybridEP. Where capacity routing already
-// aligns every expert's rows it adds nothing, though Prices says it
+// aligns every expert's rows it adds nothing, though its declaration says it
 // applies.
 type FP8Padding struct{}
 
@@ -21,9 +21,14 @@ var _ cost.ExpertOutput = FP8Padding{}
 // Name is the mechanism's registered name.
 func (FP8Padding) Name() string { return "fp8-expert-padding" }
 
-// Prices is whether s's grouped experts pad their rows.
-func (FP8Padding) Prices(s *cost.Shard) bool {
-	return s.M.MoE() && s.FP8Fwd != 0 && s.MegatronLayers() && !s.Plan.Run.ExpertLoop && !s.Plan.Run.HybridEP
+// When is the padding's declaration: grouped experts in FP8 or FP4 on
+// Megatron-Core's layers, neither looped nor dispatched by HybridEP.
+func (FP8Padding) When() cost.When { return fp8PaddingWhen }
+
+var fp8PaddingWhen = cost.When{
+	cost.MoE, cost.FP8, cost.Megatron,
+	cost.Not(expertLoop),
+	cost.Not(cost.Setting("dispatcher=hybridep", func(st *plan.Settings) bool { return st.HybridEP })),
 }
 
 // quantPadding is TEGroupedMLP's padding of each local expert's rows to

@@ -63,9 +63,14 @@ var (
 // Name is the mechanism's registered name.
 func (FSDP2) Name() string { return "fsdp2" }
 
-// Prices is whether s's plan runs torch's FSDP2: FSDP on a torchtitan
-// stack (Megatron's FSDP is Megatron-FSDP, whose buffers are its own).
-func (FSDP2) Prices(s *cost.Shard) bool { return fsdp2(&s.Plan) }
+// When is FSDP2's declaration: FSDP on a torchtitan stack (Megatron's
+// FSDP is Megatron-FSDP, whose buffers are its own).
+func (FSDP2) When() cost.When { return fsdp2When }
+
+var fsdp2When = cost.When{
+	cost.Key("fsdp", "fsdp=on", func(pl *plan.Plan) bool { return pl.FSDP }),
+	cost.Framework(plan.FrameworkTorchTitan),
+}
 
 func fsdp2(pl *plan.Plan) bool {
 	return pl.FSDP && pl.Software.Framework() == plan.FrameworkTorchTitan

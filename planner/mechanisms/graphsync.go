@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/plan"
 )
 
 // GraphStepSync is the host's wait before each replay of a whole-step
@@ -28,11 +29,14 @@ var _ cost.StepHost = GraphStepSync{}
 // Name is the mechanism's registered name.
 func (GraphStepSync) Name() string { return "graph-step-sync" }
 
-// Prices is whether s's plan waits on its device before each replay of a
-// whole-step graph (graph-sync=N with cuda-graphs=full), on a host that
-// is priced (Shard.NoHost off).
-func (GraphStepSync) Prices(s *cost.Shard) bool {
-	return !s.NoHost && s.Plan.Run.GraphSync > 0
+// When is the wait's declaration: a plan that waits on its device
+// before each replay of a whole-step graph (graph-sync=N with
+// cuda-graphs=full), on a host that is priced (Shard.NoHost off).
+func (GraphStepSync) When() cost.When { return graphSyncWhen }
+
+var graphSyncWhen = cost.When{
+	cost.Key("graph-sync", "graph-sync>0", func(pl *plan.Plan) bool { return pl.Run.GraphSync > 0 }),
+	cost.WithHost,
 }
 
 // StepWait is the GPU's idle time a step on host h: one synchronization

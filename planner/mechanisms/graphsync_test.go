@@ -34,7 +34,7 @@ func TestGraphStepSyncByHand(t *testing.T) {
 		{"no synchronized replay", 0, 0, false},
 	} {
 		s := shard(c.n)
-		if got := (GraphStepSync{}).Prices(s); got != c.pricing {
+		if got := cost.Applies(GraphStepSync{}, s); got != c.pricing {
 			t.Errorf("%s: Prices %t, want %t", c.name, got, c.pricing)
 		}
 		if got := (GraphStepSync{}).StepWait(s, &h); math.Abs(got-c.want) > 1e-15 {
@@ -43,7 +43,7 @@ func TestGraphStepSyncByHand(t *testing.T) {
 	}
 	gpuOnly := shard(1)
 	gpuOnly.NoHost = true
-	if (GraphStepSync{}).Prices(gpuOnly) {
+	if cost.Applies(GraphStepSync{}, gpuOnly) {
 		t.Error("a shard priced on its GPU alone: priced")
 	}
 }

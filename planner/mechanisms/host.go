@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/kernels"
+	"github.com/placer/placer/planner/plan"
 )
 
 // HostIssue is the host that issues a step's kernels against its GPU
@@ -16,12 +17,17 @@ var _ cost.Host = HostIssue{}
 // Name is the mechanism's registered name.
 func (HostIssue) Name() string { return "host-issue" }
 
-// Prices is whether s's pod has a host that issues its kernels at a
-// measured rate or waits on its synchronizations (Expose charges it),
-// and s is not priced on its GPU alone (Shard.NoHost).
-func (HostIssue) Prices(s *cost.Shard) bool {
-	h := &s.Pod.Kernels.Host
-	return !s.NoHost && (h.Issue > 0 || h.IssueBwd > 0 || h.Sync > 0)
+// When is the host's declaration: a pod whose host issues its kernels
+// at a measured rate or waits on its synchronizations (Expose charges
+// it), not priced on its GPU alone (Shard.NoHost).
+func (HostIssue) When() cost.When { return hostWhen }
+
+var hostWhen = cost.When{
+	cost.GPU("host measured", func(p *plan.Pod) bool {
+		h := &p.Kernels.Host
+		return h.Issue > 0 || h.IssueBwd > 0 || h.Sync > 0
+	}),
+	cost.WithHost,
 }
 
 // Expose is phase ph with its host's wait in busy (and in hostExposed):

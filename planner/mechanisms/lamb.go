@@ -1,6 +1,9 @@
 package mechanisms
 
-import "github.com/placer/placer/planner/cost"
+import (
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
+)
 
 // LAMB is the optimizer of You et al., "Large Batch Optimization for Deep
 // Learning: Training BERT in 76 minutes" (arXiv 1904.00962, Algorithm 2):
@@ -36,8 +39,13 @@ const (
 // Name is the mechanism's registered name.
 func (LAMB) Name() string { return "lamb" }
 
-// Prices is whether s's stack runs LAMB.
-func (LAMB) Prices(s *cost.Shard) bool { return s.Plan.Run.LAMB }
+// When is LAMB's declaration: a stack that runs it.
+func (LAMB) When() cost.When { return lambWhen }
+
+var (
+	lambWhen    = cost.When{lambSetting}
+	lambSetting = cost.Setting("lamb", func(st *plan.Settings) bool { return st.LAMB })
+)
 
 var _ cost.Optimizer = LAMB{}
 

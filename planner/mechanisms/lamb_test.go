@@ -22,7 +22,7 @@ func TestLAMBBytes(t *testing.T) {
 		t.Errorf("LAMB's extra bytes %d read, %d written; want 20, 4", LAMBExtraRead, LAMBExtraWrite)
 	}
 	on := &cost.Shard{Plan: plan.Plan{Run: plan.Settings{LAMB: true}}}
-	if !(LAMB{}).Prices(on) || (LAMB{}).Prices(&cost.Shard{}) {
+	if !cost.Applies(LAMB{}, on) || cost.Applies(LAMB{}, &cost.Shard{}) {
 		t.Error("LAMB priced where the stack does not run it, or not where it does")
 	}
 	ns, err := plan.LookupStack(plan.StackNVIDIABERT)

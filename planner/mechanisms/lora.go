@@ -47,8 +47,10 @@ var _ cost.FineTune = LoRA{}
 // Name is the mechanism's registered name.
 func (LoRA) Name() string { return "lora" }
 
-// Prices is whether s's plan trains LoRA's adapters.
-func (LoRA) Prices(s *cost.Shard) bool { return s.Plan.LoRA() }
+// When is LoRA's declaration: a plan that trains its adapters.
+func (LoRA) When() cost.When { return loraWhen }
+
+var loraWhen = cost.When{cost.Key("peft", "peft=lora", (*plan.Plan).LoRA)}
 
 // Adapters is the adapters of a dense block's targeted linear layers
 // for one micro-batch on one GPU of s, forward and backward.

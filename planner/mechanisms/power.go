@@ -18,9 +18,11 @@ var _ cost.StepClock = PowerLimit{}
 // Name is the mechanism's registered name.
 func (PowerLimit) Name() string { return "power-limit" }
 
-// Prices is whether s's pod has a power limit its held clock slows the
-// compute under.
-func (PowerLimit) Prices(s *cost.Shard) bool { return powerBinds(s.Pod) }
+// When is the limit's declaration: a pod with a power limit its held
+// clock slows the compute under.
+func (PowerLimit) When() cost.When { return powerWhen }
+
+var powerWhen = cost.When{cost.GPU("power-limited", powerBinds)}
 
 // powerBinds is whether pod p's compute is priced at a held clock under
 // its power limit.

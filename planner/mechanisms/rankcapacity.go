@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
 )
 
 // RankBudget is HybridEP's static receive budget (rank-capacity=F:
@@ -31,18 +32,19 @@ var _ cost.ExpertOutput = RankBudget{}
 // Name is the mechanism's registered name.
 func (RankBudget) Name() string { return "rank-budget" }
 
-// Prices is whether s's plan gives HybridEP a static budget.
-func (RankBudget) Prices(s *cost.Shard) bool {
-	return s.M.MoE() && s.Plan.Run.HybridEP && s.Plan.Run.RankCapacity > 0
+// When is the budget's declaration: a plan that gives HybridEP a static
+// budget.
+func (RankBudget) When() cost.When { return rankBudgetWhen }
+
+var rankBudgetWhen = cost.When{
+	cost.MoE,
+	cost.Setting("dispatcher=hybridep, rank-capacity>0", func(st *plan.Settings) bool { return st.HybridEP && st.RankCapacity > 0 }),
 }
 
 // ExpertOutput is the padding rows' activation, forward and backward, on
 // shard c whose most loaded rank's expert GEMMs take rows (recv x ETP)
 // of nl tokens a GPU.
-func (b RankBudget) ExpertOutput(c *cost.Shard, rows, _, nl float64) (fwd, bwd cost.Phase) {
-	if !b.Prices(c) {
-		return fwd, bwd
-	}
+func (RankBudget) ExpertOutput(c *cost.Shard, rows, _, nl float64) (fwd, bwd cost.Phase) {
 	pl := &c.Plan
 	etp := float64(pl.ETP)
 	full := pl.RankBudget(nl, c.M.TopK) * etp

@@ -19,8 +19,9 @@ import (
 // BF16: 3 x 1,966 x 512 x 2 = 6,039,552 bytes, 6.039552 us at 1e12 B/s
 // (no launch: the kernel is the experts' own), its backward twice that.
 // At ETP 2 each rank's 256 columns over 2 x 10,240 rows against 16,548
-// are the same bytes. None without the budget (Prices), without HybridEP,
-// or where the rank receives its budget (10,240 rows or more). The
+// are the same bytes. Not priced (its declaration, When) without the
+// budget or without HybridEP; none where the rank receives its budget
+// (10,240 rows or more). The
 // dispatch's host synchronizations: HybridEP's one, none under the
 // budget.
 func TestRankBudgetByHand(t *testing.T) {
@@ -35,20 +36,27 @@ func TestRankBudgetByHand(t *testing.T) {
 	}
 	const pad = 3 * 1966 * 512 * 2 / 1e12
 	for _, c := range []struct {
-		name  string
-		s     *cost.Shard
-		rows  float64
-		want  float64
-		syncs float64
+		name   string
+		s      *cost.Shard
+		priced bool
+		rows   float64
+		want   float64
+		syncs  float64
 	}{
-		{"etp 1", shard(1, true, 1.25), 8274, pad, 0},
-		{"etp 2", shard(2, true, 1.25), 16548, pad, 0},
-		{"at the budget", shard(1, true, 1.25), 10240, 0, 0},
-		{"over the budget", shard(1, true, 1.25), 10500, 0, 0},
-		{"no budget", shard(1, true, 0), 8274, 0, 1},
-		{"deepep", shard(1, false, 1.25), 8274, 0, 1},
+		{"etp 1", shard(1, true, 1.25), true, 8274, pad, 0},
+		{"etp 2", shard(2, true, 1.25), true, 16548, pad, 0},
+		{"at the budget", shard(1, true, 1.25), true, 10240, 0, 0},
+		{"over the budget", shard(1, true, 1.25), true, 10500, 0, 0},
+		{"no budget", shard(1, true, 0), false, 8274, 0, 1},
+		{"deepep", shard(1, false, 1.25), false, 8274, 0, 1},
 	} {
-		fwd, bwd := RankBudget{}.ExpertOutput(c.s, c.rows, 2, 4096)
+		if got := cost.Applies(RankBudget{}, c.s); got != c.priced {
+			t.Errorf("%s: priced %t, want %t", c.name, got, c.priced)
+		}
+		var fwd, bwd cost.Phase
+		if c.priced {
+			fwd, bwd = RankBudget{}.ExpertOutput(c.s, c.rows, 2, 4096)
+		}
 		if math.Abs(fwd.Busy-c.want) > 1e-15 || math.Abs(bwd.Busy-2*c.want) > 1e-15 || fwd.Launches+bwd.Launches != 0 {
 			t.Errorf("%s: padding %g / %g s (%g launches), want %g / %g", c.name, fwd.Busy, bwd.Busy, fwd.Launches+bwd.Launches, c.want, 2*c.want)
 		}

@@ -1,12 +1,17 @@
 package mechanisms
 
-import "github.com/placer/placer/planner/cost"
+import (
+	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/plan"
+)
 
 // Registered is the mechanisms, one registration line each, in the
 // order their kernels join a layer and a figure's provenance lists them
-// (a duplicate name stops the program at its start, and the package's
-// tests with it).
-var Registered = cost.MustRegistry(
+// (a duplicate name, of a mechanism or of a plan key it declares, stops
+// the program at its start, and the package's tests with it). A
+// mechanism switched on by a key of its own declares the key in its own
+// file (keyed) and its line here adds it to the plan's keys (AddKeys).
+var Registered = mustRegister(
 	Ring{},
 	TokenDispatch{},
 	RouterAuxLoss{},
@@ -16,8 +21,6 @@ var Registered = cost.MustRegistry(
 	RankBudget{},
 	LoRA{},
 	FP8Casts{},
-	BlockScaled{},
-	Rowwise{},
 	TorchaoFloat8{},
 	AmaxSync{},
 	LAMB{},
@@ -29,3 +32,35 @@ var Registered = cost.MustRegistry(
 	HostIssue{},
 	GraphStepSync{},
 )
+
+// keyed is a mechanism that declares plan keys of its own, in its own
+// file (plan.SwitchKey: held in plan.Strategy.Declared, no field of
+// Strategy's), added to the plan's keys when it is registered (AddKeys).
+type keyed interface {
+	Keys() []plan.Key
+}
+
+// AddKeys adds the plan keys p declares (keyed) to the plan's keys
+// (plan.AddKey: refusing a name taken).
+func AddKeys(p cost.Plugin) error {
+	k, ok := p.(keyed)
+	if !ok {
+		return nil
+	}
+	for _, key := range k.Keys() {
+		if err := plan.AddKey(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mustRegister(ps ...cost.Plugin) *cost.Registry {
+	r := cost.MustRegistry(ps...)
+	for _, p := range ps {
+		if err := AddKeys(p); err != nil {
+			panic(err)
+		}
+	}
+	return r
+}

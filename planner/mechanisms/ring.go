@@ -20,8 +20,11 @@ var _ cost.CPAttention = Ring{}
 // Name is the ring's registered name.
 func (Ring) Name() string { return "cp-ring" }
 
-// Prices is whether s's plan splits the sequence over CP ranks.
-func (Ring) Prices(s *cost.Shard) bool { return s.Plan.CP > 1 }
+// When is the ring's declaration: a plan that splits the sequence over
+// CP ranks.
+func (Ring) When() cost.When { return ringWhen }
+
+var ringWhen = cost.When{cost.Key("cp", "cp>1", func(pl *plan.Plan) bool { return pl.CP > 1 })}
 
 // Attention is fused attention f with s's ring (ring.attention).
 func (Ring) Attention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"github.com/placer/placer/planner/plan"
 	"math"
 	"sync"
 
@@ -35,9 +36,17 @@ var _ cost.ExpertLoad = RandomRouting{}
 // Name is the mechanism's registered name.
 func (RandomRouting) Name() string { return "random-routing" }
 
-// Prices is whether s's plan routes at random over more than one
-// expert-parallel rank (forceBalanced).
-func (RandomRouting) Prices(s *cost.Shard) bool { return forceBalanced(s) }
+// When is the routing's declaration: a plan that routes at random over
+// more than one expert-parallel rank (forceBalanced).
+func (RandomRouting) When() cost.When { return routingWhen }
+
+var routingWhen = cost.When{
+	cost.MoE,
+	cost.Key("ep", "ep>1, imbalance<=1, capacity 0", func(pl *plan.Plan) bool {
+		return pl.EP > 1 && pl.Imbalance <= 1 && pl.Run.Capacity == 0
+	}),
+	cost.Megatron,
+}
 
 // forceBalanced is whether s's plan routes every token's top-k to a
 // uniformly random k of its experts over more than one expert-parallel

@@ -6,17 +6,11 @@ import (
 	"github.com/placer/placer/planner/plan"
 )
 
-// Rowwise is torchao's float8 rowwise recipes: their casts forward and
-// backward (FP8Casts asks them: Casts, BwdCasts, Linears), registered for
-// what a step's figure rests on where the plan's recipe is one of them
-// and its GEMMs run in FP8 or FP4.
-type Rowwise struct{}
-
-// Name is the mechanism's registered name.
-func (Rowwise) Name() string { return "fp8-rowwise" }
-
-// Prices is whether s's recipe is one of them, priced in FP8 or FP4.
-func (Rowwise) Prices(s *cost.Shard) bool { return s.FP8Fwd > 0 && plan.Rowwise(s.Plan.FP8) }
+// torchao's float8 rowwise recipes are rules of FP8Casts, the one
+// plug-in of the plan's low-precision recipe (cost.LowPrecision): their
+// casts forward and backward, which its Casts, BwdCasts and Linears read
+// where the plan's recipe is one of them. They are no plug-in of their
+// own: a step in them is priced by fp8-casts.
 
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp;
 // plan/rowwise.go says what each casts and which GEMMs run in FP8):

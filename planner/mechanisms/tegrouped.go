@@ -24,10 +24,14 @@ var _ cost.GroupedGEMM = TEGroupedGEMM{}
 // Name is the mechanism's registered name.
 func (TEGroupedGEMM) Name() string { return "te-grouped-gemm" }
 
-// Prices is whether s's experts run Transformer Engine's grouped GEMM.
-func (TEGroupedGEMM) Prices(s *cost.Shard) bool {
-	return s.M.MoE() && s.Plan.Software.Framework() == plan.FrameworkMegatron && !s.Plan.Run.ExpertLoop
-}
+// When is the grouped GEMM's declaration: experts on Megatron-Core's
+// layers, grouped (not looped).
+func (TEGroupedGEMM) When() cost.When { return teGroupedWhen }
+
+var (
+	teGroupedWhen = cost.When{cost.MoE, cost.Megatron, cost.Not(expertLoop)}
+	expertLoop    = cost.Setting("grouped-gemm=off", func(st *plan.Settings) bool { return st.ExpertLoop })
+)
 
 // Grouped is g, a grouped GEMM over local experts of rows rows in all
 // by n, on shard s (groupedGEMM's).

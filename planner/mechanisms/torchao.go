@@ -56,8 +56,13 @@ type TorchaoFloat8 struct{}
 // Name is the mechanism's registered name.
 func (TorchaoFloat8) Name() string { return "torchao-float8" }
 
-// Prices is whether s's plan runs torchao's float8.
-func (TorchaoFloat8) Prices(s *cost.Shard) bool { return TorchaoOn(&s.Plan) }
+// When is torchao's declaration: FP8 on a torchtitan stack (TorchaoOn).
+func (TorchaoFloat8) When() cost.When { return torchaoWhen }
+
+var torchaoWhen = cost.When{
+	cost.Key("fp8", "fp8 set", func(pl *plan.Plan) bool { return pl.FP8 != "" }),
+	cost.Framework(plan.FrameworkTorchTitan),
+}
 
 // TitanLinears is the float8 linears of a torchtitan Llama block:
 // Attention's wq, wk, wv and wo and FeedForward's w1, w2 and w3

@@ -675,7 +675,10 @@ var Keys = []Key{
 }
 
 // keyIndex is Keys by each name and alias.
-var keyIndex = func() map[string]*Key {
+var keyIndex = indexKeys()
+
+// indexKeys is Keys by each name and alias.
+func indexKeys() map[string]*Key {
 	out := map[string]*Key{}
 	for i := range Keys {
 		k := &Keys[i]
@@ -684,7 +687,7 @@ var keyIndex = func() map[string]*Key {
 		}
 	}
 	return out
-}()
+}
 
 // IsKey reports whether k (a name or an alias) is a key of a plan.
 func IsKey(k string) bool { return keyIndex[k] != nil }
@@ -711,13 +714,16 @@ func KeysExportedTo(target string) []string {
 
 // StrategyKeys lists ParseStrategy's keys for its errors, by name in
 // Keys' order.
-var StrategyKeys = func() string {
+var StrategyKeys = keyNames()
+
+// keyNames is Keys' names, comma-separated.
+func keyNames() string {
 	names := make([]string, len(Keys))
 	for i, k := range Keys {
 		names[i] = k.Name
 	}
 	return strings.Join(names, ", ")
-}()
+}
 
 // writeKeys appends to parts each key of group g as "name=value", with
 // value(k) its value ("": left out).

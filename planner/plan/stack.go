@@ -147,10 +147,10 @@ type Settings struct {
 	// FP32Weights their precision, autocast BF16 over FP32 weights (its
 	// casts, an FP32 residual stream), else BF16 weights.
 	Eager, FP32Weights bool
-	// Layers names the registered layer costs (layerCosters) of the
+	// Layers names the registered layer costs (codebases.Registered) of the
 	// stack's eager layers, whose code the layers run where Eager
 	// (LayersLlamaPy where it is empty: a plain PyTorch loop's);
-	// layerCoster chooses.
+	// each code base declares the settings that run it (When).
 	Layers string
 	// CPRing is the context-parallel ring the stack runs (CPRingP2P,
 	// CPRingAllGather; "": CPRingP2P, Transformer Engine's).

@@ -215,6 +215,10 @@ type Strategy struct {
 	// named stack, the token dispatcher, fusions, grouped GEMMs, CUDA
 	// graphs, the routing); its zero value is placer's default stack.
 	Software Software
+	// Declared is the values of the keys a plug-in declares beside its
+	// own code (AddKey, SwitchKey), which no field here holds; its zero
+	// value leaves each at its default.
+	Declared Declared `json:",omitempty"`
 }
 
 // RecomputeModules is a set of the modules selective recomputation
