@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
@@ -50,7 +51,7 @@ func TestDeepSeekTraits(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare := ds
-	bare.Points = cost.Resolve(fams, mechanisms.Registered, layerCosters)
+	bare.Points = cost.Resolve(fams, mechanisms.Registered, codebases.Registered)
 	decide(&bare.Shard)
 	if bf, _, _ := bare.attnBlock(); bf.Busy == f.Busy {
 		t.Errorf("without the trait the attention is still %g s: the coster did not price the block's own", bf.Busy)

@@ -2,6 +2,7 @@ package families
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
@@ -17,8 +18,11 @@ var _ cost.AttentionBlock = LatentAttention{}
 // Name is the trait's registered name.
 func (LatentAttention) Name() string { return "latent-attention" }
 
-// Prices is whether s's model attends through latents (Spec.MLA).
-func (LatentAttention) Prices(s *cost.Shard) bool { return s.M.MLA() }
+// When is the trait's declaration: a model that attends through
+// latents (Spec.MLA).
+func (LatentAttention) When() cost.When { return mlaWhen }
+
+var mlaWhen = cost.When{cost.Model("latent attention", func(m *transformer.Spec) bool { return m.MLA() })}
 
 // AttentionBlock is latentBlock's on shard s.
 func (LatentAttention) AttentionBlock(s *cost.Shard) (fwd, bwd, rec cost.Phase) {

@@ -3,6 +3,7 @@ package families
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 )
@@ -17,8 +18,11 @@ var _ cost.PredictionModules = MTP{}
 // Name is the trait's registered name.
 func (MTP) Name() string { return "multi-token-prediction" }
 
-// Prices is whether s's model predicts further tokens (Spec.MTP > 0).
-func (MTP) Prices(s *cost.Shard) bool { return s.M.MTP > 0 }
+// When is the trait's declaration: a model that predicts further
+// tokens (Spec.MTP > 0).
+func (MTP) When() cost.When { return mtpWhen }
+
+var mtpWhen = cost.When{cost.Model("multi-token prediction", func(m *transformer.Spec) bool { return m.MTP > 0 })}
 
 // Modules is the multi-token-prediction modules on the last stage for
 // one micro-batch on one GPU, forward and backward, as Megatron-Core's
