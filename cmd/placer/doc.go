@@ -13,15 +13,17 @@
 // come from the packages that define them (roofline's presets and
 // topologies, the methods registry, the workloads, optimize's
 // objectives). Exit codes are decided in one place (internal/fail). No
-// command branches on its workload's world: eval, search and export bind
-// each flag into the options of the world it applies to (an op graph's,
-// a transformer's at cluster scale, or both), the world is decided once
-// from the workload (chooseWorld, world.go) and jobs.Search and Eval
-// (jobs/world.go) and export.Run take either; a flag of the other world is
-// refused with the reason its binding recorded (onlyIn), and a
-// --strategy is read by its world's parser (jobs.CheckStrategy).
+// command branches on its workload's world: eval, search and export each
+// have two flag binders, one per product (internal/opflags for an op
+// graph, internal/clusterflags for a transformer at cluster scale), each
+// binding its flags into its own product's options; the world is decided
+// once from the workload and the command line handed to that product's
+// flags alone (internal/worldflags), and jobs.Search and Eval
+// (jobs/world.go) and export.Run take either; a flag of the other world
+// is refused with the reason its binder recorded, and a --strategy is
+// read by its world's parser (jobs.CheckStrategy).
 //
-// May import: jobs/..., inputs, report/..., internal/..., decision, graph,
+// May import: cmd/placer/internal/..., jobs/..., inputs, report/..., internal/..., decision, graph,
 // evaluate/hw, evaluate/roofline, evaluate/roofline/convlayout, methods/..., nn/ppo, optimize,
 // workloads
 package main

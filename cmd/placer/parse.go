@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/inputs"
@@ -26,9 +27,13 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// checkEval checks eval's options as its flags give them, in the
-// world chooseWorld decided (o.World).
+// checkEval checks eval's options as its flags give them, in the world
+// the workload named (o.World): a transformer's plan at cluster scale, or
+// an op graph's options.
 func checkEval(o *jobs.EvalOptions) error {
+	if o.World == inputs.ClusterScale {
+		return checkStrategy(o.World, o.Scale.Strat)
+	}
 	g := &o.OpGraph
 	if err := checkGraphOrProfile(g.Graph, g.Cluster); err != nil {
 		return err
@@ -36,12 +41,8 @@ func checkEval(o *jobs.EvalOptions) error {
 	if g.Cluster.GPUs < 0 {
 		return fail.Usagef("--gpus %d: must be at least 1", g.Cluster.GPUs)
 	}
-	strategy := g.Strategy
-	if o.World == inputs.ClusterScale {
-		strategy = o.Scale.Strat
-	}
-	if err := jobs.CheckStrategy(o.World, strategy); err != nil {
-		return fail.Usagef("--strategy: %v", err)
+	if err := checkStrategy(o.World, g.Strategy); err != nil {
+		return err
 	}
 	if _, err := roofline.ParseTF32(g.TF32); err != nil {
 		return fail.Usagef("--%v", err)
@@ -52,6 +53,14 @@ func checkEval(o *jobs.EvalOptions) error {
 	var err error
 	g.Host, err = hostModel(g.HostOn, g.Dispatch, false)
 	return err
+}
+
+// checkStrategy checks --strategy s in world w (jobs.CheckStrategy).
+func checkStrategy(w inputs.World, s string) error {
+	if err := jobs.CheckStrategy(w, s); err != nil {
+		return fail.Usagef("--strategy: %v", err)
+	}
+	return nil
 }
 
 // hostModel is the host-side model the --host and --dispatch flags ask
@@ -72,8 +81,10 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 
 // checkExport checks export's options as its flags give them.
 func checkExport(o *export.Options) error {
-	if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
-		return err
+	if o.World == inputs.OpGraph {
+		if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
+			return err
+		}
 	}
 	if o.To == "" {
 		return fail.Usagef("give --to (one of %s)", strings.Join(export.Formats, ", "))
@@ -93,8 +104,8 @@ func checkExport(o *export.Options) error {
 		return fail.Usagef("--to %s: %s exports to %s (%s is for %s)", o.To, world, strings.Join(formats, ", "), to, other)
 	}
 	if o.Strategy != "" {
-		if err := jobs.CheckStrategy(o.World, o.Strategy); err != nil {
-			return fail.Usagef("--strategy: %v", err)
+		if err := checkStrategy(o.World, o.Strategy); err != nil {
+			return err
 		}
 		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron", "megatron-bridge"}, to) {
 			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed, megatron and megatron-bridge")
@@ -157,21 +168,18 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	return nil
 }
 
-// searchFlags are the search command's flags besides
-// jobs.GraphSearchOptions' own: each is an op graph's only.
-type searchFlags struct {
-	Methods string // --methods, comma-separated
-	Train   trainFlags
-	Measure bool
-	Repeats int
-	HostSet bool // --host was given (on or off)
-}
-
-// parseSearchFlags checks so, in the world chooseWorld decided
-// (so.World), and fills the op graph's methods, backend, policy and PPO
-// settings from f.
-func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
-	o := &so.OpGraph
+// parseSearchFlags checks the search's options in the world the
+// workload named (w): a transformer's at cluster scale, what --strategy
+// keeps (strat); an op graph's, s, whose methods, backend, policy and PPO
+// settings it fills from s.Flags.
+func parseSearchFlags(w inputs.World, s *opflags.Search, strat string) error {
+	if w == inputs.ClusterScale {
+		if strat == "" {
+			return nil
+		}
+		return checkStrategy(w, strat)
+	}
+	o, f := &s.GraphSearchOptions, s.Flags
 	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
@@ -180,11 +188,6 @@ func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
 	}
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must not be negative")
-	}
-	if s := so.Scale.Strat; s != "" {
-		if err := jobs.CheckStrategy(so.World, s); err != nil {
-			return fail.Usagef("--strategy: %v", err)
-		}
 	}
 	if o.Method != "" {
 		if err := checkSearchMethod(o.Method); err != nil {
@@ -216,7 +219,7 @@ func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
 type pretrainFlags struct {
 	Workloads  string // --workloads, comma-separated
 	VisitEvals int    // --visit-evals: PerVisit's evaluations
-	Train      trainFlags
+	Train      opflags.Train
 	// LRGiven says whether --lr was given: go-scored has its own default
 	// otherwise.
 	LRGiven bool
@@ -346,7 +349,7 @@ func checkInfer(o *jobs.TransferOptions) error {
 // finetuneFlags are the finetune command's flags besides
 // jobs.TransferOptions' own.
 type finetuneFlags struct {
-	PPO ppoFlags
+	PPO opflags.PPO
 	// StepsGiven says whether --steps was given: --time alone means no
 	// step limit.
 	StepsGiven bool
@@ -427,7 +430,7 @@ func parseGeneralizationFlags(o *reports.GeneralizationOptions, f generalization
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	cfg, err := parsePolicy(f.Policy)
+	cfg, err := opflags.ParsePolicy(f.Policy)
 	if err != nil {
 		return fail.Usagef("%v", err)
 	}

@@ -2,8 +2,7 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/jobs/tunebrkga"
-	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 )
@@ -25,79 +23,6 @@ import (
 func isUsage(err error) bool {
 	var u fail.Usage
 	return errors.As(err, &u)
-}
-
-// TestDefaultPPOFlags: the flags' defaults are the settings learn uses
-// when none are given, so that a command run without them trains as
-// before.
-func TestDefaultPPOFlags(t *testing.T) {
-	got, err := defaultPPOFlags().Settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := gdp.DefaultPPO.Filled(); got.Filled() != want {
-		t.Fatalf("flag defaults give %+v, want gdp.DefaultPPO %+v", got.Filled(), want)
-	}
-}
-
-func TestPPOFlagsSettings(t *testing.T) {
-	p := ppoFlags{LearningRate: 1e-3, Epochs: 5, Minibatches: 4, Clip: 0.1, Entropy: 0.05, ValueCoef: 0.5}
-	s, err := p.Settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.LearningRate != 1e-3 || s.Epochs != 5 || s.Minibatches != 4 || s.ClipEps != 0.1 || s.EntropyCoef != 0.05 || s.ValueCoef != 0.5 {
-		t.Errorf("settings %+v", s)
-	}
-	// 0 means none on the command line: negative in ppo.Settings.
-	if s.MaxGradNorm >= 0 || s.TargetKL >= 0 {
-		t.Errorf("MaxGradNorm 0 and TargetKL 0 should turn them off: %+v", s)
-	}
-	for _, tc := range []struct {
-		change func(*ppoFlags)
-		want   string
-	}{
-		{func(p *ppoFlags) { p.LearningRate = 0 }, "--lr must be positive, not 0"},
-		{func(p *ppoFlags) { p.Epochs = 0 }, "--epochs must be at least 1, not 0"},
-		{func(p *ppoFlags) { p.Minibatches = -2 }, "--minibatches must be at least 1, not -2"},
-		{func(p *ppoFlags) { p.Clip = -0.2 }, "--clip must be positive, not -0.2"},
-		{func(p *ppoFlags) { p.TargetKL = -1 }, "--entropy, --value-coef, --max-grad-norm and --target-kl must not be negative"},
-	} {
-		p := defaultPPOFlags()
-		tc.change(&p)
-		_, err := p.Settings()
-		if err == nil || err.Error() != tc.want || !isUsage(err) {
-			t.Errorf("error %v, want the usage error %q", err, tc.want)
-		}
-	}
-}
-
-func TestParsePolicy(t *testing.T) {
-	for _, s := range []string{"", "default"} {
-		if c, err := parsePolicy(s); c != nil || err != nil {
-			t.Errorf("%q: %+v %v, want the defaults (nil)", s, c, err)
-		}
-	}
-	if c, err := parsePolicy("small"); err != nil || c == nil || *c != smallPolicy {
-		t.Errorf("small: %+v %v", c, err)
-	}
-	if _, err := parsePolicy("huge"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "neither default, small nor a file") {
-		t.Errorf("huge: %v, want a usage error", err)
-	}
-	dir := t.TempDir()
-	good := filepath.Join(dir, "p.json")
-	os.WriteFile(good, []byte(`{"sage_layers": 2, "sage_dim": 16}`), 0o644)
-	if c, err := parsePolicy(good); err != nil || c == nil || c.SageLayers != 2 || c.SageDim != 16 {
-		t.Errorf("file: %+v %v", c, err)
-	}
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"nosuch": 2}`), 0o644)
-	if _, err := parsePolicy(bad); err == nil || isUsage(err) || !strings.HasPrefix(err.Error(), "--policy: ") {
-		t.Errorf("unknown field: %v, want a --policy error that is not a usage error", err)
-	}
-	if _, err := parsePolicy(filepath.Join(dir, "missing.json")); err == nil || isUsage(err) {
-		t.Errorf("missing file: %v, want a plain error", err)
-	}
 }
 
 func TestParseSeeds(t *testing.T) {
@@ -147,10 +72,10 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"export no --to", checkExport(&export.Options{OpGraph: export.GraphOptions{Graph: graph}}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron, megatron-bridge)"},
 		{"baselines budget", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, baselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
 		{"baselines tasks", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, baselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
-		{"search methods", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Methods: "nosuch"}), "--methods: "},
-		{"search dispatch", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, Dispatch: -time.Microsecond}}, searchFlags{Train: trainFlags{PPO: defaultPPOFlags()}}), "--dispatch -1µs: must be 0 or more"},
-		{"search host measure", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, HostOn: true}}, searchFlags{Measure: true, Train: trainFlags{PPO: defaultPPOFlags()}}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
-		{"search dispatch no graph", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Dispatch: time.Microsecond}}, searchFlags{}), "give --graph FILE or --workload NAME"},
+		{"search methods", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph}, Flags: opflags.SearchFlags{Methods: "nosuch"}}, ""), "--methods: "},
+		{"search dispatch", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph, Dispatch: -time.Microsecond}, Flags: opflags.SearchFlags{Train: opflags.Train{PPO: opflags.DefaultPPO()}}}, ""), "--dispatch -1µs: must be 0 or more"},
+		{"search host measure", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph, HostOn: true}, Flags: opflags.SearchFlags{Measure: true, Train: opflags.Train{PPO: opflags.DefaultPPO()}}}, ""), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"search dispatch no graph", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Dispatch: time.Microsecond}, Flags: opflags.SearchFlags{}}, ""), "give --graph FILE or --workload NAME"},
 		{"baselines dispatch", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: -time.Millisecond}, baselinesFlags{}), "--dispatch -1ms: must be 0 or more"},
 		{"baselines dispatch measure", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, baselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
 		{"eval dispatch", checkEval(&jobs.EvalOptions{OpGraph: jobs.GraphEvalOptions{Graph: graph, Dispatch: -time.Second}}), "--dispatch -1s: must be 0 or more"},
@@ -160,7 +85,7 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"parallel gpus", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
 		{"cluster dir", checkCluster(&launch.Options{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
 		{"cluster k8s name", checkClusterK8s(&launch.Options{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
-		{"search policy", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
+		{"search policy", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph}, Flags: opflags.SearchFlags{Train: opflags.Train{Policy: "huge", PPO: opflags.DefaultPPO()}}}, ""), `--policy "huge"`},
 		{"pretrain gpus", parsePretrainFlags(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, pretrainFlags{}), "give --gpus N (1 to 8)"},
 		{"pretrain extra", parsePretrainFlags(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, pretrainFlags{Workloads: "trxl2"}),
 			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},
@@ -188,14 +113,14 @@ func TestParseFlagsUsage(t *testing.T) {
 // TestParseFlagsFill: the raw flag values land in the options.
 func TestParseFlagsFill(t *testing.T) {
 	p := jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Scored: true, Samples: 16}
-	if err := parsePretrainFlags(&p, pretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: trainFlags{Policy: "small", PPO: defaultPPOFlags()}}); err != nil {
+	if err := parsePretrainFlags(&p, pretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: opflags.Train{Policy: "small", PPO: opflags.DefaultPPO()}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != smallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
+	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != opflags.SmallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
 		t.Errorf("pretrain --scored: %+v", p)
 	}
 	tr := jobs.TransferOptions{Graph: inputs.GraphSpec{Workload: "trxl2"}, Model: "m", Steps: 50, Time: time.Minute}
-	if err := parseFinetuneFlags(&tr, finetuneFlags{PPO: defaultPPOFlags()}); err != nil || tr.Steps != 0 {
+	if err := parseFinetuneFlags(&tr, finetuneFlags{PPO: opflags.DefaultPPO()}); err != nil || tr.Steps != 0 {
 		t.Errorf("finetune --time alone: steps %d, %v; want no step limit", tr.Steps, err)
 	}
 	j := regaltrain.Job{GraphsDir: "g"}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
 	"github.com/placer/placer/jobs/reports"
@@ -63,7 +64,7 @@ and a rerun with the same --dir and settings skips it.`,
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "the table's evaluation limit per method and graph")
 	f.StringVar(&o.flags.Budgets, "budgets", "5000,10000,20000,50000", "the curve's evaluation limits, comma-separated")
 	f.IntVar(&o.BestBudget, "best-budget", 0, "evaluation limit of the large BRKGA run in the best known (default: the largest of 50000 and --budgets)")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
 	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30
 	f.Lookup("memory").Usage = "device memory capacity in bytes (REGAL's 16 GiB)"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
 	"github.com/placer/placer/jobs/reports"
@@ -113,7 +114,7 @@ times aside.`,
 	f.StringVar(&o.GraphsDir, "graphs", "", "also pre-train on every native JSON graph under `DIR` (a file named FAMILY-... is left out when FAMILY is held out)")
 	f.StringToStringVar(&o.Test, "test", nil, "test graph of a held-out family, `FAMILY=GRAPH` with GRAPH a workload name or a graph file, e.g. gnmt=gnmt4 (default: the family's smallest workload; repeat or comma-separate for more)")
 	f.Lookup("test").DefValue = ""
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (1 to 8)"
 	f.Lookup("gpus").DefValue = "2"
 	o.Cluster.GPUs = 2

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"os"
 	"strings"
 
@@ -72,7 +73,7 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "evaluations per BRKGA run (the budget the tuned method is compared at)")
 	f.StringVar(&o.flags.Objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
 	f.BoolVar(&o.flags.Beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
 	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30
 	f.Lookup("memory").Usage = "device memory capacity in bytes (REGAL's 16 GiB, as placer report regal)"
