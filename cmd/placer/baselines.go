@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"io"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
@@ -19,7 +19,7 @@ type baselinesOptions struct {
 	JSON  bool
 	quiet bool
 	out   string
-	flags baselinesFlags
+	flags opflags.BaselinesFlags
 }
 
 func init() { register(newBaselinesCmd) }
@@ -47,7 +47,7 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.HostSet = cmd.Flags().Changed("host")
-			if err := parseBaselinesFlags(&o.BaselinesOptions, o.flags); err != nil {
+			if err := opflags.ParseBaselines(&o.BaselinesOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -12,7 +12,7 @@ import (
 
 type equalTimeOptions struct {
 	reports.EqualTimeOptions
-	flags       equalTimeFlags
+	flags       opflags.EqualTimeFlags
 	JSON, quiet bool
 }
 
@@ -61,7 +61,7 @@ it (Ctrl-C keeps what finished).`,
 			return runPlottedReport(cmd, s, plottedReport[placements.EqualTime]{
 				parse: func() error {
 					o.flags.SeedGiven = cmd.Flags().Changed("seed")
-					return parseEqualTimeFlags(&o.EqualTimeOptions, o.flags)
+					return opflags.ParseEqualTime(&o.EqualTimeOptions, o.flags)
 				},
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
 				run: func(ctx context.Context) (placements.EqualTime, error) {

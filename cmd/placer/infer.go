@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
@@ -46,7 +46,7 @@ default-model' trains it).`,
   placer infer --model m.policy --graph g.json --gpus 2 --samples 64 --out g-zero-shot.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkInfer(&o.TransferOptions); err != nil {
+			if err := opflags.CheckInfer(&o.TransferOptions); err != nil {
 				return err
 			}
 			o.progress(s, nil)

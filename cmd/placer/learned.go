@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -12,7 +12,7 @@ import (
 
 type learnedOptions struct {
 	reports.LearnedOptions
-	flags       learnedFlags
+	flags       opflags.LearnedFlags
 	plotDir     string
 	JSON, quiet bool
 }
@@ -62,7 +62,7 @@ table, the claims and the plots.`,
   placer report learned --budgets 5m,15m,30m --cpu --dir out/learned --no-run --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseLearnedFlags(&o.LearnedOptions, o.flags); err != nil {
+			if err := opflags.ParseLearned(&o.LearnedOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
@@ -13,7 +13,7 @@ import (
 
 type pretrainOptions struct {
 	jobs.PretrainOptions
-	flags pretrainFlags
+	flags opflags.PretrainFlags
 	JSON  bool
 	quiet bool
 }
@@ -58,7 +58,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.LRGiven = cmd.Flags().Changed("lr")
 			o.flags.Out = s.Out
-			if err := parsePretrainFlags(&o.PretrainOptions, o.flags); err != nil {
+			if err := opflags.ParsePretrain(&o.PretrainOptions, o.flags); err != nil {
 				return err
 			}
 			if o.ListCells != nil {

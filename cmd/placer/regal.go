@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -12,7 +12,7 @@ import (
 
 type regalOptions struct {
 	reports.RegalOptions
-	flags       regalFlags
+	flags       opflags.RegalFlags
 	JSON, quiet bool
 }
 
@@ -49,7 +49,7 @@ and a rerun with the same --dir and settings skips it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPlottedReport(cmd, s, plottedReport[placements.Regal]{
-				parse:    func() error { return parseRegalFlags(&o.RegalOptions, o.flags) },
+				parse:    func() error { return opflags.ParseRegal(&o.RegalOptions, o.flags) },
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
 				run:  func(ctx context.Context) (placements.Regal, error) { return reports.Regal(ctx, o.RegalOptions) },
 				plot: o.flags.Plot, writePlot: placements.WriteRegalPlot, write: placements.WriteRegal,

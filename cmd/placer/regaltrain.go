@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"

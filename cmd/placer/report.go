@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report/placements"
@@ -37,7 +37,7 @@ func newReportCmd(s *streams) *cobra.Command {
 
 type generalizationOptions struct {
 	reports.GeneralizationOptions
-	flags generalizationFlags
+	flags opflags.GeneralizationFlags
 	JSON  bool
 	quiet bool
 }
@@ -80,7 +80,7 @@ times aside.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.PretrainStepsGiven, o.flags.SearchStepsGiven = cmd.Flags().Changed("pretrain-steps"), cmd.Flags().Changed("search-steps")
-			if err := parseGeneralizationFlags(&o.GeneralizationOptions, o.flags); err != nil {
+			if err := opflags.ParseGeneralization(&o.GeneralizationOptions, o.flags); err != nil {
 				return err
 			}
 			bars := &phaseBars{w: s.Err}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/sizing"
 	"github.com/placer/placer/report"

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"os"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/brkga/tuned"
@@ -17,7 +17,7 @@ func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
 	tunebrkga.Options
-	flags       brkgaTuneFlags
+	flags       opflags.BRKGATuneFlags
 	JSON, quiet bool
 }
 
@@ -39,7 +39,7 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
   placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseBRKGATuneFlags(&o.Options, o.flags); err != nil {
+			if err := opflags.ParseBRKGATune(&o.Options, o.flags); err != nil {
 				return err
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")

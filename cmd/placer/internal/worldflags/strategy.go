@@ -1,6 +1,11 @@
 package worldflags
 
-import "github.com/spf13/pflag"
+import (
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs"
+	"github.com/spf13/pflag"
+)
 
 // strategyFlag is --strategy: given more than once, its texts join with
 // commas (--strategy tp=2 --strategy pp=2 is tp=2,pp=2), as a user who
@@ -54,3 +59,13 @@ const (
 	// was.
 	SearchSeed = "random seed: same seed, same result"
 )
+
+// CheckStrategy checks --strategy s in world w (jobs.CheckStrategy: an
+// op graph's strategy or a transformer's plan), a usage error naming the
+// flag.
+func CheckStrategy(w inputs.World, s string) error {
+	if err := jobs.CheckStrategy(w, s); err != nil {
+		return fail.Usagef("--strategy: %v", err)
+	}
+	return nil
+}
