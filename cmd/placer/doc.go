@@ -4,10 +4,10 @@
 // One file per command: an options struct, its flags bound with cobra,
 // and one call into jobs (a report grid's into jobs/reports, profile's
 // and export's into jobs/profile and jobs/export); the table
-// or JSON printed with report. The
-// commands' raw flag values are parsed and checked into the jobs' options
-// here (parse.go, parsechecks.go, cellflags.go, trainflags.go,
-// regalflags.go and beside each command): a mistake in how a command was
+// or JSON printed with report. The commands' raw flag values are parsed
+// and checked into the jobs' options by the op-level placer's flags
+// (internal/opflags), the report cells' (internal/cellflags), checks.go,
+// regalflags.go and beside each command: a mistake in how a command was
 // called is a usage error naming the flag (fail.Usage, exit 2); jobs
 // names no flags. The names and defaults the flags and completions offer
 // come from the packages that define them (roofline's presets and

@@ -317,7 +317,7 @@ func ParseFinetune(o *jobs.TransferOptions, f FinetuneFlags) error {
 // reports.GeneralizationOptions' own.
 type GeneralizationFlags struct {
 	Families, Train string // comma-separated lists
-	Policy          string // --policy: see parsePolicy
+	Policy          string // --policy: see ParsePolicy
 	// PretrainStepsGiven and SearchStepsGiven say whether
 	// --pretrain-steps and --search-steps were given: a time alone means
 	// no step limit.
