@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
@@ -18,7 +19,7 @@ type baselinesOptions struct {
 	JSON  bool
 	quiet bool
 	out   string
-	flags baselinesFlags
+	flags opflags.BaselinesFlags
 }
 
 func init() { register(newBaselinesCmd) }
@@ -46,7 +47,7 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.HostSet = cmd.Flags().Changed("host")
-			if err := parseBaselinesFlags(&o.BaselinesOptions, o.flags); err != nil {
+			if err := opflags.ParseBaselines(&o.BaselinesOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
@@ -75,8 +76,8 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 		},
 	}
 	f := cmd.Flags()
-	addGraphFlags(cmd, &o.Graph)
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Graph(cmd.Flags(), &o.Graph)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.StringSliceVar(&o.Methods, "methods", nil, "comma-separated methods to compare (default: "+strings.Join(jobs.DefaultBaselines, ", ")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluations per search method (default: each method's, 5000 for the searches)")
 	f.DurationVar(&o.Time, "time", 0, "wall-time limit per method, e.g. 30s (default: none)")
@@ -85,8 +86,8 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	addHostFlags(cmd, &o.HostOn, &o.Dispatch)
-	addObjectiveFlag(cmd, &o.Objective)
+	opflags.Host(cmd.Flags(), &o.HostOn, &o.Dispatch)
+	opflags.Objective(cmd.Flags(), &o.Objective)
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/placer/placer/cmd/placer/internal/cellflags"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +27,7 @@ table of what --dir keeps.`
 
 // addCellFlags binds the cell flags of a report command into f; out is
 // where --list-cells writes.
-func addCellFlags(cmd *cobra.Command, f *cellFlags, s *streams) {
+func addCellFlags(cmd *cobra.Command, f *cellflags.Flags, s *streams) {
 	fs := cmd.Flags()
 	fs.BoolVar(&f.List, "list-cells", false, "list the report's cells as JSON lines (index, graph, method, budget, seed, file) and run nothing")
 	fs.StringVar(&f.Cell, "cell", "", "run cell `I` only (--list-cells numbers them) into --dir; default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set, else every cell ('all': every cell whatever the environment says)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 
 type equalTimeOptions struct {
 	reports.EqualTimeOptions
-	flags       equalTimeFlags
+	flags       opflags.EqualTimeFlags
 	JSON, quiet bool
 }
 
@@ -60,7 +61,7 @@ it (Ctrl-C keeps what finished).`,
 			return runPlottedReport(cmd, s, plottedReport[placements.EqualTime]{
 				parse: func() error {
 					o.flags.SeedGiven = cmd.Flags().Changed("seed")
-					return parseEqualTimeFlags(&o.EqualTimeOptions, o.flags)
+					return opflags.ParseEqualTime(&o.EqualTimeOptions, o.flags)
 				},
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
 				run: func(ctx context.Context) (placements.EqualTime, error) {
@@ -75,12 +76,12 @@ it (Ctrl-C keeps what finished).`,
 	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.EqualTimeMethods(), ", ")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
 	f.StringVar(&o.flags.Seeds, "seeds", "", "`LIST` of seeds, comma-separated: the whole report once per seed (kept in DIR/seed-N), each cell the geometric mean of its seeds, the claims counted per graph and per run")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	addObjectiveFlag(cmd, &o.Objective)
+	opflags.Objective(cmd.Flags(), &o.Objective)
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-zero-shot and go-scored-pretrained-network (default: the embedded default model)")
 	f.StringVar(&o.Head, "head", "", "go-scored's pre-trained move head `FILE` (placer pretrain --scored) for go-scored-pretrained and go-scored-zero-shot (default: the embedded default head)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")

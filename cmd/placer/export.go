@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/cmd/placer/internal/clusterflags"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/jobs/export"
 	"github.com/spf13/cobra"
 )
@@ -13,6 +15,7 @@ func init() { register(newExportCmd) }
 
 func newExportCmd(s *streams) *cobra.Command {
 	o := &export.Options{}
+	var worlds *worldflags.Set
 	cmd := &cobra.Command{
 		Use:   "export (--graph FILE | --workload NAME | --profile FILE) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
 		Short: "Write a plan for Megatron-LM, Megatron-Bridge, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
@@ -95,7 +98,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
+			if o.World, err = worlds.Choose(cmd); err != nil {
 				return err
 			}
 			if err := checkExport(o); err != nil {
@@ -123,25 +126,16 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 			return err
 		},
 	}
+	// An op graph's flags are bound into its options, a transformer's at
+	// cluster scale into its own, and what both export reads (the
+	// placement or plan, the format, the strategy, the file) into o's;
+	// the workload decides which world the command runs
+	// (worldflags.Set.Choose).
+	worlds = worldflags.Bind(cmd, &o.OpGraph, opflags.Export, &o.Scale, clusterflags.Export)
 	f := cmd.Flags()
-	// Each flag is bound into the options of the world(s) it applies to;
-	// one world's are refused in the other (chooseWorld).
-	g, sc := &o.OpGraph, &o.Scale
-	onlyIn(cmd, inputs.OpGraph, "", func() {
-		addGraphFileFlags(cmd, &g.Graph)
-		f.StringVar(&g.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
-		f.IntVar(&g.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
-	})
-	onlyIn(cmd, inputs.ClusterScale, "", func() {
-		f.StringVar(&sc.Pod.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
-		f.BoolVar(&sc.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")
-	})
-	stringBoth(f, "workload", "", workloadForms(), &g.Graph.Workload, &sc.Workload)
-	intBoth(f, "gpus", 0, gpusUsage, &g.Cluster.GPUs, &sc.Pod.GPUs)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(export.Formats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
-	bindStrategy(f, "torch-plan's, torchtitan's, deepspeed's, megatron's or megatron-bridge's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs", &o.Strategy)
-	stringBoth(f, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan", &g.Cluster.Profile, &sc.Pod.Profile)
+	worldflags.Strategy(f, "torch-plan's, torchtitan's, deepspeed's, megatron's or megatron-bridge's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs", &o.Strategy)
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	f.StringVar(&o.Plan, "plan", "", "the plan to write: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster (not with --strategy at cluster scale; an op graph's as --placement)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +27,7 @@ default-model' trains it). The model must decide the tasks asked for.`,
   placer finetune --graph g.json --gpus 2 --time 60s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseFinetuneFlags(&o.TransferOptions, finetuneFlags{PPO: o.ppo, StepsGiven: cmd.Flags().Changed("steps")}); err != nil {
+			if err := opflags.ParseFinetune(&o.TransferOptions, opflags.FinetuneFlags{PPO: o.ppo, StepsGiven: cmd.Flags().Changed("steps")}); err != nil {
 				return err
 			}
 			bar := &lazyBar{w: s.Err, what: "finetune"}

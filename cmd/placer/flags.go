@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/optimize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -167,40 +166,4 @@ func addOut(cmd *cobra.Command, p *string, usage string) {
 	f.StringVarP(p, "out", "o", "", usage)
 	f.StringVar(p, "output", "", usage)
 	_ = f.MarkHidden("output")
-}
-
-// objectiveFlag is --objective's pflag.Value.
-type objectiveFlag struct{ p *optimize.Objective }
-
-func (f objectiveFlag) String() string {
-	if f.p == nil {
-		return optimize.StepTime.String()
-	}
-	return f.p.String()
-}
-func (f objectiveFlag) Set(s string) error {
-	o, err := optimize.ParseObjective(s)
-	if err != nil {
-		return err
-	}
-	*f.p = o
-	return nil
-}
-func (objectiveFlag) Type() string { return "objective" }
-
-// addObjectiveFlag binds --objective: what the methods minimise.
-func addObjectiveFlag(cmd *cobra.Command, p *optimize.Objective) {
-	cmd.Flags().Var(objectiveFlag{p}, "objective", "what the methods minimise: step-time (under each GPU's memory; an out-of-memory decision is invalid) or peak-memory (the largest per-GPU peak, REGAL's task; over capacity is not invalid)")
-}
-
-// hostDefaultUsage is what --host's usage says of its default.
-const hostDefaultUsage = "default: on for a graph that records an eager PyTorch run on a GPU (torchexport's execution settings, eval's \"run as\" line), off for the rest; --host=false for the GPU alone"
-
-// addHostFlags binds --host and --dispatch for the commands that compare
-// decisions (search, baselines): every evaluation models each GPU's host
-// thread, as eval --host does for one.
-func addHostFlags(cmd *cobra.Command, on *bool, dispatch *time.Duration) {
-	f := cmd.Flags()
-	f.BoolVar(on, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU, in every evaluation (strategies and pipelines included; docs/performance-model.md, The host); "+hostDefaultUsage)
-	f.DurationVar(dispatch, "dispatch", 0, "with --host: the CPU time to dispatch one op, for every op (default: the graph's profiled times, else measured per class)")
 }

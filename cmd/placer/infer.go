@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
@@ -12,7 +13,7 @@ import (
 
 type transferOptions struct {
 	jobs.TransferOptions
-	ppo   ppoFlags // finetune's
+	ppo   opflags.PPO // finetune's
 	JSON  bool
 	quiet bool
 }
@@ -45,7 +46,7 @@ default-model' trains it).`,
   placer infer --model m.policy --graph g.json --gpus 2 --samples 64 --out g-zero-shot.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkInfer(&o.TransferOptions); err != nil {
+			if err := opflags.CheckInfer(&o.TransferOptions); err != nil {
 				return err
 			}
 			o.progress(s, nil)
@@ -114,8 +115,8 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 func (o *transferOptions) flags(cmd *cobra.Command, finetune bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` (placer pretrain --out; default: the built-in model)")
-	addGraphFlags(cmd, &o.Graph)
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Graph(cmd.Flags(), &o.Graph)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.StringVar(&o.Tasks, "tasks", "", "what to decide; must be the model's tasks (default: the model's)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
@@ -124,7 +125,7 @@ func (o *transferOptions) flags(cmd *cobra.Command, finetune bool) {
 		f.IntVar(&o.Steps, "steps", 50, "PPO steps (unlimited when only --time is given)")
 		f.DurationVar(&o.Time, "time", 0, "stop fine-tuning after this wall time (e.g. 60s)")
 		f.IntVar(&o.Warmup, "warmup", 0, "imitation steps on the reference before PPO (default none)")
-		addPPOFlags(cmd, &o.ppo)
+		opflags.BindPPO(cmd.Flags(), &o.ppo)
 	} else {
 		f.IntVar(&o.Samples, "samples", 16, "decisions sampled besides the most likely one")
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/iopaths"
 	"github.com/placer/placer/jobs/export"
@@ -144,10 +145,10 @@ func checkInputsNotOutputs(cmd *cobra.Command) (missing []iopaths.Path, err erro
 // world) and before any work.
 func checkInputsReadable(cmd *cobra.Command, must []iopaths.Path) error {
 	// A flag of the other world is a wrong command line, said before
-	// the files it names are looked for (chooseWorld, which the command
+	// the files it names are looked for (worldflags.Check, which the command
 	// runs again).
-	if w := cmd.Flags().Lookup("workload"); w != nil && hasWorlds(cmd) {
-		if _, err := chooseWorld(cmd, w.Value.String()); err != nil {
+	if w := cmd.Flags().Lookup("workload"); w != nil && worldflags.Has(cmd) {
+		if _, err := worldflags.Check(cmd, w.Value.String()); err != nil {
 			return err
 		}
 	}
@@ -173,14 +174,6 @@ func mustExist(k pathKind, name string) bool {
 	// A list's items and a map's values are names or files that their
 	// command resolves after its own names (--graphs, --test).
 	return false
-}
-
-// hasWorlds says whether cmd's flags apply in one world only (onlyIn):
-// eval's, search's and export's.
-func hasWorlds(cmd *cobra.Command) bool {
-	found := false
-	cmd.Flags().VisitAll(func(f *pflag.Flag) { found = found || f.Annotations[worldAnnotation] != nil })
-	return found
 }
 
 // flagValues is f's value as the texts it holds: a list's items, a

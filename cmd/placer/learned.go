@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 
 type learnedOptions struct {
 	reports.LearnedOptions
-	flags       learnedFlags
+	flags       opflags.LearnedFlags
 	plotDir     string
 	JSON, quiet bool
 }
@@ -61,7 +62,7 @@ table, the claims and the plots.`,
   placer report learned --budgets 5m,15m,30m --cpu --dir out/learned --no-run --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseLearnedFlags(&o.LearnedOptions, o.flags); err != nil {
+			if err := opflags.ParseLearned(&o.LearnedOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
@@ -88,7 +89,7 @@ table, the claims and the plots.`,
 	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.LearnedMethods(), ", ")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "5m,15m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (time budgets make step counts vary)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")

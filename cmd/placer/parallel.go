@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/cellflags"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
@@ -89,22 +91,22 @@ or several processes kept there.`,
 type parallelFlags struct {
 	Graphs, GPUs, Topologies string // comma-separated lists
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
-	Cells                    cellFlags
+	Cells                    cellflags.Flags
 }
 
 // parseParallelFlags fills o's lists from f and checks every input (the
 // values reports.ParallelOptions.Check checks, as usage errors naming their
 // flags, in its order).
 func parseParallelFlags(o *reports.ParallelOptions, f parallelFlags) error {
-	o.Graphs = splitList(f.Graphs)
-	for _, s := range splitList(f.GPUs) {
+	o.Graphs = opflags.SplitList(f.Graphs)
+	for _, s := range opflags.SplitList(f.GPUs) {
 		var n int
 		if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
 			return fail.Usagef("--gpus-list %q: want GPU counts, comma-separated, e.g. 2,4,8", f.GPUs)
 		}
 		o.GPUs = append(o.GPUs, n)
 	}
-	for _, t := range splitList(f.Topologies) {
+	for _, t := range opflags.SplitList(f.Topologies) {
 		o.Topologies = append(o.Topologies, strings.ToLower(strings.TrimSpace(t)))
 	}
 	if f.Plot != "" {
@@ -121,7 +123,7 @@ func parseParallelFlags(o *reports.ParallelOptions, f parallelFlags) error {
 	if o.CPU < 0 {
 		return fail.Usagef("--cpu %v: want a positive duration", o.CPU)
 	}
-	if err := checkSearchMethod(cmp.Or(o.Method, anchored.DefaultMethod)); err != nil {
+	if err := opflags.CheckSearchMethod(cmp.Or(o.Method, anchored.DefaultMethod)); err != nil {
 		return fail.Usagef("%v", err)
 	}
 	for _, n := range o.GPUs {
@@ -138,6 +140,6 @@ func parseParallelFlags(o *reports.ParallelOptions, f parallelFlags) error {
 		return err
 	}
 	var err error
-	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	o.Work, err = f.Cells.Work(&o.Dir, o.NoRun)
 	return err
 }

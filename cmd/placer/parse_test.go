@@ -2,12 +2,11 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
@@ -16,7 +15,6 @@ import (
 	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/jobs/tunebrkga"
-	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 )
@@ -27,81 +25,8 @@ func isUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
-// TestDefaultPPOFlags: the flags' defaults are the settings learn uses
-// when none are given, so that a command run without them trains as
-// before.
-func TestDefaultPPOFlags(t *testing.T) {
-	got, err := defaultPPOFlags().Settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := gdp.DefaultPPO.Filled(); got.Filled() != want {
-		t.Fatalf("flag defaults give %+v, want gdp.DefaultPPO %+v", got.Filled(), want)
-	}
-}
-
-func TestPPOFlagsSettings(t *testing.T) {
-	p := ppoFlags{LearningRate: 1e-3, Epochs: 5, Minibatches: 4, Clip: 0.1, Entropy: 0.05, ValueCoef: 0.5}
-	s, err := p.Settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.LearningRate != 1e-3 || s.Epochs != 5 || s.Minibatches != 4 || s.ClipEps != 0.1 || s.EntropyCoef != 0.05 || s.ValueCoef != 0.5 {
-		t.Errorf("settings %+v", s)
-	}
-	// 0 means none on the command line: negative in ppo.Settings.
-	if s.MaxGradNorm >= 0 || s.TargetKL >= 0 {
-		t.Errorf("MaxGradNorm 0 and TargetKL 0 should turn them off: %+v", s)
-	}
-	for _, tc := range []struct {
-		change func(*ppoFlags)
-		want   string
-	}{
-		{func(p *ppoFlags) { p.LearningRate = 0 }, "--lr must be positive, not 0"},
-		{func(p *ppoFlags) { p.Epochs = 0 }, "--epochs must be at least 1, not 0"},
-		{func(p *ppoFlags) { p.Minibatches = -2 }, "--minibatches must be at least 1, not -2"},
-		{func(p *ppoFlags) { p.Clip = -0.2 }, "--clip must be positive, not -0.2"},
-		{func(p *ppoFlags) { p.TargetKL = -1 }, "--entropy, --value-coef, --max-grad-norm and --target-kl must not be negative"},
-	} {
-		p := defaultPPOFlags()
-		tc.change(&p)
-		_, err := p.Settings()
-		if err == nil || err.Error() != tc.want || !isUsage(err) {
-			t.Errorf("error %v, want the usage error %q", err, tc.want)
-		}
-	}
-}
-
-func TestParsePolicy(t *testing.T) {
-	for _, s := range []string{"", "default"} {
-		if c, err := parsePolicy(s); c != nil || err != nil {
-			t.Errorf("%q: %+v %v, want the defaults (nil)", s, c, err)
-		}
-	}
-	if c, err := parsePolicy("small"); err != nil || c == nil || *c != smallPolicy {
-		t.Errorf("small: %+v %v", c, err)
-	}
-	if _, err := parsePolicy("huge"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "neither default, small nor a file") {
-		t.Errorf("huge: %v, want a usage error", err)
-	}
-	dir := t.TempDir()
-	good := filepath.Join(dir, "p.json")
-	os.WriteFile(good, []byte(`{"sage_layers": 2, "sage_dim": 16}`), 0o644)
-	if c, err := parsePolicy(good); err != nil || c == nil || c.SageLayers != 2 || c.SageDim != 16 {
-		t.Errorf("file: %+v %v", c, err)
-	}
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"nosuch": 2}`), 0o644)
-	if _, err := parsePolicy(bad); err == nil || isUsage(err) || !strings.HasPrefix(err.Error(), "--policy: ") {
-		t.Errorf("unknown field: %v, want a --policy error that is not a usage error", err)
-	}
-	if _, err := parsePolicy(filepath.Join(dir, "missing.json")); err == nil || isUsage(err) {
-		t.Errorf("missing file: %v, want a plain error", err)
-	}
-}
-
 func TestParseSeeds(t *testing.T) {
-	if got, err := parseSeeds("0, 1,2"); err != nil || len(got) != 3 || got[2] != 2 {
+	if got, err := opflags.ParseSeeds("0, 1,2"); err != nil || len(got) != 3 || got[2] != 2 {
 		t.Errorf("0, 1,2: %v %v", got, err)
 	}
 	for list, want := range map[string]string{
@@ -112,24 +37,24 @@ func TestParseSeeds(t *testing.T) {
 		"":      "want seeds (non-negative integers)",
 		"3,4,3": "seed 3 is listed twice",
 	} {
-		if _, err := parseSeeds(list); err == nil || !isUsage(err) || !strings.Contains(err.Error(), want) {
+		if _, err := opflags.ParseSeeds(list); err == nil || !isUsage(err) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want a usage error saying %q", list, err, want)
 		}
 	}
 }
 
 func TestComparisonLists(t *testing.T) {
-	gs, ms, bs, err := comparisonLists("trxl2,gnmt4", "go,sa", "30s, 1m", "1m")
+	gs, ms, bs, err := opflags.ComparisonLists("trxl2,gnmt4", "go,sa", "30s, 1m", "1m")
 	if err != nil || len(gs) != 2 || len(ms) != 2 || len(bs) != 2 || bs[1] != time.Minute {
 		t.Fatalf("%v %v %v %v", gs, ms, bs, err)
 	}
-	if gs, ms, _, err := comparisonLists("", "", "1m", "1m"); err != nil || gs != nil || ms != nil {
+	if gs, ms, _, err := opflags.ComparisonLists("", "", "1m", "1m"); err != nil || gs != nil || ms != nil {
 		t.Errorf("empty lists: %v %v %v, want nil (the defaults)", gs, ms, err)
 	}
-	if _, _, _, err := comparisonLists("", "nosuch", "1m", "1m"); err == nil || !isUsage(err) || !strings.HasPrefix(err.Error(), "--methods: ") {
+	if _, _, _, err := opflags.ComparisonLists("", "nosuch", "1m", "1m"); err == nil || !isUsage(err) || !strings.HasPrefix(err.Error(), "--methods: ") {
 		t.Errorf("unknown method: %v", err)
 	}
-	if _, _, _, err := comparisonLists("", "", "0s", "5m,15m"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "e.g. 5m,15m") {
+	if _, _, _, err := opflags.ComparisonLists("", "", "0s", "5m,15m"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "e.g. 5m,15m") {
 		t.Errorf("zero budget: %v", err)
 	}
 }
@@ -145,14 +70,14 @@ func TestParseFlagsUsage(t *testing.T) {
 	}{
 		{"eval no graph", checkEval(&jobs.EvalOptions{}), "give --graph FILE or --workload NAME"},
 		{"export no --to", checkExport(&export.Options{OpGraph: export.GraphOptions{Graph: graph}}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron, megatron-bridge)"},
-		{"baselines budget", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, baselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
-		{"baselines tasks", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, baselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
-		{"search methods", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Methods: "nosuch"}), "--methods: "},
-		{"search dispatch", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, Dispatch: -time.Microsecond}}, searchFlags{Train: trainFlags{PPO: defaultPPOFlags()}}), "--dispatch -1µs: must be 0 or more"},
-		{"search host measure", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, HostOn: true}}, searchFlags{Measure: true, Train: trainFlags{PPO: defaultPPOFlags()}}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
-		{"search dispatch no graph", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Dispatch: time.Microsecond}}, searchFlags{}), "give --graph FILE or --workload NAME"},
-		{"baselines dispatch", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: -time.Millisecond}, baselinesFlags{}), "--dispatch -1ms: must be 0 or more"},
-		{"baselines dispatch measure", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, baselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"baselines budget", opflags.ParseBaselines(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, opflags.BaselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
+		{"baselines tasks", opflags.ParseBaselines(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, opflags.BaselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
+		{"search methods", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph}, Flags: opflags.SearchFlags{Methods: "nosuch"}}, ""), "--methods: "},
+		{"search dispatch", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph, Dispatch: -time.Microsecond}, Flags: opflags.SearchFlags{Train: opflags.Train{PPO: opflags.DefaultPPO()}}}, ""), "--dispatch -1µs: must be 0 or more"},
+		{"search host measure", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph, HostOn: true}, Flags: opflags.SearchFlags{Measure: true, Train: opflags.Train{PPO: opflags.DefaultPPO()}}}, ""), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"search dispatch no graph", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Dispatch: time.Microsecond}, Flags: opflags.SearchFlags{}}, ""), "give --graph FILE or --workload NAME"},
+		{"baselines dispatch", opflags.ParseBaselines(&jobs.BaselinesOptions{Graph: graph, Dispatch: -time.Millisecond}, opflags.BaselinesFlags{}), "--dispatch -1ms: must be 0 or more"},
+		{"baselines dispatch measure", opflags.ParseBaselines(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, opflags.BaselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
 		{"eval dispatch", checkEval(&jobs.EvalOptions{OpGraph: jobs.GraphEvalOptions{Graph: graph, Dispatch: -time.Second}}), "--dispatch -1s: must be 0 or more"},
 		{"eval tf32", checkEval(&jobs.EvalOptions{OpGraph: jobs.GraphEvalOptions{Graph: graph, TF32: "maybe"}}), `--tf32 "maybe": want graph, on, off, matmul or conv`},
 		{"parallel graphs", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
@@ -160,18 +85,18 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"parallel gpus", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
 		{"cluster dir", checkCluster(&launch.Options{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
 		{"cluster k8s name", checkClusterK8s(&launch.Options{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
-		{"search policy", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
-		{"pretrain gpus", parsePretrainFlags(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, pretrainFlags{}), "give --gpus N (1 to 8)"},
-		{"pretrain extra", parsePretrainFlags(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, pretrainFlags{Workloads: "trxl2"}),
+		{"search policy", parseSearchFlags(inputs.OpGraph, &opflags.Search{GraphSearchOptions: jobs.GraphSearchOptions{Graph: graph}, Flags: opflags.SearchFlags{Train: opflags.Train{Policy: "huge", PPO: opflags.DefaultPPO()}}}, ""), `--policy "huge"`},
+		{"pretrain gpus", opflags.ParsePretrain(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, opflags.PretrainFlags{}), "give --gpus N (1 to 8)"},
+		{"pretrain extra", opflags.ParsePretrain(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, opflags.PretrainFlags{Workloads: "trxl2"}),
 			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},
-		{"infer refine", checkInfer(&jobs.TransferOptions{Graph: graph, Model: "m", Refine: -1}), "--refine -1ns: want a duration of at least 0"},
-		{"finetune steps", parseFinetuneFlags(&jobs.TransferOptions{Graph: graph, Model: "m"}, finetuneFlags{StepsGiven: true}), "--steps 0 needs --time"},
-		{"generalization family", parseGeneralizationFlags(&reports.GeneralizationOptions{}, generalizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
-		{"equal-time seeds", parseEqualTimeFlags(&reports.EqualTimeOptions{}, equalTimeFlags{Budgets: "1m", Seeds: "1,2", SeedGiven: true}), "--seed and --seeds: give one"},
-		{"learned no-run", parseLearnedFlags(&reports.LearnedOptions{NoRun: true}, learnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
-		{"regal budgets", parseRegalFlags(&reports.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
-		{"regal objectives", parseRegalFlags(&reports.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
-		{"tune-brkga graphs", parseBRKGATuneFlags(&tunebrkga.Options{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
+		{"infer refine", opflags.CheckInfer(&jobs.TransferOptions{Graph: graph, Model: "m", Refine: -1}), "--refine -1ns: want a duration of at least 0"},
+		{"finetune steps", opflags.ParseFinetune(&jobs.TransferOptions{Graph: graph, Model: "m"}, opflags.FinetuneFlags{StepsGiven: true}), "--steps 0 needs --time"},
+		{"generalization family", opflags.ParseGeneralization(&reports.GeneralizationOptions{}, opflags.GeneralizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
+		{"equal-time seeds", opflags.ParseEqualTime(&reports.EqualTimeOptions{}, opflags.EqualTimeFlags{Budgets: "1m", Seeds: "1,2", SeedGiven: true}), "--seed and --seeds: give one"},
+		{"learned no-run", opflags.ParseLearned(&reports.LearnedOptions{NoRun: true}, opflags.LearnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
+		{"regal budgets", opflags.ParseRegal(&reports.RegalOptions{Evaluations: 1}, opflags.RegalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
+		{"regal objectives", opflags.ParseRegal(&reports.RegalOptions{}, opflags.RegalFlags{Objectives: "speed"}), "--objectives: "},
+		{"tune-brkga graphs", opflags.ParseBRKGATune(&tunebrkga.Options{Evaluations: 1}, opflags.BRKGATuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
 		{"regal train out", parseRegalTrainFlags(&regaltrain.Job{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
 		{"regal imitate genes", parseRegalImitateFlags(&regaltrain.ImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},
 			regalImitateFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement"}, Genes: "placement,fusion"}), `--genes: "fusion" is not a gene group (placement, priority)`},
@@ -188,14 +113,14 @@ func TestParseFlagsUsage(t *testing.T) {
 // TestParseFlagsFill: the raw flag values land in the options.
 func TestParseFlagsFill(t *testing.T) {
 	p := jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Scored: true, Samples: 16}
-	if err := parsePretrainFlags(&p, pretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: trainFlags{Policy: "small", PPO: defaultPPOFlags()}}); err != nil {
+	if err := opflags.ParsePretrain(&p, opflags.PretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: opflags.Train{Policy: "small", PPO: opflags.DefaultPPO()}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != smallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
+	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != opflags.SmallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
 		t.Errorf("pretrain --scored: %+v", p)
 	}
 	tr := jobs.TransferOptions{Graph: inputs.GraphSpec{Workload: "trxl2"}, Model: "m", Steps: 50, Time: time.Minute}
-	if err := parseFinetuneFlags(&tr, finetuneFlags{PPO: defaultPPOFlags()}); err != nil || tr.Steps != 0 {
+	if err := opflags.ParseFinetune(&tr, opflags.FinetuneFlags{PPO: opflags.DefaultPPO()}); err != nil || tr.Steps != 0 {
 		t.Errorf("finetune --time alone: steps %d, %v; want no step limit", tr.Steps, err)
 	}
 	j := regaltrain.Job{GraphsDir: "g"}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
@@ -12,7 +13,7 @@ import (
 
 type pretrainOptions struct {
 	jobs.PretrainOptions
-	flags pretrainFlags
+	flags opflags.PretrainFlags
 	JSON  bool
 	quiet bool
 }
@@ -57,7 +58,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.LRGiven = cmd.Flags().Changed("lr")
 			o.flags.Out = s.Out
-			if err := parsePretrainFlags(&o.PretrainOptions, o.flags); err != nil {
+			if err := opflags.ParsePretrain(&o.PretrainOptions, o.flags); err != nil {
 				return err
 			}
 			if o.ListCells != nil {
@@ -82,7 +83,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 	f.StringVar(&o.flags.Workloads, "workloads", "", "built-in workloads to train on, comma-separated ('all' = every one; placer workloads list)")
 	f.StringVar(&o.GraphsDir, "graphs", "", "also train on the graphs of `LIST`, comma-separated folders (searched recursively; e.g. from placer workloads synth) and files: native JSON graphs and imported formats (msr-fiddle's, say)")
 	f.StringVar(&o.HoldOut, "hold-out", "", "leave out every graph of this `FAMILY` (a workload family, or er, ba, ws, sbm)")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (required, 1 to 8)"
 	f.IntSliceVar(&o.ExtraGPUs, "extra-gpus", nil, "also train every graph on these GPU counts, comma-separated (as graph NAME@N)")
 	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion")
@@ -100,7 +101,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 	f.BoolVar(&o.flags.ListCells, "list-cells", false, "with --workers: list the cells (one per visit) as JSON lines (index, round, method, budget, seed, file) and run nothing")
 	f.StringVar(&o.flags.Cell, "cell", "", "with --workers: run cell `I` (visit I) only; default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set, else every visit left ('all': every visit whatever the environment says)")
 	f.DurationVar(&o.Lease, "lease", 0, "with --workers: a step's claim lasts this long unless renewed; a dead worker's step is taken over after it (default 1m)")
-	addTrainFlags(cmd, &o.flags.Train)
+	opflags.BindTrain(cmd.Flags(), &o.flags.Train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")
 	f.StringVarP(&o.Out, "out", "o", "", "the model `FILE` to write")

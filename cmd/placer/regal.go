@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report/placements"
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 
 type regalOptions struct {
 	reports.RegalOptions
-	flags       regalFlags
+	flags       opflags.RegalFlags
 	JSON, quiet bool
 }
 
@@ -48,7 +49,7 @@ and a rerun with the same --dir and settings skips it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPlottedReport(cmd, s, plottedReport[placements.Regal]{
-				parse:    func() error { return parseRegalFlags(&o.RegalOptions, o.flags) },
+				parse:    func() error { return opflags.ParseRegal(&o.RegalOptions, o.flags) },
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
 				run:  func(ctx context.Context) (placements.Regal, error) { return reports.Regal(ctx, o.RegalOptions) },
 				plot: o.flags.Plot, writePlot: placements.WriteRegalPlot, write: placements.WriteRegal,
@@ -63,7 +64,7 @@ and a rerun with the same --dir and settings skips it.`,
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "the table's evaluation limit per method and graph")
 	f.StringVar(&o.flags.Budgets, "budgets", "5000,10000,20000,50000", "the curve's evaluation limits, comma-separated")
 	f.IntVar(&o.BestBudget, "best-budget", 0, "evaluation limit of the large BRKGA run in the best known (default: the largest of 50000 and --budgets)")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
 	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30
 	f.Lookup("memory").Usage = "device memory capacity in bytes (REGAL's 16 GiB)"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/cmd/placer/internal/cellflags"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
@@ -128,7 +129,7 @@ func parseRegalRounds(j *regaltrain.Job, f regalTrainFlags) error {
 		return nil
 	}
 	var err error
-	j.OneCell, j.Cell, err = roundsCell(cell, f.Getenv, t.Steps, "step")
+	j.OneCell, j.Cell, err = cellflags.RoundsCell(cell, f.Getenv, t.Steps, "step")
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/regaltrain"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
@@ -31,7 +32,7 @@ func bindRegalSet(cmd *cobra.Command, job *regaltrain.Job, f *regalSetFlags, obj
 	fs.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
 	fs.StringVar(&f.Workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
 	fs.IntVar(&job.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
-	addClusterFlags(cmd, &job.Cluster)
+	opflags.Cluster(cmd.Flags(), &job.Cluster)
 	fs.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's; the network's device groups)"
 	fs.BoolVar(&job.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	fs.StringVar(&f.Tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")

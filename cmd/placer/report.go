@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report/placements"
@@ -36,7 +37,7 @@ func newReportCmd(s *streams) *cobra.Command {
 
 type generalizationOptions struct {
 	reports.GeneralizationOptions
-	flags generalizationFlags
+	flags opflags.GeneralizationFlags
 	JSON  bool
 	quiet bool
 }
@@ -79,7 +80,7 @@ times aside.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.PretrainStepsGiven, o.flags.SearchStepsGiven = cmd.Flags().Changed("pretrain-steps"), cmd.Flags().Changed("search-steps")
-			if err := parseGeneralizationFlags(&o.GeneralizationOptions, o.flags); err != nil {
+			if err := opflags.ParseGeneralization(&o.GeneralizationOptions, o.flags); err != nil {
 				return err
 			}
 			bars := &phaseBars{w: s.Err}
@@ -113,7 +114,7 @@ times aside.`,
 	f.StringVar(&o.GraphsDir, "graphs", "", "also pre-train on every native JSON graph under `DIR` (a file named FAMILY-... is left out when FAMILY is held out)")
 	f.StringToStringVar(&o.Test, "test", nil, "test graph of a held-out family, `FAMILY=GRAPH` with GRAPH a workload name or a graph file, e.g. gnmt=gnmt4 (default: the family's smallest workload; repeat or comma-separate for more)")
 	f.Lookup("test").DefValue = ""
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (1 to 8)"
 	f.Lookup("gpus").DefValue = "2"
 	o.Cluster.GPUs = 2

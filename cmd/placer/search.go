@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/cmd/placer/internal/clusterflags"
+	"github.com/placer/placer/cmd/placer/internal/opflags"
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/methods"
@@ -14,8 +15,8 @@ import (
 )
 
 type searchOptions struct {
-	jobs.SearchOptions
-	flags searchFlags
+	op    opflags.Search    // an op graph's
+	scale jobs.ScaleOptions // a transformer's at cluster scale
 	JSON  bool
 	quiet bool
 }
@@ -24,6 +25,7 @@ func init() { register(newSearchCmd) }
 
 func newSearchCmd(s *streams) *cobra.Command {
 	o := &searchOptions{}
+	var worlds *worldflags.Set
 	cmd := &cobra.Command{
 		Use:   "search (--workload NAME | --graph FILE) [--gpus N | --cluster PRESET:NODES]",
 		Short: "Find the fastest plan of a transformer that fits a cluster's GPUs, or the best placement of one graph's ops",
@@ -102,25 +104,25 @@ which row's decision the answer is.`,
   placer search --graph g.json --gpus 4 --method go --steps 200 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.OpGraph.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
-			o.flags.HostSet = cmd.Flags().Changed("host")
-			var err error
-			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
+			w, err := worlds.Choose(cmd)
+			if err != nil {
 				return err
 			}
-			if err := parseSearchFlags(&o.SearchOptions, o.flags); err != nil {
+			o.op.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
+			o.op.Flags.HostSet = cmd.Flags().Changed("host")
+			if err := parseSearchFlags(w, &o.op, o.scale.Strat); err != nil {
 				return err
 			}
 			if !o.quiet {
-				o.OpGraph.Progress = s.Err
+				o.op.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OpGraph.OnStep = func(pt gdp.Point, ref float64, done, total int, unit string) {
+				o.op.OnStep = func(pt gdp.Point, ref float64, done, total int, unit string) {
 					bar.unit = unit
 					bar.step(total, done, searchStep(pt, ref))
 				}
 				defer bar.finish()
 			}
-			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
+			rep, err := jobs.Search(cmd.Context(), jobs.SearchOptions{World: w, OpGraph: o.op.GraphSearchOptions, Scale: o.scale})
 			have, out := rep.Found()
 			s.kept = keptResult("best result", out, have)
 			err = emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
@@ -130,45 +132,12 @@ which row's decision the answer is.`,
 			return err
 		},
 	}
+	// An op graph's flags are bound into its options, a transformer's at
+	// cluster scale into its own; the workload decides which the command
+	// runs (worldflags.Set.Choose).
+	worlds = worldflags.Bind(cmd, &o.op, opflags.BindSearch, &o.scale, clusterflags.Search)
 	f := cmd.Flags()
-	g, sc := &o.OpGraph, &o.Scale
-	addWorldFlags(cmd, &g.Graph, &g.Cluster, sc)
-	onlyIn(cmd, inputs.OpGraph, whyNoMethod, func() {
-		f.StringVar(&g.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
-		f.StringVar(&g.Method, "method", anchored.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
-		f.IntVar(&g.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
-		f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
-		f.IntVar(&g.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
-		f.IntVar(&g.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
-		addTrainFlags(cmd, &o.flags.Train)
-	})
-	onlyIn(cmd, inputs.OpGraph, whyNoBudget, func() {
-		f.IntVar(&g.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", methods.DefaultSearchEvaluations))
-		f.DurationVar(&g.CPU, "cpu", 0, "stop the search after this much CPU time of this process (e.g. 60s, 5m)")
-		f.DurationVar(&g.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
-		f.IntVar(&g.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
-	})
-	onlyIn(cmd, inputs.OpGraph, "", func() {
-		f.IntVar(&g.Stages, "stages", 0, "for a graph from PyTorch (X.meta.json beside it): cut every plan whose replica has at least `N` GPUs into exactly N pipeline stages (default: as many as keep the most work where the placement put it)")
-		f.BoolVar(&g.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-		addHostFlags(cmd, &g.HostOn, &g.Dispatch)
-		addObjectiveFlag(cmd, &g.Objective)
-		f.StringVar(&g.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
-		f.StringVar(&g.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
-		f.StringVar(&g.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")
-		f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
-		f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
-	})
-	onlyIn(cmd, inputs.ClusterScale, "", func() {
-		f.StringVar(&sc.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
-		bindStrategy(f, "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched", &sc.Strat)
-		f.StringVar(&sc.Tie, "tie", jobs.TieFastest, "at cluster scale: which plan of a tie (plans closer than their regime's error) the search answers with, writes to -o and exports: "+jobs.TieFastest+" (the fastest predicted) or "+jobs.TieCheapest+" (the cheapest to run: fewer GPUs, moving parts, memory)")
-		f.BoolVar(&sc.AllowTight, "allow-tight", false, "at cluster scale: keep plans whose memory is tight (within their regime's measured memory error of the usable memory; set aside by default, and counted)")
-	})
-	// The seed is an op graph's (the search at cluster scale is
-	// exhaustive), accepted in both worlds as it always was.
-	f.Uint64Var(&g.Seed, "seed", 0, "random seed: same seed, same result")
-	f.VarP(bothString{&g.Out, &sc.Out}, "out", "o", "write the result (decision, statistics, curve) to `FILE`")
+	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/sizing"
 	"github.com/placer/placer/report"
@@ -90,7 +91,7 @@ miss the deadline or the budget grey (docs/sizing.md).`,
 	f.Float64Var(&o.Goodput, "goodput", 0, fmt.Sprintf("the share of wall time that trains: restarts, checkpointing, evaluation take the rest (default %.2f: %s)", sizing.DefaultGoodput, sizing.DefaultGoodputSource))
 	f.StringVar(&o.Choose, "choose", sizing.ChooseCheapest, "which candidate meeting --deadline and --max-cost is the answer: "+sizing.ChooseCheapest+" or "+sizing.ChooseFastest)
 	f.StringVar(&o.For, "for", "", "the framework the plans are for, as placer search's --for: "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+")")
-	bindStrategy(f, "what every search keeps as given, as placer search's --strategy (fp8=current,grads=bf16; tp=8)", &o.Strat)
+	worldflags.Strategy(f, "what every search keeps as given, as placer search's --strategy (fp8=current,grads=bf16; tp=8)", &o.Strat)
 	f.BoolVar(&o.AllowTight, "allow-tight", false, "keep plans whose memory is tight, as placer search --allow-tight")
 	f.Float64Var(&o.MemoryMargin, "memory-margin", jobs.DefaultMemoryMargin, "the share of each GPU's memory a plan leaves free, as placer search's")
 	f.StringVar(&o.Plot, "plot", "", "plot time to train against cost to `FILE` (.png, .svg or .pdf): the Pareto front marked, candidates missing the deadline or budget grey")

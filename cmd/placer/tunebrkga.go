@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/placer/placer/cmd/placer/internal/opflags"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/brkga/tuned"
@@ -16,7 +17,7 @@ func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
 	tunebrkga.Options
-	flags       brkgaTuneFlags
+	flags       opflags.BRKGATuneFlags
 	JSON, quiet bool
 }
 
@@ -38,7 +39,7 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
   placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseBRKGATuneFlags(&o.Options, o.flags); err != nil {
+			if err := opflags.ParseBRKGATune(&o.Options, o.flags); err != nil {
 				return err
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")
@@ -72,7 +73,7 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "evaluations per BRKGA run (the budget the tuned method is compared at)")
 	f.StringVar(&o.flags.Objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
 	f.BoolVar(&o.flags.Beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
-	addClusterFlags(cmd, &o.Cluster)
+	opflags.Cluster(cmd.Flags(), &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
 	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30
 	f.Lookup("memory").Usage = "device memory capacity in bytes (REGAL's 16 GiB, as placer report regal)"

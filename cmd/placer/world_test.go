@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/inputs"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +15,8 @@ import (
 // workload: a built-in op graph or a graph file is an op graph, a
 // transformer (hf:, llama:, gpt: or a preset) is at cluster scale; a flag
 // of the other world is refused in one line naming it and why, read off
-// the flag (onlyIn), whatever the command (eval, search, export). A
+// the flag (worldflags.Bind: the product whose binder alone takes it),
+// whatever the command (eval, search, export). A
 // pod (--cluster) with an op graph is refused by its flag; before, the
 // pod made the op graph a transformer, refused as one ("workload
 // "trxl2": want gpt:..." or "--graph does not apply to a transformer at
@@ -67,7 +68,7 @@ func TestChooseWorld(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		workload, _ := cmd.Flags().GetString("workload")
-		w, err := chooseWorld(cmd, workload)
+		w, err := worldflags.Check(cmd, workload)
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -134,16 +135,17 @@ func TestExportFlagsOfOneWorld(t *testing.T) {
 	}
 }
 
-// TestFlagsOfBothWorlds: a flag that applies in both worlds is bound into
-// both worlds' options, each given the value typed (or the default), and
-// a malformed number is refused with pflag's own line for an int flag.
+// TestFlagsOfBothWorlds: a flag both products take reads the value typed
+// (or the default) on the command line, which Choose hands to the chosen
+// product's options alone (worldflags' TestChooseHands), and a malformed
+// number is refused with pflag's own line for an int flag.
 func TestFlagsOfBothWorlds(t *testing.T) {
 	s := &streams{In: strings.NewReader(""), Out: new(bytes.Buffer), Err: new(bytes.Buffer)}
 	for _, c := range []struct {
 		cmd  func(*streams) *cobra.Command
 		args []string
 		flag string
-		want string // each destination's value
+		want string // the line's value
 	}{
 		{newEvalCmd, []string{"--gpus", "16"}, "gpus", "16"},
 		{newEvalCmd, []string{"--gpus", "0x10"}, "gpus", "16"}, // as pflag reads an int: base prefixes too
@@ -159,25 +161,9 @@ func TestFlagsOfBothWorlds(t *testing.T) {
 		if err := cmd.ParseFlags(c.args); err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
-		var got []string
-		switch v := cmd.Flags().Lookup(c.flag).Value.(type) {
-		case bothString:
-			for _, p := range v {
-				got = append(got, *p)
-			}
-		case bothInt:
-			for _, p := range v {
-				got = append(got, strconv.Itoa(*p))
-			}
-		case *strategyFlag: // joins repeats (TestStrategyRepeats)
-			for _, p := range v.dst {
-				got = append(got, *p)
-			}
-		default:
-			t.Fatalf("--%s: bound as %T, want into both worlds' options", c.flag, v)
-		}
-		if len(got) != 2 || got[0] != c.want || got[1] != c.want {
-			t.Errorf("%s %v: --%s bound %q, want %q in both worlds' options", cmd.Name(), c.args, c.flag, got, c.want)
+		fl := cmd.Flags().Lookup(c.flag)
+		if got := fl.Value.String(); got != c.want || fl.Annotations["placer_world"] != nil {
+			t.Errorf("%s %v: --%s reads %q (world %v), want %q in both worlds", cmd.Name(), c.args, c.flag, got, fl.Annotations["placer_world"], c.want)
 		}
 	}
 	err := newEvalCmd(s).ParseFlags([]string{"--gpus", "x"})

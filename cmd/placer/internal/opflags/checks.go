@@ -1,4 +1,4 @@
-package main
+package opflags
 
 // The checks and list parsing the commands' flags share (parse.go parses
 // each command's raw flag values into its jobs options). A mistake in how
@@ -18,9 +18,9 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// parseObjectiveList reads a comma-separated list of objectives (the
+// ParseObjectiveList reads a comma-separated list of objectives (the
 // --objectives flag).
-func parseObjectiveList(list string) ([]optimize.Objective, error) {
+func ParseObjectiveList(list string) ([]optimize.Objective, error) {
 	var out []optimize.Objective
 	for _, v := range strings.Split(list, ",") {
 		obj, err := optimize.ParseObjective(v)
@@ -32,17 +32,17 @@ func parseObjectiveList(list string) ([]optimize.Objective, error) {
 	return out, nil
 }
 
-// checkGraphGiven is the check of every command that reads one graph.
-func checkGraphGiven(g inputs.GraphSpec) error {
+// CheckGraphGiven is the check of every command that reads one graph.
+func CheckGraphGiven(g inputs.GraphSpec) error {
 	if g.Path == "" && g.Workload == "" {
 		return fail.Usagef("give --graph FILE or --workload NAME")
 	}
 	return nil
 }
 
-// checkGraphOrProfile is checkGraphGiven of the commands that read a
+// CheckGraphOrProfile is CheckGraphGiven of the commands that read a
 // graph from an ops profile too (eval, search, export: --profile FILE).
-func checkGraphOrProfile(g inputs.GraphSpec, c inputs.ClusterSpec) error {
+func CheckGraphOrProfile(g inputs.GraphSpec, c inputs.ClusterSpec) error {
 	if c.Profile != "" && g.Path == "" && g.Workload == "" {
 		return nil
 	}
@@ -52,43 +52,43 @@ func checkGraphOrProfile(g inputs.GraphSpec, c inputs.ClusterSpec) error {
 	return nil
 }
 
-// checkMethodList checks the methods of a --methods list (tag names the
+// CheckMethodList checks the methods of a --methods list (tag names the
 // flag) against the registry.
-func checkMethodList(tag string, list []string) error {
+func CheckMethodList(tag string, list []string) error {
 	if err := methods.Check(list); err != nil {
 		return fail.Usagef("%s: %v", tag, err)
 	}
 	return nil
 }
 
-// checkUserMethodList checks a --methods list of a command for users
+// CheckUserMethodList checks a --methods list of a command for users
 // (baselines, search): the distinct algorithms only (methods.Methods), an
 // experiment arm being refused with a line naming its method.
-func checkUserMethodList(tag string, list []string) error {
+func CheckUserMethodList(tag string, list []string) error {
 	if err := methods.CheckMethods(list); err != nil {
 		return fail.Usagef("%s: %v", tag, err)
 	}
 	return nil
 }
 
-// checkTaskList checks a --tasks value.
-func checkTaskList(tasks string) error {
+// CheckTaskList checks a --tasks value.
+func CheckTaskList(tasks string) error {
 	if _, err := optimize.ParseTasks(tasks); err != nil {
 		return fail.Usagef("--tasks: %v", err)
 	}
 	return nil
 }
 
-// splitList splits a comma-separated flag value; "" is no list (nil).
-func splitList(s string) []string {
+// SplitList splits a comma-separated flag value; "" is no list (nil).
+func SplitList(s string) []string {
 	if s == "" {
 		return nil
 	}
 	return strings.Split(s, ",")
 }
 
-// parseSeeds parses --seeds: two or more distinct seeds, comma-separated.
-func parseSeeds(list string) ([]uint64, error) {
+// ParseSeeds parses --seeds: two or more distinct seeds, comma-separated.
+func ParseSeeds(list string) ([]uint64, error) {
 	var out []uint64
 	for _, f := range strings.Split(list, ",") {
 		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
@@ -106,14 +106,14 @@ func parseSeeds(list string) ([]uint64, error) {
 	return out, nil
 }
 
-// comparisonLists parses the list flags that equal-time and learned share:
+// ComparisonLists parses the list flags that equal-time and learned share:
 // --graphs, --methods (checked against the registry) and --budgets
 // (positive durations; example shows the form in the error).
-func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, bs []time.Duration, err error) {
-	gs = splitList(graphs)
+func ComparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, bs []time.Duration, err error) {
+	gs = SplitList(graphs)
 	if ms != "" {
 		mlist = strings.Split(ms, ",")
-		if err := checkMethodList("--methods", mlist); err != nil {
+		if err := CheckMethodList("--methods", mlist); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -127,8 +127,8 @@ func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, b
 	return gs, mlist, bs, nil
 }
 
-// checkSearchMethod checks a --method value: a search or learned method.
-func checkSearchMethod(name string) error {
+// CheckSearchMethod checks a --method value: a search or learned method.
+func CheckSearchMethod(name string) error {
 	if methods.IsSearch(name) {
 		return nil
 	}

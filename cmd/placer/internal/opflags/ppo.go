@@ -1,21 +1,18 @@
-package main
+package opflags
 
-import (
-	"github.com/spf13/cobra"
-)
+import "github.com/spf13/pflag"
 
-// addTrainFlags binds t's flags to cmd: the network (--policy) and PPO's
+// BindTrain binds t's flags to f: the network (--policy) and PPO's
 // knobs.
-func addTrainFlags(cmd *cobra.Command, t *trainFlags) {
-	cmd.Flags().StringVar(&t.Policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
-	addPPOFlags(cmd, &t.PPO)
+func BindTrain(f *pflag.FlagSet, t *Train) {
+	f.StringVar(&t.Policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
+	BindPPO(f, &t.PPO)
 }
 
-// addPPOFlags binds p's flags to cmd, defaulting to the settings learn
-// uses (defaultPPOFlags).
-func addPPOFlags(cmd *cobra.Command, p *ppoFlags) {
-	d := defaultPPOFlags()
-	f := cmd.Flags()
+// BindPPO binds p's flags to f, defaulting to the settings learn uses
+// (DefaultPPO).
+func BindPPO(f *pflag.FlagSet, p *PPO) {
+	d := DefaultPPO()
 	f.Float64Var(&p.LearningRate, "lr", d.LearningRate, "PPO: Adam learning rate")
 	f.IntVar(&p.Epochs, "epochs", d.Epochs, "PPO: epochs over each rollout")
 	f.IntVar(&p.Minibatches, "minibatches", d.Minibatches, "PPO: minibatches per epoch")

@@ -1,4 +1,4 @@
-package main
+package opflags
 
 // The commands' raw flag values parsed and checked into the jobs'
 // options, in the order the CLI has always checked them (the first
@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/cmd/placer/internal/cellflags"
+	"github.com/placer/placer/cmd/placer/internal/worldflags"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/roofline/convlayout"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/brkga/tuned"
@@ -26,22 +27,17 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// checkEval checks eval's options as its flags give them, in the
-// world chooseWorld decided (o.World).
-func checkEval(o *jobs.EvalOptions) error {
-	g := &o.OpGraph
-	if err := checkGraphOrProfile(g.Graph, g.Cluster); err != nil {
+// CheckEval checks eval's options for an op graph as its flags give
+// them.
+func CheckEval(g *jobs.GraphEvalOptions) error {
+	if err := CheckGraphOrProfile(g.Graph, g.Cluster); err != nil {
 		return err
 	}
 	if g.Cluster.GPUs < 0 {
 		return fail.Usagef("--gpus %d: must be at least 1", g.Cluster.GPUs)
 	}
-	strategy := g.Strategy
-	if o.World == inputs.ClusterScale {
-		strategy = o.Scale.Strat
-	}
-	if err := jobs.CheckStrategy(o.World, strategy); err != nil {
-		return fail.Usagef("--strategy: %v", err)
+	if err := worldflags.CheckStrategy(inputs.OpGraph, g.Strategy); err != nil {
+		return err
 	}
 	if _, err := roofline.ParseTF32(g.TF32); err != nil {
 		return fail.Usagef("--%v", err)
@@ -50,14 +46,14 @@ func checkEval(o *jobs.EvalOptions) error {
 		return fail.Usagef("--%v", err)
 	}
 	var err error
-	g.Host, err = hostModel(g.HostOn, g.Dispatch, false)
+	g.Host, err = HostModel(g.HostOn, g.Dispatch, false)
 	return err
 }
 
-// hostModel is the host-side model the --host and --dispatch flags ask
+// HostModel is the host-side model the --host and --dispatch flags ask
 // for (jobs.HostModel; nil: none). measure says --measure was given: the
 // GPUs then run their own host, and the flags are refused.
-func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, error) {
+func HostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, error) {
 	if dispatch < 0 {
 		return nil, fail.Usagef("--dispatch %v: must be 0 or more", dispatch)
 	}
@@ -70,64 +66,28 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 	return jobs.HostModel(on, dispatch), nil
 }
 
-// checkExport checks export's options as its flags give them.
-func checkExport(o *export.Options) error {
-	if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
-		return err
-	}
-	if o.To == "" {
-		return fail.Usagef("give --to (one of %s)", strings.Join(export.Formats, ", "))
-	}
-	// torchtitan@0.2: the format before the release (export.Run checks
-	// the release).
-	to, _, _ := strings.Cut(strings.ToLower(o.To), "@")
-	if !slices.Contains(export.Formats, to) {
-		return fail.Usagef("--to %s: unknown format %q (want one of %s)", o.To, to, strings.Join(export.Formats, ", "))
-	}
-	world := o.World
-	if formats := export.FormatsOf(world); !slices.Contains(formats, to) {
-		other := inputs.OpGraph
-		if world == inputs.OpGraph {
-			other = inputs.ClusterScale
-		}
-		return fail.Usagef("--to %s: %s exports to %s (%s is for %s)", o.To, world, strings.Join(formats, ", "), to, other)
-	}
-	if o.Strategy != "" {
-		if err := jobs.CheckStrategy(o.World, o.Strategy); err != nil {
-			return fail.Usagef("--strategy: %v", err)
-		}
-		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron", "megatron-bridge"}, to) {
-			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed, megatron and megatron-bridge")
-		}
-	}
-	if o.OpGraph.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
-		return fail.Usagef("--stages is for --to torch-plan, torchtitan and deepspeed")
-	}
-	return nil
-}
-
-// evaluation is the host model (--host, --dispatch) and the backend
+// Evaluation is the host model (--host, --dispatch) and the backend
 // (--measure on this machine's GPUs, --repeats timed runs; nil = the
 // roofline model) that score a comparison's decisions.
-func evaluation(host bool, dispatch time.Duration, measure bool, repeats int) (*roofline.Host, jobs.Backend, error) {
-	h, err := hostModel(host, dispatch, measure)
+func Evaluation(host bool, dispatch time.Duration, measure bool, repeats int) (*roofline.Host, jobs.Backend, error) {
+	h, err := HostModel(host, dispatch, measure)
 	if err != nil || !measure {
 		return h, nil, err
 	}
 	return h, jobs.GPUs(repeats), nil
 }
 
-// baselinesFlags are the baselines command's flags besides
+// BaselinesFlags are the baselines command's flags besides
 // jobs.BaselinesOptions' own: --measure and --repeats.
-type baselinesFlags struct {
+type BaselinesFlags struct {
 	Measure bool
 	Repeats int
 	HostSet bool // --host was given (on or off)
 }
 
-// parseBaselinesFlags checks o and fills its Backend from f.
-func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
-	if err := checkGraphGiven(o.Graph); err != nil {
+// ParseBaselines checks o and fills its Backend from f.
+func ParseBaselines(o *jobs.BaselinesOptions, f BaselinesFlags) error {
+	if err := CheckGraphGiven(o.Graph); err != nil {
 		return err
 	}
 	if o.Cluster.GPUs < 0 {
@@ -139,11 +99,11 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must be positive")
 	}
-	if err := checkUserMethodList("--methods", o.Methods); err != nil {
+	if err := CheckUserMethodList("--methods", o.Methods); err != nil {
 		return err
 	}
 	var err error
-	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
+	if o.Host, o.Backend, err = Evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
 	}
 	// Without --host a graph's record decides (jobs' HostByGraph); the
@@ -157,22 +117,11 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	return nil
 }
 
-// searchFlags are the search command's flags besides
-// jobs.GraphSearchOptions' own: each is an op graph's only.
-type searchFlags struct {
-	Methods string // --methods, comma-separated
-	Train   trainFlags
-	Measure bool
-	Repeats int
-	HostSet bool // --host was given (on or off)
-}
-
-// parseSearchFlags checks so, in the world chooseWorld decided
-// (so.World), and fills the op graph's methods, backend, policy and PPO
-// settings from f.
-func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
-	o := &so.OpGraph
-	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
+// ParseSearch checks the search's options for an op graph and fills
+// their methods, backend, policy and PPO settings from s.Flags.
+func ParseSearch(s *Search) error {
+	o, f := &s.GraphSearchOptions, s.Flags
+	if err := CheckGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
 	if o.Steps < 0 || o.Samples < 0 || o.Evals < 0 {
@@ -181,27 +130,22 @@ func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must not be negative")
 	}
-	if s := so.Scale.Strat; s != "" {
-		if err := jobs.CheckStrategy(so.World, s); err != nil {
-			return fail.Usagef("--strategy: %v", err)
-		}
-	}
 	if o.Method != "" {
-		if err := checkSearchMethod(o.Method); err != nil {
+		if err := CheckSearchMethod(o.Method); err != nil {
 			return fail.Usagef("--method: %v", err)
 		}
 	}
-	if err := checkTaskList(o.Tasks); err != nil {
+	if err := CheckTaskList(o.Tasks); err != nil {
 		return err
 	}
 	if f.Methods != "" {
 		o.Methods = strings.Split(f.Methods, ",")
 	}
-	if err := checkUserMethodList("--methods", o.Methods); err != nil {
+	if err := CheckUserMethodList("--methods", o.Methods); err != nil {
 		return err
 	}
 	var err error
-	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
+	if o.Host, o.Backend, err = Evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
 	}
 	// Without --host a graph's record decides (jobs' HostByGraph); the
@@ -211,12 +155,12 @@ func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
 	return err
 }
 
-// pretrainFlags are the pretrain command's flags besides
+// PretrainFlags are the pretrain command's flags besides
 // jobs.PretrainOptions' own.
-type pretrainFlags struct {
+type PretrainFlags struct {
 	Workloads  string // --workloads, comma-separated
 	VisitEvals int    // --visit-evals: PerVisit's evaluations
-	Train      trainFlags
+	Train      Train
 	// LRGiven says whether --lr was given: go-scored has its own default
 	// otherwise.
 	LRGiven bool
@@ -230,9 +174,9 @@ type pretrainFlags struct {
 	Getenv    func(string) string
 }
 
-// parsePretrainFlags checks o and fills its workloads, policy, PPO
+// ParsePretrain checks o and fills its workloads, policy, PPO
 // settings and visits from f.
-func parsePretrainFlags(o *jobs.PretrainOptions, f pretrainFlags) error {
+func ParsePretrain(o *jobs.PretrainOptions, f PretrainFlags) error {
 	if f.Workloads != "" {
 		o.Workloads = strings.Split(f.Workloads, ",")
 	}
@@ -248,7 +192,7 @@ func parsePretrainFlags(o *jobs.PretrainOptions, f pretrainFlags) error {
 	if o.Steps < 0 || o.Samples < 0 || o.CheckpointEvery < 0 || o.Time < 0 {
 		return fail.Usagef("--steps, --samples, --checkpoint-every and --time must not be negative")
 	}
-	if err := checkTaskList(o.Tasks); err != nil {
+	if err := CheckTaskList(o.Tasks); err != nil {
 		return err
 	}
 	if o.HoldOut != "" && !slices.Contains(jobs.HoldOutFamilies(), strings.ToLower(o.HoldOut)) {
@@ -286,7 +230,7 @@ func parsePretrainFlags(o *jobs.PretrainOptions, f pretrainFlags) error {
 // parsePretrainCells reads --list-cells and --cell (or the array index a
 // cluster gives a task) for pre-training in rounds: its cells are the
 // visits.
-func parsePretrainCells(o *jobs.PretrainOptions, f pretrainFlags) error {
+func parsePretrainCells(o *jobs.PretrainOptions, f PretrainFlags) error {
 	cell := strings.TrimSpace(f.Cell)
 	if f.ListCells && cell != "" {
 		return fail.Usagef("--list-cells and --cell: give one")
@@ -306,20 +250,20 @@ func parsePretrainCells(o *jobs.PretrainOptions, f pretrainFlags) error {
 		unit = "visit"
 	}
 	var err error
-	o.OneCell, o.Cell, err = roundsCell(cell, f.Getenv, o.Steps, unit)
+	o.OneCell, o.Cell, err = cellflags.RoundsCell(cell, f.Getenv, o.Steps, unit)
 	return err
 }
 
-// checkTransfer checks the flags infer and finetune share.
-func checkTransfer(o *jobs.TransferOptions) error {
-	if err := checkGraphGiven(o.Graph); err != nil {
+// CheckTransfer checks the flags infer and finetune share.
+func CheckTransfer(o *jobs.TransferOptions) error {
+	if err := CheckGraphGiven(o.Graph); err != nil {
 		return err
 	}
 	if o.Samples < 0 || o.Steps < 0 || o.Time < 0 {
 		return fail.Usagef("--samples, --steps and --time must not be negative")
 	}
 	if o.Tasks != "" {
-		if err := checkTaskList(o.Tasks); err != nil {
+		if err := CheckTaskList(o.Tasks); err != nil {
 			return err
 		}
 	}
@@ -329,9 +273,9 @@ func checkTransfer(o *jobs.TransferOptions) error {
 	return nil
 }
 
-// checkInfer checks o as infer's flags give it.
-func checkInfer(o *jobs.TransferOptions) error {
-	if err := checkTransfer(o); err != nil {
+// CheckInfer checks o as infer's flags give it.
+func CheckInfer(o *jobs.TransferOptions) error {
+	if err := CheckTransfer(o); err != nil {
 		return err
 	}
 	if o.Refine < 0 {
@@ -343,19 +287,19 @@ func checkInfer(o *jobs.TransferOptions) error {
 	return nil
 }
 
-// finetuneFlags are the finetune command's flags besides
+// FinetuneFlags are the finetune command's flags besides
 // jobs.TransferOptions' own.
-type finetuneFlags struct {
-	PPO ppoFlags
+type FinetuneFlags struct {
+	PPO PPO
 	// StepsGiven says whether --steps was given: --time alone means no
 	// step limit.
 	StepsGiven bool
 }
 
-// parseFinetuneFlags checks o as finetune's flags give it and fills its
+// ParseFinetune checks o as finetune's flags give it and fills its
 // step limit and PPO settings from f.
-func parseFinetuneFlags(o *jobs.TransferOptions, f finetuneFlags) error {
-	if err := checkTransfer(o); err != nil {
+func ParseFinetune(o *jobs.TransferOptions, f FinetuneFlags) error {
+	if err := CheckTransfer(o); err != nil {
 		return err
 	}
 	if o.Time > 0 && !f.StepsGiven {
@@ -369,21 +313,21 @@ func parseFinetuneFlags(o *jobs.TransferOptions, f finetuneFlags) error {
 	return err
 }
 
-// generalizationFlags are the generalization report's flags besides
+// GeneralizationFlags are the generalization report's flags besides
 // reports.GeneralizationOptions' own.
-type generalizationFlags struct {
+type GeneralizationFlags struct {
 	Families, Train string // comma-separated lists
-	Policy          string // --policy: see parsePolicy
+	Policy          string // --policy: see ParsePolicy
 	// PretrainStepsGiven and SearchStepsGiven say whether
 	// --pretrain-steps and --search-steps were given: a time alone means
 	// no step limit.
 	PretrainStepsGiven, SearchStepsGiven bool
-	Cells                                cellFlags
+	Cells                                cellflags.Flags
 }
 
-// parseGeneralizationFlags checks o and fills its families, training
+// ParseGeneralization checks o and fills its families, training
 // workloads, step limits and policy from f.
-func parseGeneralizationFlags(o *reports.GeneralizationOptions, f generalizationFlags) error {
+func ParseGeneralization(o *reports.GeneralizationOptions, f GeneralizationFlags) error {
 	if f.Families != "" {
 		o.Families = strings.Split(f.Families, ",")
 		for _, fam := range o.Families {
@@ -419,7 +363,7 @@ func parseGeneralizationFlags(o *reports.GeneralizationOptions, f generalization
 	if o.SearchSteps == 0 && o.SearchTime == 0 {
 		return fail.Usagef("--search-steps 0 needs --search-time")
 	}
-	if err := checkTaskList(o.Tasks); err != nil {
+	if err := CheckTaskList(o.Tasks); err != nil {
 		return err
 	}
 	if o.Plot != "" {
@@ -427,37 +371,37 @@ func parseGeneralizationFlags(o *reports.GeneralizationOptions, f generalization
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	cfg, err := parsePolicy(f.Policy)
+	cfg, err := ParsePolicy(f.Policy)
 	if err != nil {
 		return fail.Usagef("%v", err)
 	}
 	o.Policy, o.PolicyName = cfg, f.Policy
-	o.Work, err = f.Cells.work(&o.Dir, false)
+	o.Work, err = f.Cells.Work(&o.Dir, false)
 	return err
 }
 
-// equalTimeFlags are the equal-time report's flags besides
+// EqualTimeFlags are the equal-time report's flags besides
 // reports.EqualTimeOptions' own.
-type equalTimeFlags struct {
+type EqualTimeFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	Seeds                    string // --seeds, comma-separated
 	SeedGiven                bool   // whether --seed was given
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
-	Cells                    cellFlags
+	Cells                    cellflags.Flags
 }
 
-// parseEqualTimeFlags checks o and fills its graphs, methods, budgets and
+// ParseEqualTime checks o and fills its graphs, methods, budgets and
 // seeds from f.
-func parseEqualTimeFlags(o *reports.EqualTimeOptions, f equalTimeFlags) error {
+func ParseEqualTime(o *reports.EqualTimeOptions, f EqualTimeFlags) error {
 	var err error
-	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "1m,5m,30m"); err != nil {
+	if o.Graphs, o.Methods, o.Budgets, err = ComparisonLists(f.Graphs, f.Methods, f.Budgets, "1m,5m,30m"); err != nil {
 		return err
 	}
 	if f.Seeds != "" {
 		if f.SeedGiven {
 			return fail.Usagef("--seed and --seeds: give one")
 		}
-		if o.Seeds, err = parseSeeds(f.Seeds); err != nil {
+		if o.Seeds, err = ParseSeeds(f.Seeds); err != nil {
 			return err
 		}
 	}
@@ -469,23 +413,23 @@ func parseEqualTimeFlags(o *reports.EqualTimeOptions, f equalTimeFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	o.Work, err = f.Cells.Work(&o.Dir, o.NoRun)
 	return err
 }
 
-// learnedFlags are the learned report's flags besides
+// LearnedFlags are the learned report's flags besides
 // reports.LearnedOptions' own.
-type learnedFlags struct {
+type LearnedFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	PlotFormat               string // --plot-format: png, svg or pdf
-	Cells                    cellFlags
+	Cells                    cellflags.Flags
 }
 
-// parseLearnedFlags checks o and fills its graphs, methods and budgets
+// ParseLearned checks o and fills its graphs, methods and budgets
 // from f.
-func parseLearnedFlags(o *reports.LearnedOptions, f learnedFlags) error {
+func ParseLearned(o *reports.LearnedOptions, f LearnedFlags) error {
 	var err error
-	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "5m,15m,30m"); err != nil {
+	if o.Graphs, o.Methods, o.Budgets, err = ComparisonLists(f.Graphs, f.Methods, f.Budgets, "5m,15m,30m"); err != nil {
 		return err
 	}
 	if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
@@ -497,22 +441,22 @@ func parseLearnedFlags(o *reports.LearnedOptions, f learnedFlags) error {
 	if err := report.CheckPlotPath("plot." + f.PlotFormat); err != nil {
 		return fail.Usagef("--plot-format: %v", err)
 	}
-	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	o.Work, err = f.Cells.Work(&o.Dir, o.NoRun)
 	return err
 }
 
-// regalFlags are the regal report's flags besides reports.RegalOptions' own.
-type regalFlags struct {
+// RegalFlags are the regal report's flags besides reports.RegalOptions' own.
+type RegalFlags struct {
 	Graphs, Methods, CurveMethods string // comma-separated lists
 	Objectives                    string // comma-separated objectives
 	Budgets                       string // comma-separated evaluation counts
 	Plot                          string // --plot FILE, checked here, drawn by the CLI
-	Cells                         cellFlags
+	Cells                         cellflags.Flags
 }
 
-// parseRegalFlags checks o and fills its graphs, methods, objectives and
+// ParseRegal checks o and fills its graphs, methods, objectives and
 // budgets from f.
-func parseRegalFlags(o *reports.RegalOptions, f regalFlags) error {
+func ParseRegal(o *reports.RegalOptions, f RegalFlags) error {
 	if f.Graphs != "" {
 		o.Graphs = strings.Split(f.Graphs, ",")
 	}
@@ -525,11 +469,11 @@ func parseRegalFlags(o *reports.RegalOptions, f regalFlags) error {
 			continue
 		}
 		*l.dst = strings.Split(l.s, ",")
-		if err := checkMethodList(l.tag, *l.dst); err != nil {
+		if err := CheckMethodList(l.tag, *l.dst); err != nil {
 			return err
 		}
 	}
-	objs, err := parseObjectiveList(f.Objectives)
+	objs, err := ParseObjectiveList(f.Objectives)
 	if err != nil {
 		return err
 	}
@@ -555,20 +499,20 @@ func parseRegalFlags(o *reports.RegalOptions, f regalFlags) error {
 	if o.NoRun && o.Dir == "" {
 		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
 	}
-	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	o.Work, err = f.Cells.Work(&o.Dir, o.NoRun)
 	return err
 }
 
-// brkgaTuneFlags are the tune-brkga command's flags besides
+// BRKGATuneFlags are the tune-brkga command's flags besides
 // tunebrkga.Options' own.
-type brkgaTuneFlags struct {
+type BRKGATuneFlags struct {
 	Objectives string // comma-separated objectives
 	Beta       bool   // also try U-shaped Beta(0.5, 0.5) mutant genes
 }
 
-// parseBRKGATuneFlags checks o and fills its objectives and grid from f.
-func parseBRKGATuneFlags(o *tunebrkga.Options, f brkgaTuneFlags) error {
-	objs, err := parseObjectiveList(f.Objectives)
+// ParseBRKGATune checks o and fills its objectives and grid from f.
+func ParseBRKGATune(o *tunebrkga.Options, f BRKGATuneFlags) error {
+	objs, err := ParseObjectiveList(f.Objectives)
 	if err != nil {
 		return err
 	}

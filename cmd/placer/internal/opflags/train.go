@@ -1,4 +1,4 @@
-package main
+package opflags
 
 import (
 	"bytes"
@@ -15,18 +15,18 @@ import (
 	"github.com/placer/placer/nn/ppo"
 )
 
-// smallPolicy is --policy small: about a tenth of the default network,
+// SmallPolicy is --policy small: about a tenth of the default network,
 // for quick pre-training on a CPU (and the default model).
-var smallPolicy = policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
+var SmallPolicy = policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
 
-// parsePolicy reads --policy: "default" (or "": nil, the defaults), "small"
-// (smallPolicy) or a JSON file of policy.Config fields, checked first.
-func parsePolicy(s string) (*policy.Config, error) {
+// ParsePolicy reads --policy: "default" (or "": nil, the defaults), "small"
+// (SmallPolicy) or a JSON file of policy.Config fields, checked first.
+func ParsePolicy(s string) (*policy.Config, error) {
 	switch s {
 	case "", "default":
 		return nil, nil
 	case "small":
-		c := smallPolicy
+		c := SmallPolicy
 		return &c, nil
 	}
 	data, err := bounded.ReadFile(s, bounded.Config, "a policy configuration")
@@ -52,21 +52,21 @@ func parsePolicy(s string) (*policy.Config, error) {
 	return &c, nil
 }
 
-// ppoFlags are PPO's knobs as the CLI's flags give them (--lr, --epochs,
+// PPO are PPO's knobs as the CLI's flags give them (--lr, --epochs,
 // --minibatches, --clip, --entropy, --value-coef, --max-grad-norm,
 // --target-kl), where 0 means "none" for the optional terms instead of
 // ppo's own defaults.
-type ppoFlags struct {
+type PPO struct {
 	LearningRate, Clip, Entropy, ValueCoef, MaxGradNorm, TargetKL float64
 	Epochs, Minibatches                                           int
 }
 
-// defaultPPOFlags are the flags' defaults: the settings the learned
+// DefaultPPO are the flags' defaults: the settings the learned
 // methods use when none are given (gdp.DefaultPPO), in the flags' terms.
-func defaultPPOFlags() ppoFlags {
+func DefaultPPO() PPO {
 	d := gdp.DefaultPPO
 	none := func(x float64) float64 { return max(x, 0) }
-	return ppoFlags{
+	return PPO{
 		LearningRate: d.LearningRate,
 		Epochs:       d.Epochs,
 		Minibatches:  max(d.Minibatches, 1),
@@ -80,7 +80,7 @@ func defaultPPOFlags() ppoFlags {
 
 // Settings are the flags' ppo.Settings, or a usage error naming the flag
 // out of range.
-func (p ppoFlags) Settings() (ppo.Settings, error) {
+func (p PPO) Settings() (ppo.Settings, error) {
 	switch {
 	case !(p.LearningRate > 0):
 		return ppo.Settings{}, fail.Usagef("--lr must be positive, not %g", p.LearningRate)
@@ -105,17 +105,17 @@ func (p ppoFlags) Settings() (ppo.Settings, error) {
 	}, nil
 }
 
-// trainFlags are what a command that trains a new policy reads: its
+// Train are what a command that trains a new policy reads: its
 // network (--policy) and PPO's knobs.
-type trainFlags struct {
+type Train struct {
 	Policy string
-	PPO    ppoFlags
+	PPO    PPO
 }
 
 // Parse returns the network's configuration (nil = defaults) and the PPO
 // settings, or a usage error.
-func (t trainFlags) Parse() (*policy.Config, ppo.Settings, error) {
-	cfg, err := parsePolicy(t.Policy)
+func (t Train) Parse() (*policy.Config, ppo.Settings, error) {
+	cfg, err := ParsePolicy(t.Policy)
 	if err != nil {
 		return nil, ppo.Settings{}, err
 	}

@@ -1,10 +1,4 @@
-package main
-
-// The report commands' cell flags: --list-cells, --cell, --worker and
-// --lease, and the array index a cluster gives a task. This file is the
-// one place that reads SLURM_ARRAY_TASK_ID and JOB_COMPLETION_INDEX: jobs,
-// jobs/grid and the packages below them take a grid.Work (or a cell
-// index) and never look at the environment.
+package cellflags
 
 import (
 	"fmt"
@@ -23,8 +17,8 @@ import (
 // (sbatch --array) and Kubernetes' Indexed Jobs.
 var arrayIndexVars = []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}
 
-// cellFlags are the flags of every report command run as cells.
-type cellFlags struct {
+// Flags are the flags of every report command run as cells.
+type Flags struct {
 	List   bool          // --list-cells
 	Cell   string        // --cell: an index, "all" or "" (the array index, else all)
 	Worker bool          // --worker
@@ -40,7 +34,7 @@ type cellFlags struct {
 // without --no-run) the index of arrayIndexVars when one is set. dir is
 // the command's --dir: --cell and --worker need one; --list-cells
 // without one lists the files relative to it (dir becomes ".").
-func (f cellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
+func (f Flags) Work(dir *string, noRun bool) (*grid.Work, error) {
 	getenv := f.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -100,11 +94,11 @@ func (f cellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
 	return w, nil
 }
 
-// roundsCell is the cell a process of a run of steps steps in rounds
+// RoundsCell is the cell a process of a run of steps steps in rounds
 // runs (one = false: every step left): cell is --cell ("" = the array
 // index of arrayIndexVars when one is set, read with getenv, nil =
 // os.Getenv); unit names the steps in errors.
-func roundsCell(cell string, getenv func(string) string, steps int, unit string) (one bool, i int, err error) {
+func RoundsCell(cell string, getenv func(string) string, steps int, unit string) (one bool, i int, err error) {
 	name := "--cell"
 	if cell == "" {
 		if getenv == nil {
