@@ -113,7 +113,6 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 	r.GPU = total
 	r.HostBound = eager(g) && r.Issue > r.GPU
 	r.Casts = castsOf(g, times, issue, total)
-	small := 0.0
 	for k, c := range by {
 		if total > 0 {
 			c.Share /= total
@@ -124,9 +123,6 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 				e := x.roofline/x.measured - 1
 				c.Error = &e
 			}
-			r.Checked += c.Share
-		} else if c.Share < Unchecked {
-			small += c.Share
 		}
 		r.Kinds = append(r.Kinds, *c)
 	}
@@ -136,6 +132,16 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 		}
 		return r.Kinds[i].String() < r.Kinds[j].String()
 	})
+	// The shares are added in the kinds' sorted order, not the map's,
+	// so that the same graph gives the same sums to the last bit.
+	small := 0.0
+	for _, c := range r.Kinds {
+		if c.References != nil {
+			r.Checked += c.Share
+		} else if c.Share < Unchecked {
+			small += c.Share
+		}
+	}
 	if r.Steps == 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no profiled step on %s: no op of this graph is checked against a measurement on it (profiled: %s)", hw, hardwareOf(refs)))
 	} else {
