@@ -274,11 +274,11 @@ func writeStated(w io.Writer, s BenchStated) error {
 	para(w, "", fmt.Sprintf("stated error (the %.0fth percentile of |step error| in each regime, development part; placer eval, search and the reports state it):", 100*s.Level))
 	var rows [][]string
 	for _, r := range s.Regimes {
-		from := r.Stated.From.Key()
+		from := regimeCell(r.Stated.From)
 		if r.Stated.Basis == calibration.BasisRegime {
 			from = "its own"
 		}
-		rows = append(rows, []string{r.Regime.Key(), fmt.Sprint(r.Rows), "±" + r.Stated.BoundText(), r.Stated.Basis, from,
+		rows = append(rows, []string{regimeCell(r.Regime), fmt.Sprint(r.Rows), "±" + r.Stated.BoundText(), r.Stated.Basis, from,
 			fmt.Sprintf("%d / %d", r.Stated.Rows, r.Stated.Sweeps)})
 	}
 	if err := report.Table(w, []string{"regime (kind/GPU/stack/GPUs/sequence/code base)", "rows", "stated", "from", "from regime", "its rows / sweeps"}, rows); err != nil {
@@ -288,6 +288,16 @@ func writeStated(w io.Writer, s BenchStated) error {
 	para(w, "", "development part, each row against the error stated without its sweep (leave one sweep out): "+coverageLine(s.Development))
 	para(w, "", "validation part, each row against the development part's stated error (widened where its facts are outside the development part): "+coverageLine(s.Validation))
 	return writeFamilyOut(w, s.FamilyOut)
+}
+
+// regimeCell is r's key with its code base on a line of its own, so
+// that the regimes' table fits the terminal.
+func regimeCell(r calibration.Regime) string {
+	k := r.Key()
+	if i := strings.LastIndex(k, "/"); i >= 0 {
+		return k[:i+1] + "\n" + k[i+1:]
+	}
+	return k
 }
 
 // writeFamilyOut writes the coverage of each way of leaving a family
