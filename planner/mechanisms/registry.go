@@ -25,6 +25,7 @@ var Registered = mustRegister(
 	AmaxSync{},
 	LAMB{},
 	DistLAMB{},
+	Zero1AllReduce{},
 	PowerLimit{},
 	Adam{},
 	FSDP2{},

@@ -37,7 +37,7 @@ func (s Sweep) CodeBase() string { return codeBases[s.Set] }
 
 const nanotronSource = "huggingface/nanotron docs/benchmark_summary.svg at c2528430 (MFU a cell, read as tokens/s/GPU against 989.5 TFLOP/s with nanotron's get_flops), scripts/scaling_benchmarks.py at e24d2483, examples/config_tiny_llama_bench.yaml at 67c5ebb6; measurements/nanotron/runs.csv"
 
-const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1; " +
+const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1 with distopt-allreduce=on (with FP32 accumulation nanotron builds no DDP and all-reduces the whole FP32 gradient buffer after the backward, reduce_scatter=False, then all-gathers the BF16 parameters: trainer.py init_model and training_step, optim/zero.py at c2528430); " +
 	"its launch script's CUDA_DEVICE_MAX_CONNECTIONS=1 as connections=1 (run_multinode.sh at 67c5ebb6 line 41, examples/mamba/run_multinode.sh at c2528430 line 110, and the bench config's own command line, examples/config_tiny_llama_bench.yaml at 67c5ebb6: one hardware queue, so the FP32 gradients' all-reduce that its DDP hook launches bucket by bucket in the backward, optim/gradient_accumulator.py get_fp32_accum_hook, runs beside no compute); " +
 	"8 H100 SXM a node (Hugging Face's hopper-prod) read as dgx-h100"
 
@@ -55,7 +55,7 @@ func nanotronSweeps() []Sweep {
 			s += ",sp=on" // tp_mode REDUCE_SCATTER
 		}
 		if mustInt(n, r, "zero_stage") == 1 {
-			s += ",distopt=on"
+			s += ",distopt=on,distopt-allreduce=on" // accumulate_grad_in_fp32: no DDP, an all-reduce (mechanisms.Zero1AllReduce)
 		}
 		w := fmt.Sprintf("llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d", mustInt(n, r, "layers"), mustInt(n, r, "hidden"),
 			mustInt(n, r, "heads"), mustInt(n, r, "kv_heads"), mustInt(n, r, "ffn"), mustInt(n, r, "seq_len"), mustInt(n, r, "vocab"), mustInt(n, r, "global_batch"))

@@ -33,7 +33,7 @@ func TestCodebases2Rows(t *testing.T) {
 	}
 	r := nt[0].Rows[6]
 	if r.Workload != "llama:layers=16,hidden=2048,heads=32,kv_heads=32,ffn=8192,seq=4096,vocab=131072,batch=256,tied=true" ||
-		r.Cluster != "dgx-h100:1,attention=flash" || r.Strategy != "tp=1,pp=2,dp=4,mbs=4,connections=1,distopt=on" || math.Abs(r.Measured-45380.9) > 0.05 {
+		r.Cluster != "dgx-h100:1,attention=flash" || r.Strategy != "tp=1,pp=2,dp=4,mbs=4,connections=1,distopt=on,distopt-allreduce=on" || math.Abs(r.Measured-45380.9) > 0.05 {
 		t.Errorf("nanotron 1.34B on 1 node: %+v", r)
 	}
 	if r := nt[2].Rows[0]; r.Strategy != "tp=4,pp=1,dp=128,mbs=2,connections=1,sp=on" || r.Workload[len(r.Workload)-9:] != "batch=256" {
