@@ -62,7 +62,7 @@ func onGracePod(cluster string) bool {
 // full-iteration graph replay (bertsteady), LoRA's all-to-all back to the
 // sequence shard (loracp), and one hardware queue with the code that
 // launches its communication ahead at it (moezoo, onequeue), and
-// nanotron's ZeRO-1 exchange (nanotron2). The
+// nanotron's ZeRO-1 exchange and FP32 gradient accumulation (nanotron2). The
 // mechanisms with no switch (titancp's ring calls, titantp's layout
 // copies, moe3's dispatcher preprocess, sysnet's NICs, which are the
 // system's description) are not here.
@@ -86,6 +86,9 @@ func Switches() []Switch {
 		{Name: "distopt-allreduce (nanotron's ZeRO-1: gradients all-reduced, not reduce-scattered, then parameters all-gathered, exposed)", Source: "mechanisms/zero1allreduce.go; nanotron c2528430 trainer.py, optim/zero.py",
 			On:  func(_, s string) bool { return hasKey(s, "distopt-allreduce") },
 			Off: func(c, s string) (string, string) { return c, dropKeys(s, "distopt-allreduce") }},
+		{Name: "fp32-accum-add (nanotron's FP32 gradient accumulation: an add a weight tensor each micro-batch)", Source: "mechanisms/fp32accumadd.go; nanotron c2528430 optim/gradient_accumulator.py",
+			On:  func(_, s string) bool { return hasKey(s, "fp32-accum-add") },
+			Off: func(c, s string) (string, string) { return c, dropKeys(s, "fp32-accum-add") }},
 	}
 }
 

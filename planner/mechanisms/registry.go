@@ -26,6 +26,7 @@ var Registered = mustRegister(
 	LAMB{},
 	DistLAMB{},
 	Zero1AllReduce{},
+	FP32AccumAdd{},
 	PowerLimit{},
 	Adam{},
 	FSDP2{},
