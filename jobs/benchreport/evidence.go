@@ -61,7 +61,8 @@ func onGracePod(cluster string) bool {
 // Transformer Engine's amax all-reduce (gpt3v30), the sync before each
 // full-iteration graph replay (bertsteady), LoRA's all-to-all back to the
 // sequence shard (loracp), and one hardware queue with the code that
-// launches its communication ahead at it (moezoo, onequeue). The
+// launches its communication ahead at it (moezoo, onequeue), and
+// nanotron's ZeRO-1 exchange and FP32 gradient accumulation (nanotron2). The
 // mechanisms with no switch (titancp's ring calls, titantp's layout
 // copies, moe3's dispatcher preprocess, sysnet's NICs, which are the
 // system's description) are not here.
@@ -82,6 +83,12 @@ func Switches() []Switch {
 		{Name: "connections=1 with queue-ahead (one hardware queue)", Source: "CUDA_DEVICE_MAX_CONNECTIONS from the scripts; Megatron-Core / NeMo overlap at one queue",
 			On:  func(_, s string) bool { return hasKey(s, "connections") || hasKey(s, "queue-ahead") },
 			Off: func(c, s string) (string, string) { return c, dropKeys(s, "connections", "queue-ahead") }},
+		{Name: "distopt-allreduce (nanotron's ZeRO-1: gradients all-reduced, not reduce-scattered, then parameters all-gathered, exposed)", Source: "mechanisms/zero1allreduce.go; nanotron c2528430 trainer.py, optim/zero.py",
+			On:  func(_, s string) bool { return hasKey(s, "distopt-allreduce") },
+			Off: func(c, s string) (string, string) { return c, dropKeys(s, "distopt-allreduce") }},
+		{Name: "fp32-accum-add (nanotron's FP32 gradient accumulation: an add a weight tensor each micro-batch)", Source: "mechanisms/fp32accumadd.go; nanotron c2528430 optim/gradient_accumulator.py",
+			On:  func(_, s string) bool { return hasKey(s, "fp32-accum-add") },
+			Off: func(c, s string) (string, string) { return c, dropKeys(s, "fp32-accum-add") }},
 	}
 }
 

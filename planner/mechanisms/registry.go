@@ -25,6 +25,8 @@ var Registered = mustRegister(
 	AmaxSync{},
 	LAMB{},
 	DistLAMB{},
+	Zero1AllReduce{},
+	FP32AccumAdd{},
 	PowerLimit{},
 	Adam{},
 	FSDP2{},
