@@ -110,14 +110,14 @@ func TestLeaveFamilyOut(t *testing.T) {
 		"host CPU":  {HostGrace: {0, 2, 0.10}, HostX86: {3, 4, 0.05}},
 		"code base": {"a": {2, 2, 0.15}, "b": {2, 2, 0.25}, "c": {1, 2, 0.30}},
 	}
-	median := map[string]float64{"host CPU": 0.55, "code base": 0.65}
+	medians := map[string]float64{"host CPU": 0.55, "code base": 0.65}
 	for _, wc := range LeaveFamilyOut(smallBench(), 0.5) {
 		fams, ok := want[wc.Way]
 		if !ok {
 			continue
 		}
-		if math.Abs(wc.Widening-0.05) > 1e-12 || math.Abs(wc.MedianStated-median[wc.Way]) > 1e-12 || len(wc.Families) != len(fams) {
-			t.Errorf("%s: widening %g, median band %g, %d families; want 0.05, %g, %d", wc.Way, wc.Widening, wc.MedianStated, len(wc.Families), median[wc.Way], len(fams))
+		if math.Abs(wc.Widening-0.05) > 1e-12 || math.Abs(wc.MedianStated-medians[wc.Way]) > 1e-12 || len(wc.Families) != len(fams) {
+			t.Errorf("%s: widening %g, median band %g, %d families; want 0.05, %g, %d", wc.Way, wc.Widening, wc.MedianStated, len(wc.Families), medians[wc.Way], len(fams))
 		}
 		for _, f := range wc.Families {
 			w := fams[f.Family]
