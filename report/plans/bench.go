@@ -301,13 +301,13 @@ func regimeCell(r calibration.Regime) string {
 }
 
 // writeFamilyOut writes the coverage of each way of leaving a family
-// out: its widening, its rows within, and each family's.
+// out: its rows within, their median band, and each family's.
 func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 	if len(ways) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	para(w, "", "leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the error measured on the other families left out; a plan whose fact no development row shares is widened by its way's widening:")
+	para(w, "", fmt.Sprintf("leave one family out (development part): each family's rows against the error stated from the other families' rows, widened by the error measured on families left out among those rows alone; a plan whose fact no development row shares is widened by that error measured on every family of every way (the 90th percentile of what each family's rows needed beyond the bound stated without it): +%.0f%%:", 100*ways[0].Widening))
 	var rows [][]string
 	for _, wc := range ways {
 		var fams []string
@@ -322,10 +322,10 @@ func writeFamilyOut(w io.Writer, ways []calibration.WayCoverage) error {
 		if wc.Rows > 0 {
 			share = 100 * float64(wc.Within) / float64(wc.Rows)
 		}
-		rows = append(rows, []string{wc.Way, fmt.Sprintf("+%.0f%%", 100*wc.Widening), fmt.Sprintf("%d of %d (%.1f%%)", wc.Within, wc.Rows, share),
+		rows = append(rows, []string{wc.Way, fmt.Sprintf("%d of %d (%.1f%%)", wc.Within, wc.Rows, share), fmt.Sprintf("±%.0f%%", 100*wc.MedianStated),
 			fmt.Sprintf("%d of %d", len(wc.Families)-short, len(wc.Families)), strings.Join(fams, ", ")})
 	}
-	return report.Table(w, []string{"way", "widening", "within", "families >= 80%", "each family: within / rows"}, rows)
+	return report.Table(w, []string{"way", "within", "median band", "families >= 80%", "each family: within / rows"}, rows)
 }
 
 // coverageLine is "176 of 204 rows within their stated error (86.3%);

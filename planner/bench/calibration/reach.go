@@ -134,26 +134,6 @@ func excess(e Error, x float64) float64 {
 	return max(0, math.Abs(x)-e.Bound)
 }
 
-// familyTables are, for one way, the table of dev less each family's
-// rows, by family.
-func familyTables(dev []Row, w Way, level float64) map[string]*Table {
-	out := map[string]*Table{}
-	for _, r := range dev {
-		k := w.Key(r.Facts)
-		if _, ok := out[k]; ok {
-			continue
-		}
-		var rest []Row
-		for _, x := range dev {
-			if w.Key(x.Facts) != k {
-				rest = append(rest, x)
-			}
-		}
-		out[k] = NewTable(rest, level)
-	}
-	return out
-}
-
 // needed is the widening one family's rows needed, its excesses ex
 // over the bound stated without it: their level quantile, or where the
 // family has too few rows for it, the largest.
@@ -164,47 +144,91 @@ func needed(ex []float64, level float64) float64 {
 	return slices.Max(append([]float64{0}, ex...))
 }
 
-// familyNeeds are, for one way, each family's excesses (its rows'
-// |error| beyond the bound stated from the other families' rows) and
-// the widening it needed (needed), by family.
-func familyNeeds(dev []Row, w Way, level float64) (tables map[string]*Table, ex map[string][]float64, need map[string]float64) {
-	tables = familyTables(dev, w, level)
-	ex = map[string][]float64{}
-	for _, r := range dev {
-		k := w.Key(r.Facts)
-		ex[k] = append(ex[k], excess(tables[k].For(r.Regime), r.Error))
-	}
-	need = map[string]float64{}
-	for k, e := range ex {
-		need[k] = needed(e, level)
-	}
-	return tables, ex, need
+// A family is the rows (indices) of one way's one fact.
+type family struct {
+	way  int
+	key  string
+	rows []int
 }
 
-// widest is the largest of need over the families other than skip.
-func widest(need map[string]float64, skip string) float64 {
-	var w float64
-	for k, n := range need {
-		if k != skip {
-			w = max(w, n)
+// familiesOf are the families of every way among rows, in Ways' order
+// and by key, each distinct set of rows once (nanotron's rows are the
+// code base way's family "nanotron" and the kind x code base way's
+// "dense/nanotron": one family, counted once), less a family of every
+// row (left out, nothing is left to state its bound).
+func familiesOf(rows []Row) []family {
+	var out []family
+	seen := map[string]bool{}
+	for wi := range Ways {
+		for _, f := range wayFamilies(rows, wi) {
+			if id := fmt.Sprint(f.rows); !seen[id] && len(f.rows) < len(rows) {
+				seen[id] = true
+				out = append(out, f)
+			}
 		}
 	}
-	return w
+	return out
 }
 
-// Widening is, for one way, the error measured on its families left
-// out: each family left out in turn, the widening its rows needed
-// beyond the bound stated from the other families' rows (the level
-// quantile of their excess, the largest where the family is small), and
-// of those the largest. A plan outside the bench by this way states its
-// regime's bound plus this.
-func Widening(dev []Row, w Way, level float64) float64 {
-	_, _, need := familyNeeds(dev, w, level)
-	return widest(need, "\x00")
+// split is rows less those at the indices in, and those.
+func split(rows []Row, in []int) (rest, them []Row) {
+	at := map[int]bool{}
+	for _, i := range in {
+		at[i] = true
+	}
+	for i, r := range rows {
+		if at[i] {
+			them = append(them, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return rest, them
+}
+
+// familyNeed is the widening family f's rows needed beyond the bound
+// the other rows state (needed: the level quantile of their excesses,
+// the largest where they are few); !ok where the other rows state no
+// bound for any of them.
+func familyNeed(rows []Row, f family, level float64) (float64, bool) {
+	rest, them := split(rows, f.rows)
+	t := newBounds(rest, level)
+	var ex []float64
+	for _, r := range them {
+		if e := t.of(r.Regime); e.Rows > 0 {
+			ex = append(ex, excess(e, r.Error))
+		}
+	}
+	if len(ex) == 0 {
+		return 0, false
+	}
+	return needed(ex, level), true
+}
+
+// Widening is the error measured on families left out: each family of
+// every way among rows (each distinct set of rows once) left out in
+// turn, the widening its rows needed beyond the bound stated from the
+// other rows (familyNeed), and of these widenings their level quantile
+// over the families (Quantile: the k-th smallest of n, k = ceil(level x
+// (n+1))), the largest where the families are too few for it. One rule
+// for every way: a way holds two to thirteen families, too few for a
+// quantile of its own (with nine code bases the 90th percentile of
+// eight left out is their largest), so the widening is drawn, as a
+// regime with too few rows draws its error from a coarser one, from
+// every way's families together. A plan outside the bench on any way
+// states its regime's bound plus this.
+func Widening(rows []Row, level float64) float64 {
+	var needs []float64
+	for _, f := range familiesOf(rows) {
+		if n, ok := familyNeed(rows, f, level); ok {
+			needs = append(needs, n)
+		}
+	}
+	return needed(needs, level)
 }
 
 // FamilyCoverage is one family left out: its rows, how many fall within
-// the bound stated without the family and widened by the way's widening
+// the bound stated without the family and widened by the widening
 // measured without it, and how many within the bound unwidened.
 type FamilyCoverage struct {
 	Family     string  `json:"family"`
@@ -215,48 +239,50 @@ type FamilyCoverage struct {
 	MeanStated float64 `json:"mean_stated_error"`
 }
 
-// WayCoverage is one way of leaving out: its widening on the whole
-// development part (what a plan outside the bench by it is widened by)
-// and each family's coverage.
+// WayCoverage is one way of leaving out: the widening of a plan
+// outside the bench (Widening, one for every way), each family's
+// coverage, and the median band its rows were stated.
 type WayCoverage struct {
-	Way      string           `json:"way"`
-	Widening float64          `json:"widening"`
-	Rows     int              `json:"rows"`
-	Within   int              `json:"within"`
-	Families []FamilyCoverage `json:"families"`
+	Way          string           `json:"way"`
+	Widening     float64          `json:"widening"`
+	Rows         int              `json:"rows"`
+	Within       int              `json:"within"`
+	MedianStated float64          `json:"median_stated_error"`
+	Families     []FamilyCoverage `json:"families"`
 }
 
 // LeaveFamilyOut is the development part's coverage by each way of
 // leaving out: each family's rows against the error stated from the
-// other families' rows, widened by the way's widening measured on the
-// other families alone (the family's own rows take no part in their
-// band: neither in the regime's bound nor in the widening).
+// other families' rows, widened by the widening measured on those
+// other rows alone (Widening of dev less the family: the family's own
+// rows take no part in their band, neither in the regime's bound nor in
+// the widening).
 func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
+	widening := Widening(dev, level)
+	without := map[string]float64{} // Widening without a family, by its rows
 	var out []WayCoverage
-	for _, w := range Ways {
-		tables, _, need := familyNeeds(dev, w, level)
-		wc := WayCoverage{Way: w.Name, Widening: widest(need, "\x00")}
-		fams := map[string][]int{}
-		for i, r := range dev {
-			k := w.Key(r.Facts)
-			fams[k] = append(fams[k], i)
-		}
-		keys := make([]string, 0, len(fams))
-		for k := range fams {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			widen := widest(need, k) // measured on the other families alone
-			fc := FamilyCoverage{Family: k, Widening: widen}
-			for _, i := range fams[k] {
-				e := tables[k].For(dev[i].Regime)
+	for wi, w := range Ways {
+		wc := WayCoverage{Way: w.Name, Widening: widening}
+		var bands []float64
+		for _, f := range wayFamilies(dev, wi) {
+			rest, them := split(dev, f.rows)
+			id := fmt.Sprint(f.rows)
+			widen, ok := without[id]
+			if !ok {
+				widen = Widening(rest, level)
+				without[id] = widen
+			}
+			t := newBounds(rest, level)
+			fc := FamilyCoverage{Family: f.key, Widening: widen}
+			for _, r := range them {
+				e := t.of(r.Regime)
 				fc.Rows++
 				fc.MeanStated += e.Bound + widen
-				if e.Rows > 0 && math.Abs(dev[i].Error) <= e.Bound+widen {
+				bands = append(bands, e.Bound+widen)
+				if e.Rows > 0 && math.Abs(r.Error) <= e.Bound+widen {
 					fc.Within++
 				}
-				if e.Holds(dev[i].Error) {
+				if e.Holds(r.Error) {
 					fc.Unwidened++
 				}
 			}
@@ -265,13 +291,62 @@ func LeaveFamilyOut(dev []Row, level float64) []WayCoverage {
 			wc.Within += fc.Within
 			wc.Families = append(wc.Families, fc)
 		}
+		wc.MedianStated = median(bands)
 		out = append(out, wc)
 	}
 	return out
 }
 
+// wayFamilies are way wi's families among rows, by key.
+func wayFamilies(rows []Row, wi int) []family {
+	by := map[string][]int{}
+	for i, r := range rows {
+		k := Ways[wi].Key(r.Facts)
+		by[k] = append(by[k], i)
+	}
+	out := make([]family, 0, len(by))
+	for k, idx := range by {
+		out = append(out, family{way: wi, key: k, rows: idx})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+// bounds are a table's bounds (Table.bound: no error of a difference),
+// each regime's stated once.
+type bounds struct {
+	t  *Table
+	by map[Regime]Error
+}
+
+func newBounds(rows []Row, level float64) *bounds {
+	return &bounds{t: NewTable(rows, level), by: map[Regime]Error{}}
+}
+
+func (b *bounds) of(g Regime) Error {
+	e, ok := b.by[g]
+	if !ok {
+		e, _ = b.t.bound(g)
+		b.by[g] = e
+	}
+	return e
+}
+
+// median is the median of xs (0 where none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
 // Outside is a plan's facts that no development row shares, each by the
-// way it is outside on, with the way's widening.
+// way it is outside on, with the widening (Widening, one for every way).
 type Outside struct {
 	Way      string  `json:"way"`
 	Says     string  `json:"says"`
@@ -279,22 +354,21 @@ type Outside struct {
 }
 
 // Reach is the development part's reach: the families each way holds
-// and each way's widening.
+// and the widening of a plan outside them (Widening).
 type Reach struct {
 	families []map[string]bool
-	widening []float64
+	widening float64
 }
 
 // NewReach is the reach of dev's rows (their errors known) at level.
 func NewReach(dev []Row, level float64) *Reach {
-	r := &Reach{}
+	r := &Reach{widening: Widening(dev, level)}
 	for _, w := range Ways {
 		fams := map[string]bool{}
 		for _, x := range dev {
 			fams[w.Key(x.Facts)] = true
 		}
 		r.families = append(r.families, fams)
-		r.widening = append(r.widening, Widening(dev, w, level))
 	}
 	return r
 }
@@ -310,13 +384,14 @@ func (r *Reach) Outside(f Facts) []Outside {
 		if !outside[i] || slices.ContainsFunc(w.Of, func(j int) bool { return outside[j] }) {
 			continue
 		}
-		out = append(out, Outside{Way: w.Name, Says: "no development run " + w.Says(f), Widening: r.widening[i]})
+		out = append(out, Outside{Way: w.Name, Says: "no development run " + w.Says(f), Widening: r.widening})
 	}
 	return out
 }
 
 // Widen is e widened for a plan outside the bench by out: its bound
-// plus the largest widening of the ways it is outside on, each named.
+// plus the largest widening of the ways it is outside on (each the
+// same, Widening), each named.
 func Widen(e Error, out []Outside) Error {
 	if len(out) == 0 || e.Rows == 0 {
 		return e

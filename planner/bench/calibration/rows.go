@@ -148,8 +148,8 @@ var reach struct {
 }
 
 // DevelopmentReach is the development part's reach (NewReach), read once
-// a process. It needs every development row's error (each way's
-// widening is measured on all of them).
+// a process. It needs every development row's error (the widening is
+// measured on all of them).
 func DevelopmentReach() (*Reach, error) {
 	reach.once.Do(func() {
 		t, err := Development()

@@ -70,8 +70,8 @@ type Error struct {
 	Sweeps int     `json:"sweeps"`
 	Bound  float64 `json:"error"`
 	// Outside are the plan's facts no development row shares (Reach),
-	// and Widened what Bound adds for them: the largest of their ways'
-	// widenings, the error measured on families left out (0 and none
+	// and Widened what Bound adds for them: the widening, the error
+	// measured on families left out (Widening; 0 and none
 	// where the bench covers every fact of the plan).
 	Outside []Outside `json:"outside,omitempty"`
 	Widened float64   `json:"widened,omitempty"`
@@ -147,6 +147,7 @@ func (e Error) Holds(x float64) bool { return e.Rows > 0 && math.Abs(x) <= e.Bou
 type Table struct {
 	rows  []*entry
 	level float64
+	known bool // every row's error known (NewTable): none to compute
 }
 
 // entry is a row whose error is computed once, when first needed
@@ -165,7 +166,7 @@ func (e *entry) get() bool {
 
 // NewTable is the table of rows, their errors known, at level.
 func NewTable(rows []Row, level float64) *Table {
-	t := &Table{level: level}
+	t := &Table{level: level, known: true}
 	for _, r := range rows {
 		x := r.Error
 		t.rows = append(t.rows, &entry{Row: r, errorOf: func() (float64, bool) { return x, true }})
@@ -224,9 +225,20 @@ func compute(es []*entry) {
 }
 
 // For is the error stated beside a plan of regime g: the first of
-// g.Levels whose rows give the quantile (Quantile's ok). Only the rows
-// of the levels tried are computed.
+// g.Levels whose rows give the quantile (Quantile's ok), with the error
+// of a difference between two of its rows (Paired). Only the rows of
+// the levels tried are computed.
 func (t *Table) For(g Regime) Error {
+	e, in := t.bound(g)
+	if in != nil {
+		e.Pairs, e.PairMean = Paired(in)
+	}
+	return e
+}
+
+// bound is For less the error of a difference, and the rows of the
+// level it stated from (nil: none).
+func (t *Table) bound(g Regime) (Error, []*entry) {
 	for i, l := range g.Levels() {
 		var in []*entry
 		for _, e := range t.rows {
@@ -237,7 +249,9 @@ func (t *Table) For(g Regime) Error {
 		if _, ok := Quantile(make([]float64, len(in)), t.level); !ok || l.CodeBase != "" && len(in) < OwnCodeBaseRows {
 			continue // too few even were every row predicted
 		}
-		compute(in)
+		if !t.known {
+			compute(in)
+		}
 		var abs []float64
 		sweeps := map[string]bool{}
 		for _, e := range in {
@@ -257,11 +271,9 @@ func (t *Table) For(g Regime) Error {
 		case l.Whole():
 			basis = BasisWhole
 		}
-		pairs, pm := Paired(in)
-		return Error{Regime: g, From: l, Basis: basis, Level: t.level, Rows: len(abs), Sweeps: len(sweeps), Bound: b,
-			Pairs: pairs, PairMean: pm}
+		return Error{Regime: g, From: l, Basis: basis, Level: t.level, Rows: len(abs), Sweeps: len(sweeps), Bound: b}, in
 	}
-	return Error{Regime: g, Level: t.level}
+	return Error{Regime: g, Level: t.level}, nil
 }
 
 // Paired is the error of a difference between two runs of one sweep:
