@@ -96,6 +96,8 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 		r.HostStages = stageHosts(pts, stages, &pl, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
+	last := &kits[kitIndex(kits, pl.TPs[pl.PP-1])]
+	r.OutputLayer = float64(pl.NumMicro+1) * (last.outputFwd.Busy + last.outputBwd.Busy)
 	if w := stepWait(&step, &p.Kernels.Host); w > 0 {
 		r.Compute += w
 		r.HostExposed += w

@@ -53,6 +53,7 @@ type costKey struct {
 	gradBF16  bool   // the embedding's gradient accumulation
 	run       plan.Settings
 	slowdown  uint64 // the compute's clock (Hardware.ComputeSlowdown's bits)
+	outProj   bool   // the output layer in MXFP8 (fp8-output-proj: a search's lever)
 }
 
 // fp8Code numbers the FP8 recipes for costKey (0: BF16).
@@ -90,7 +91,7 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.TP, C: pl.CP, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
 		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
-		slowdown: math.Float64bits(c.H.ComputeSlowdown)}
+		slowdown: math.Float64bits(c.H.ComputeSlowdown), outProj: pl.FP8OutputProj}
 	if ph := cache[key]; ph != nil {
 		return ph
 	}

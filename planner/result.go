@@ -67,6 +67,13 @@ type Result struct {
 	// HostStages is each pipeline device's host against its GPU, per
 	// micro-batch (Evaluate fills it; the search does not).
 	HostStages []StageHost `json:"host_stages,omitempty"`
+	// OutputLayer is the most the output layer's phases (the last
+	// pipeline device's final norm, output GEMMs and loss, forward and
+	// backward) add to Step: their time a micro-batch times M + 1, each
+	// of the M micro-batches on the busiest device and one more through
+	// the pipeline's fill and drain. A switch of the output layer alone
+	// (fp8-output-proj) can take no more off Step. Not written.
+	OutputLayer float64 `json:"-"`
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
 	Weights     int64 `json:"weights_bytes"`

@@ -61,8 +61,10 @@ func onGracePod(cluster string) bool {
 // Transformer Engine's amax all-reduce (gpt3v30), the sync before each
 // full-iteration graph replay (bertsteady), LoRA's all-to-all back to the
 // sequence shard (loracp), and one hardware queue with the code that
-// launches its communication ahead at it (moezoo, onequeue), and
-// nanotron's ZeRO-1 exchange and FP32 gradient accumulation (nanotron2). The
+// launches its communication ahead at it (moezoo, onequeue); the
+// recipe switches of session 26 (weights): FP8 attention, NeMo's
+// recomputed LoRA dropout and the MXFP8 output layer; and nanotron's
+// ZeRO-1 exchange and FP32 gradient accumulation (nanotron2). The
 // mechanisms with no switch (titancp's ring calls, titantp's layout
 // copies, moe3's dispatcher preprocess, sysnet's NICs, which are the
 // system's description) are not here.
@@ -89,7 +91,19 @@ func Switches() []Switch {
 		{Name: "fp32-accum-add (nanotron's FP32 gradient accumulation: an add a weight tensor each micro-batch)", Source: "mechanisms/fp32accumadd.go; nanotron c2528430 optim/gradient_accumulator.py",
 			On:  func(_, s string) bool { return hasKey(s, "fp32-accum-add") },
 			Off: func(c, s string) (string, string) { return c, dropKeys(s, "fp32-accum-add") }},
+		onSwitch("fp8-dpa", "Transformer Engine's FP8 attention, Q, K, V and O saved in FP8", "memory/recipe.go; Megatron-Core fp4_utils.py get_fp4_recipe, TE v2.8 dot_product_attention.py init_fp8_metadata"),
+		onSwitch("lora-dropout-recompute", "NeMo's recomputed LoRA dropout, no masks kept", "mechanisms/lora.go, memory/recipe.go; NeMo v2.4.0 peft/utils.py dropout_recompute, NEMO_LORA_USE_THUNDER_DROPOUT=1"),
+		onSwitch("fp8-output-proj", "the output layer's GEMMs in MXFP8", "planner/outputproj.go, memory/outputproj.go; Megatron-Core core_v0.18.0 fp8_output_proj, TELMHeadColumnParallelLinear"),
 	}
+}
+
+// onSwitch is the Switch of a recipe key written key=on (what, its
+// mechanism in words; source, where it is read): on where a reading
+// writes it on, off without it.
+func onSwitch(key, what, source string) Switch {
+	return Switch{Name: key + "=on (" + what + ")", Source: source,
+		On:  func(_, s string) bool { return contains(strings.Split(s, ","), key+"=on") },
+		Off: func(c, s string) (string, string) { return c, dropKeys(s, key) }}
 }
 
 // SwitchEffect is one switch's effect on one part of the bench: the rows

@@ -29,6 +29,12 @@ const (
 	// LeverCPComm is cp-comm-type: the context-parallel exchange (p2p,
 	// all_gather, a2a), tried where cp > 1.
 	LeverCPComm = "cp-comm-type"
+	// LeverOutputProj is fp8-output-proj=on: the output layer's GEMMs in
+	// MXFP8 (Megatron-Core's fp8_output_proj, fp8=mxfp8 only), tried on
+	// a plan that fits where its step less all its output layer's time
+	// beats the cutoff: faster GEMMs, their casts beside them, the
+	// columnwise copies kept (more memory).
+	LeverOutputProj = "fp8-output-proj"
 	// LeverGraphs is cuda-graphs: Transformer Engine's per-layer CUDA
 	// graphs (dense; full as well in a model with experts), with their
 	// static buffers (graph-pool=layers) where the memory model counts
@@ -38,7 +44,7 @@ const (
 )
 
 // Levers are every lever, in the order Search turns them on.
-var Levers = []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverCPComm, LeverGraphs}
+var Levers = []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverCPComm, LeverOutputProj, LeverGraphs}
 
 // leverFixedBy are the keys of a --strategy that fix each lever beside
 // its own: the transposes' cache is fp8-params'; the graphs' buffers are
@@ -49,17 +55,27 @@ var leverFixedBy = map[string][]string{
 	LeverFP8Activation: {"fp8-activation"},
 	LeverOffload:       {"offload-layers"},
 	LeverCPComm:        {"cp-comm-type", "stack"},
+	LeverOutputProj:    {"fp8-output-proj"},
 	LeverGraphs:        {"cuda-graphs", "graph-pool", "stack"},
 }
 
 // LeversFor are the levers a search for framework target may turn on,
 // in Levers' order: those whose key target's export writes (plan.Keys'
 // Exports: megatron and megatron-bridge write fp8-params, offload-layers,
-// cp-comm-type and cuda-graphs, megatron-bridge fp8-activation too;
-// torchtitan and deepspeed none), every one some export writes for
-// "any", none for "" (no framework: the user's recipe). named reports
-// whether the --strategy named a key (by its name): a lever a named
-// key fixes (leverFixedBy) is left as written.
+// cp-comm-type and cuda-graphs, megatron-bridge fp8-activation and
+// fp8-output-proj too; torchtitan and deepspeed none), every one some
+// export writes for "any", none for "" (no framework: the user's
+// recipe). named reports whether the --strategy named a key (by its
+// name): a lever a named key fixes (leverFixedBy) is left as written.
+//
+// Two recipe switches are no lever, since no export writes them:
+// fp8-dpa=on (Megatron-LM core_v0.16.1's arguments.py has no flag for
+// fp8_dot_product_attention; Megatron-Bridge 0.5.0's
+// MixedPrecisionConfig.setup copies its recipe's
+// fp8_dot_product_attention False over the model's) and
+// lora-dropout-recompute=on (NeMo's dropout_recompute: Bridge 0.5.0's
+// ParallelLinearAdapter keeps an nn.Dropout and takes no such
+// argument). TestNoLeverUnwritten holds them out.
 func LeversFor(target string, named func(key string) bool) []string {
 	if target == "" {
 		return nil
@@ -102,6 +118,9 @@ func (sp Space) Switches(s plan.Strategy) []string {
 	if c := s.Software.CPComm; c != sp.Software.CPComm {
 		out = append(out, LeverCPComm+"="+c)
 	}
+	if s.FP8OutputProj && !sp.MemoryRecipe.FP8OutputProj {
+		out = append(out, LeverOutputProj+"=on")
+	}
 	if g := s.Software.Graphs; g != sp.Software.Graphs {
 		out = append(out, LeverGraphs+"="+g)
 		if s.GraphPool != sp.MemoryRecipe.GraphPool {
@@ -113,13 +132,13 @@ func (sp Space) Switches(s plan.Strategy) []string {
 
 // leverSet is which levers a search turns on (Space.Levers).
 type leverSet struct {
-	any, fp8Params, fp8Act, offload, cpComm, graphs bool
+	any, fp8Params, fp8Act, offload, cpComm, outputProj, graphs bool
 }
 
 func newLeverSet(levers []string) leverSet {
 	on := func(k string) bool { return slices.Contains(levers, k) }
 	return leverSet{any: len(levers) > 0, fp8Params: on(LeverFP8Params), fp8Act: on(LeverFP8Activation),
-		offload: on(LeverOffload), cpComm: on(LeverCPComm), graphs: on(LeverGraphs)}
+		offload: on(LeverOffload), cpComm: on(LeverCPComm), outputProj: on(LeverOutputProj), graphs: on(LeverGraphs)}
 }
 
 // tryLevers is try with the search's levers: s as the user's recipe
@@ -132,8 +151,9 @@ func newLeverSet(levers []string) leverSet {
 //     (memoryLevers), then that plan;
 //   - on a plan that fits, the other context-parallel exchanges where
 //     cp > 1 and the exchange's exposed time could bring it among the
-//     plans kept, and on each of those the CUDA graphs where its GPU
-//     waits on its host and that wait could (speedLevers).
+//     plans kept, on each of those the MXFP8 output layer where its
+//     time could, and on each the CUDA graphs where its GPU waits on
+//     its host and that wait could (speedLevers).
 //
 // It reports fitted where any of them fitted, else s's own verdict.
 func (sr *searcher) tryLevers(s plan.Strategy) tried {
@@ -218,10 +238,13 @@ func (sr *searcher) cutoff() float64 {
 // speedLevers tries, on s (fitting, r its result), the other
 // context-parallel exchanges where cp > 1 and r's step less its exposed
 // exchange beats the cutoff (the exchanges differ in their attention
-// alone: the same FLOPs a rank, their communication exposed), and on s
-// and each exchange that fitted the CUDA graphs where the plan's
-// busiest GPU waits on its host and its step less that wait beats the
-// cutoff (graphs take the launches off the host, nothing else).
+// alone: the same FLOPs a rank, their communication exposed), on s and
+// each exchange that fitted the MXFP8 output layer where its step less
+// all its output layer's time (planner.Result.OutputLayer) beats the
+// cutoff, and on each of those that fitted the CUDA graphs where the
+// plan's busiest GPU waits on its host and its step less that wait
+// beats the cutoff (graphs take the launches off the host, nothing
+// else).
 func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 	type fit struct {
 		s plan.Strategy
@@ -235,6 +258,18 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 			}
 			v := s
 			v.Software.CPComm = c
+			if t, rv, ok := sr.tryOne(v, true); t == fitted && ok {
+				fits = append(fits, fit{v, rv})
+			}
+		}
+	}
+	if sr.lv.outputProj && outputProjApplies(s) {
+		for _, f := range fits[:len(fits):len(fits)] {
+			if f.r.Step-f.r.OutputLayer >= sr.cutoff() {
+				continue
+			}
+			v := f.s
+			v.FP8OutputProj = true
 			if t, rv, ok := sr.tryOne(v, true); t == fitted && ok {
 				fits = append(fits, fit{v, rv})
 			}
@@ -259,6 +294,13 @@ func (sr *searcher) speedLevers(s plan.Strategy, r *planner.Result) {
 			sr.tryOne(v, true)
 		}
 	}
+}
+
+// outputProjApplies is whether fp8-output-proj=on is a variant of plan
+// s: Megatron-Core's fp8_output_proj under fp8=mxfp8 (its
+// TransformerConfig refuses it under any other recipe), not on yet.
+func outputProjApplies(s plan.Strategy) bool {
+	return s.FP8 == plan.FP8MX && !s.FP8OutputProj && s.Software.Framework() == plan.FrameworkMegatron
 }
 
 // graphScopes are the CUDA graphs' scopes the graphs lever tries: dense

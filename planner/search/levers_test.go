@@ -18,8 +18,8 @@ import (
 // it: stack=, graph-pool=, fp8-transpose-cache=) leaves its lever as
 // written.
 func TestLeversFor(t *testing.T) {
-	all := []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverCPComm, LeverGraphs}
-	megatron := []string{LeverFP8Params, LeverOffload, LeverCPComm, LeverGraphs} // fp8-activation: Bridge's alone
+	all := []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverCPComm, LeverOutputProj, LeverGraphs}
+	megatron := []string{LeverFP8Params, LeverOffload, LeverCPComm, LeverGraphs} // fp8-activation, fp8-output-proj: Bridge's alone
 	for _, c := range []struct {
 		target, strategy string
 		want             []string
@@ -31,10 +31,11 @@ func TestLeversFor(t *testing.T) {
 		{"deepspeed", "", nil},
 		{"", "", nil},
 		{"megatron", "fp8=delayed,fp8-params=off", []string{LeverOffload, LeverCPComm, LeverGraphs}},
-		{"megatron-bridge", "cp-comm-type=p2p,graphs=off", []string{LeverFP8Params, LeverFP8Activation, LeverOffload}},
-		{"megatron-bridge", "stack=megatron-bridge-26.06", []string{LeverFP8Params, LeverFP8Activation, LeverOffload}},
+		{"megatron-bridge", "cp-comm-type=p2p,graphs=off", []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverOutputProj}},
+		{"megatron-bridge", "stack=megatron-bridge-26.06", []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverOutputProj}},
+		{"megatron-bridge", "fp8=mxfp8,fp8-output-proj=off", []string{LeverFP8Params, LeverFP8Activation, LeverOffload, LeverCPComm, LeverGraphs}},
 		{"megatron", "fp8=delayed,fp8-params=on,fp8-transpose-cache=off", []string{LeverOffload, LeverCPComm, LeverGraphs}},
-		{"megatron-bridge", "offload-layers=2,fp8-activation=off", []string{LeverFP8Params, LeverCPComm, LeverGraphs}},
+		{"megatron-bridge", "offload-layers=2,fp8-activation=off", []string{LeverFP8Params, LeverCPComm, LeverOutputProj, LeverGraphs}},
 	} {
 		sp, err := SpaceOf(c.strategy)
 		if err != nil {
@@ -42,6 +43,88 @@ func TestLeversFor(t *testing.T) {
 		}
 		if got := sp.WithLevers(c.target).Levers; !slices.Equal(got, c.want) {
 			t.Errorf("--for %q --strategy %q: levers %v, want %v", c.target, c.strategy, got, c.want)
+		}
+	}
+}
+
+// TestNoLeverUnwritten: a recipe switch no export writes is no lever,
+// whatever the target: fp8-dpa (Megatron-LM core_v0.16.1 has no flag
+// for fp8_dot_product_attention, Megatron-Bridge 0.5.0's mixed-precision
+// recipe copies its False over the model's) and lora-dropout-recompute
+// (Bridge 0.5.0's ParallelLinearAdapter has no dropout_recompute), and
+// the key table gives neither an export.
+func TestNoLeverUnwritten(t *testing.T) {
+	for _, key := range []string{"fp8-dpa", "lora-dropout-recompute"} {
+		for _, k := range plan.Keys {
+			if k.Name == key && len(k.Exports) > 0 {
+				t.Errorf("%s: written by %v; a lever only with its mechanism in the search (levers.go)", key, k.Exports)
+			}
+		}
+		for _, target := range []string{"megatron", "megatron-bridge", "torchtitan", "deepspeed", "any"} {
+			if slices.Contains(LeversFor(target, func(string) bool { return false }), key) {
+				t.Errorf("--for %s: %s a lever", target, key)
+			}
+		}
+	}
+}
+
+// outputProjModel is a 2-block Llama 3 8B (hidden 4,096, 32 heads, 8
+// of keys and values, FFN 14,336) with its 128,256-token vocabulary at
+// sequence 8,192: its output layer a large share of its step.
+const outputProjModel = "llama:layers=2,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256"
+
+// TestOutputProjLever: under fp8=mxfp8 on a B200 server, with every
+// degree fixed (tp=1, dp=8, mbs=1, no recomputation), the search for
+// Megatron-Bridge turns fp8-output-proj on (the MXFP8 output layer is
+// faster: planner's TestMXFP8OutputProjTime works its GEMMs and casts)
+// and names it, its step the one Evaluate gives that plan (the search's
+// phase cache keys the output layer's precision); for Megatron-LM (no
+// argument for fp8_output_proj), with the switch written off, or under
+// per-tensor FP8 (Megatron-Core refuses it), nothing is turned on. The
+// bound the search prunes by, Result.OutputLayer, is the output phases'
+// time a micro-batch times M + 1: 2 with one micro-batch a replica
+// (batch 8), 5 with four (batch 32), 5/2 as much; the switch takes less
+// than it off the step.
+func TestOutputProjLever(t *testing.T) {
+	const fixed = "tp=1,pp=1,dp=8,mbs=1,recompute=none,distopt=on"
+	m := specOf(t, outputProjModel+",batch=8")
+	p, err := plan.PodOf("dgx-b200", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := evaluated(t, m, p, fixed+",fp8=mxfp8")
+	on := evaluated(t, m, p, fixed+",fp8=mxfp8,fp8-output-proj=on")
+	if !(on.Step < off.Step) || off.Step-on.Step > off.OutputLayer {
+		t.Fatalf("fp8-output-proj=on: %g s against %g s, bound %g s", on.Step, off.Step, off.OutputLayer)
+	}
+	m4 := specOf(t, outputProjModel+",batch=32")
+	if four := evaluated(t, m4, p, fixed+",fp8=mxfp8"); !nearly(four.OutputLayer, off.OutputLayer*5/2) {
+		t.Errorf("OutputLayer with 4 micro-batches %g, want 5/2 x %g", four.OutputLayer, off.OutputLayer)
+	}
+	for _, c := range []struct {
+		strategy, target string
+		switches         []string
+	}{
+		{fixed + ",fp8=mxfp8", "megatron-bridge", []string{"fp8-output-proj=on"}},
+		{fixed + ",fp8=mxfp8", "megatron", nil},
+		{fixed + ",fp8=mxfp8,fp8-output-proj=off", "megatron-bridge", nil},
+		{fixed + ",fp8=delayed", "megatron-bridge", nil},
+	} {
+		sp, err := SpaceOf(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp = sp.WithLevers(c.target)
+		got, err := Search(context.Background(), m, p, sp)
+		if err != nil || !got.Found {
+			t.Fatalf("%s --for %s: found %v, %v", c.strategy, c.target, got.Found, err)
+		}
+		sw := sp.Switches(got.Best.Plan.Strategy)
+		if !slices.Equal(sw, c.switches) {
+			t.Errorf("%s --for %s: %s, switches %v; want %v", c.strategy, c.target, got.Best.Plan, sw, c.switches)
+		}
+		if want := evaluated(t, m, p, got.Best.Plan.String()); !nearly(got.Best.Step, want.Step) {
+			t.Errorf("%s --for %s: the search's step %g s, Evaluate's %g s", c.strategy, c.target, got.Best.Step, want.Step)
 		}
 	}
 }
@@ -178,6 +261,7 @@ func TestLeversPruneAsAll(t *testing.T) {
 		{"llama:layers=8,hidden=2048,heads=16,kv_heads=8,ffn=5632,seq=16384,vocab=32000,batch=8", "gb200-nvl72", "peft=lora,fp8=delayed", "megatron-bridge", 16},
 		{"llama:layers=8,hidden=2048,heads=16,kv_heads=8,ffn=5632,seq=16384,vocab=32000,batch=8", "dgx-h100", "", "megatron", 8},
 		{smallMoESpec, "dgx-h100", "", "megatron", 8},
+		{outputProjModel + ",batch=16", "dgx-b200", "fp8=mxfp8", "megatron-bridge", 16},
 	} {
 		m := specOf(t, c.model)
 		p, err := plan.PodOf(c.pod, c.nodes)
