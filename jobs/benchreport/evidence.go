@@ -283,6 +283,7 @@ func Evidence(ctx context.Context) ([]SwitchEffect, error) {
 // with and without it, the part's mean with and without, and the
 // development sweeps it touches (the validation part in aggregate only).
 func WriteEvidence(w io.Writer, effects []SwitchEffect) {
+	const validationShown = 3
 	pc := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	fmt.Fprintln(w, "# Each mechanism's evidence: the bench rows it changes (issue 91, item 4)")
 	fmt.Fprintln(w)
@@ -290,7 +291,8 @@ func WriteEvidence(w io.Writer, effects []SwitchEffect) {
 	fmt.Fprintln(w, "Each mechanism that a bench row's reading switches (its cluster or strategy text) is turned off on the rows")
 	fmt.Fprintln(w, "that have it on, and those rows are predicted again: the rows of each part it is on in, how many it moves, their")
 	fmt.Fprintln(w, "mean |error| with and without it, and the part's mean |error| (MLPerf and published rows together, each in its")
-	fmt.Fprintln(w, "unit) with and without it. The development sweeps it touches are listed; the validation part only in aggregate.")
+	fmt.Fprintln(w, "unit) with and without it. The development sweeps it touches are listed; the validation part only in aggregate,")
+	fmt.Fprintln(w, "and its rows' mean only over 3 rows or more.")
 	fmt.Fprintln(w, "A mechanism on no development row has no evidence on the bench: its figure is the regime's own measurement or")
 	fmt.Fprintln(w, "belongs in the stated error (docs/history.md, the codebases section).")
 	for _, sw := range Switches() {
@@ -307,7 +309,12 @@ func WriteEvidence(w io.Writer, effects []SwitchEffect) {
 				dev = e
 			}
 			with, without := "-", "-"
-			if e.Rows > 0 {
+			switch {
+			case e.Part != bench.Development && e.Rows > 0 && e.Rows < validationShown:
+				// A mean over one or two validation rows is those rows' own
+				// errors: the validation part is printed in aggregate only.
+				with, without = "(<3 rows)", "(<3 rows)"
+			case e.Rows > 0:
 				with, without = pc(e.With), pc(e.Without)
 			}
 			fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %d | %s | %s |\n", e.Part, e.Rows, e.Changed, with, without, e.PartRows, pc(e.PartWith), pc(e.PartWithout))

@@ -78,3 +78,25 @@ func TestMechanismEvidence(t *testing.T) {
 		t.Errorf("docs/mechanism-evidence.md is stale: go test ./jobs/benchreport -run TestMechanismEvidence -update rewrites it")
 	}
 }
+
+// TestEvidenceHidesFewValidationRows: a validation mean over one or two
+// rows is those rows' own errors, so it is not written; over three it is.
+func TestEvidenceHidesFewValidationRows(t *testing.T) {
+	name := Switches()[0].Name
+	for _, tc := range []struct {
+		part string
+		rows int
+		want string
+	}{
+		{bench.Validation, 1, "| validation | 1 | 1 | (<3 rows) | (<3 rows) |"},
+		{bench.Validation, 2, "| validation | 2 | 1 | (<3 rows) | (<3 rows) |"},
+		{bench.Validation, 3, "| validation | 3 | 1 | 12.5% | 25.0% |"},
+		{bench.Development, 1, "| development | 1 | 1 | 12.5% | 25.0% |"},
+	} {
+		var buf bytes.Buffer
+		WriteEvidence(&buf, []SwitchEffect{{Switch: name, Part: tc.part, Rows: tc.rows, Changed: 1, With: 0.125, Without: 0.25, PartRows: 9, PartWith: 0.1, PartWithout: 0.1}})
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("%s, %d rows: no line %q in\n%s", tc.part, tc.rows, tc.want, buf.String())
+		}
+	}
+}
