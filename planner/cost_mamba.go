@@ -15,6 +15,20 @@ import (
 // left out. Attention and MLP blocks are attnBlock's and mlpBlock's
 // alone (each with its own norm and residual); the Mamba-2 block is the
 // registered cost.SSMBlock's (families.Mamba).
+//
+// A block of experts (transformer.KindExperts, E: Nemotron 3) is
+// Megatron-Core's MoETransformerLayer in the hybrid's stack
+// (NVIDIA/Megatron-LM core_v0.16.1, 55ac7082,
+// megatron/core/models/mamba/mamba_layer_specs.py: moe_layer, a
+// TransformerLayer of pre_mlp_layernorm TENorm, mlp the MoE spec and its
+// bias-dropout-add; megatron/core/ssm/mamba_block.py builds it for
+// LayerSymbols.MOE): the MoE path's moeBlock whole, its norm, router,
+// token dispatch and combine over the expert-parallel group, the local
+// experts' grouped GEMMs (squared ReLU, no gate, as
+// transformers 5.24.0's NemotronHExperts) and the shared expert, the
+// residual. It enters the mean as the experts' half of the block
+// (coster.Join's moe), so CUDA graphs replay it only where they graph
+// the whole layer.
 
 // hybridLayer is one layer of a hybrid model for one micro-batch on one
 // GPU, forward and backward, recomputation included: the mean over its
@@ -39,5 +53,15 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		f, b, r := c.mlpBlock()
 		add(f, b, r, nf)
 	}
-	return c.Join(p, part{}, false)
+	ne := c.M.MoELayers()
+	if ne == 0 {
+		return c.Join(p, part{}, false)
+	}
+	// The blocks of experts (KindExperts, E), each moeBlock's: the MoE
+	// path's router, dispatch and combine, grouped GEMMs and shared
+	// experts at the plan's EP and ETP, the experts' half of Join (eager
+	// under CUDA graphs but the whole layer's).
+	f, b, r := c.moeBlock()
+	w := float64(ne) / l
+	return c.Join(p, part{Fwd: cost.Scale(f, w), Bwd: cost.Scale(b, w), Rec: cost.Scale(r, w)}, true)
 }

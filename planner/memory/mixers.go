@@ -34,8 +34,9 @@ func mambaUnits(m *transformer.Spec, fp8 bool) (units, replicated float64) {
 // what a Mamba-2 block (mambaUnits), an attention block and an MLP block
 // (blockUnits' halves, one norm each) keep, split over the tensor group
 // as layerMemory splits a block's (all of it with sequence parallelism;
-// else all but the replicated inputs). Selective recomputation of the
-// core attention drops the attention blocks' outputs, as layerMemory's.
+// else all but the replicated inputs), and a block of experts'
+// (hybridExpertsMemory). Selective recomputation of the core attention
+// drops the attention blocks' outputs, as layerMemory's.
 func (c *counter) hybridMemory() layerMemory {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.TP)
@@ -62,7 +63,12 @@ func (c *counter) hybridMemory() layerMemory {
 		}
 		return units * unit
 	}
-	per := (float64(nm)*split(mu, mrep) + float64(na)*split(2+attn, arep) + float64(nf)*split(2+mlp, frep)) / l
+	var experts float64 // a block of experts' (E: hybridexperts.go)
+	ne := m.MoELayers()
+	if ne > 0 {
+		experts = c.hybridExpertsMemory(split)
+	}
+	per := (float64(nm)*split(mu, mrep) + float64(na)*split(2+attn, arep) + float64(nf)*split(2+mlp, frep) + float64(ne)*experts) / l
 	if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
 		per -= float64(na) / l * 2 * unit / T
 	}
