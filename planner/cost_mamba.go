@@ -26,16 +26,32 @@ import (
 // token dispatch and combine over the expert-parallel group, the local
 // experts' grouped GEMMs (squared ReLU, no gate, as
 // transformers 5.24.0's NemotronHExperts) and the shared expert, the
-// residual. It enters the mean as the experts' half of the block
-// (coster.Join's moe), so CUDA graphs replay it only where they graph
-// the whole layer.
+// residual, as the experts' half of the block (coster.Join's moe), so
+// CUDA graphs replay it only where they graph the whole layer. A
+// stage's kit costs its E layers and its other layers apart
+// (hybridKit): the pipeline stage holding more of the pattern's E
+// layers costs more, as its parameters weigh more (memory's
+// hybridStageParams).
 
 // hybridLayer is one layer of a hybrid model for one micro-batch on one
 // GPU, forward and backward, recomputation included: the mean over its
-// pattern of Mamba-2, attention and MLP blocks.
+// pattern of Mamba-2, attention, MLP blocks and blocks of experts.
 func (c *coster) hybridLayer() (fwd, bwd phase) {
-	nm, na, nf := c.M.Kinds()
 	l := float64(c.M.Layers)
+	ne := c.M.MoELayers()
+	if ne == 0 {
+		return c.Join(c.hybridMean(l), part{}, false)
+	}
+	f, b, r := c.moeBlock()
+	w := float64(ne) / l
+	return c.Join(c.hybridMean(l), part{Fwd: cost.Scale(f, w), Bwd: cost.Scale(b, w), Rec: cost.Scale(r, w)}, true)
+}
+
+// hybridMean is the sum over a hybrid's Mamba-2, attention and MLP
+// blocks of each block's forward, backward and recomputation, each
+// weighted by its count over l.
+func (c *coster) hybridMean(l float64) part {
+	nm, na, nf := c.M.Kinds()
 	var p part
 	add := func(f, b, r phase, k int) {
 		w := float64(k) / l
@@ -53,15 +69,27 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 		f, b, r := c.mlpBlock()
 		add(f, b, r, nf)
 	}
-	ne := c.M.MoELayers()
-	if ne == 0 {
-		return c.Join(p, part{}, false)
+	return p
+}
+
+// hybridKit sets kit ph's layers of a hybrid with blocks of experts as
+// a stage's costs read them (stageCost.assemble, Plan.DenseOn): its
+// layers one block of experts (moeBlock's), its dense layers the mean
+// of its other blocks; each also as it runs keeping its activations
+// (keep: block recomputation's other layers).
+func (c *coster) hybridKit(ph *kitPhases, keep *coster) {
+	experts := func(c *coster) (fwd, bwd phase) {
+		f, b, r := c.moeBlock()
+		return c.Join(part{}, part{Fwd: f, Bwd: b, Rec: r}, true)
 	}
-	// The blocks of experts (KindExperts, E), each moeBlock's: the MoE
-	// path's router, dispatch and combine, grouped GEMMs and shared
-	// experts at the plan's EP and ETP, the experts' half of Join (eager
-	// under CUDA graphs but the whole layer's).
-	f, b, r := c.moeBlock()
-	w := float64(ne) / l
-	return c.Join(p, part{Fwd: cost.Scale(f, w), Bwd: cost.Scale(b, w), Rec: cost.Scale(r, w)}, true)
+	others := func(c *coster) (fwd, bwd phase) {
+		return c.Join(c.hybridMean(float64(c.M.Layers-c.M.MoELayers())), part{}, false)
+	}
+	ph.layerFwd, ph.layerBwd = experts(c)
+	ph.denseFwd, ph.denseBwd = others(c)
+	ph.layerBwdKeep, ph.denseBwdKeep = ph.layerBwd, ph.denseBwd
+	if keep != nil {
+		_, ph.layerBwdKeep = experts(keep)
+		_, ph.denseBwdKeep = others(keep)
+	}
 }

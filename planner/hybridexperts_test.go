@@ -77,7 +77,9 @@ func TestHybridExpertsLayer(t *testing.T) {
 //     embedding), 109,640,064 + 36,864 + 2 x 62,980,096 + 536,870,912 =
 //     772,507,392; stage 1 * and - and the head, 41,947,136 +
 //     176,164,864 + 536,870,912 + 4,096 = 754,987,008, the peak GPU's
-//     (its logits' activations).
+//     (its logits' activations), and the busiest (its layers and the
+//     output layer), with no block of experts: no expert exchange on
+//     the step's path.
 func TestNemotronHDefaultsEval(t *testing.T) {
 	m, err := transformer.ReadHFConfig(filepath.Join("..", "graph", "transformer", "testdata", "hf5", "nemotron_h-defaults.json"))
 	if err != nil {
@@ -87,9 +89,10 @@ func TestNemotronHDefaultsEval(t *testing.T) {
 	for _, c := range []struct {
 		cluster, strategy string
 		weights           int64
+		exchanges         bool // the busiest stage holds a block of experts
 	}{
-		{"dgx-h100:1", "tp=1,pp=1,dp=8,ep=8,mbs=1", 2 * 1527495040},
-		{"dgx-h100:4", "tp=1,pp=2,dp=16,ep=8,mbs=1", 2 * 754987008},
+		{"dgx-h100:1", "tp=1,pp=1,dp=8,ep=8,mbs=1", 2 * 1527495040, true},
+		{"dgx-h100:4", "tp=1,pp=2,dp=16,ep=8,mbs=1", 2 * 754987008, false},
 	} {
 		p, err := plan.ParsePod(c.cluster)
 		if err != nil {
@@ -103,11 +106,42 @@ func TestNemotronHDefaultsEval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on %s: %v", c.strategy, c.cluster, err)
 		}
-		if !(r.Step > 0) || math.IsInf(r.Step, 0) || !(r.MFU > 0 && r.MFU < 1) || !r.Fits || !(r.EPExposed > 0) {
+		if !(r.Step > 0) || math.IsInf(r.Step, 0) || !(r.MFU > 0 && r.MFU < 1) || !r.Fits || (r.EPExposed > 0) != c.exchanges {
 			t.Errorf("%s on %s: step %g s, MFU %g, fits %v, expert exchanges %g s", c.strategy, c.cluster, r.Step, r.MFU, r.Fits, r.EPExposed)
 		}
 		if r.Weights != c.weights {
 			t.Errorf("%s on %s: weights %d bytes a GPU, want %d by hand", c.strategy, c.cluster, r.Weights, c.weights)
+		}
+	}
+}
+
+// TestHybridExpertsKit: a stage's kit of a hybrid with experts costs
+// its blocks of experts and its other blocks apart (pattern ME*-, one
+// H100, its kernels alone): its layer is the block of experts (the MoE
+// block's forward; its backward the MoE block's and the recomputation
+// the plan asks, none here), its dense layer the mean of the Mamba-2,
+// attention and MLP blocks; so a pipeline stage of M and E costs a
+// block of experts and one such mean, a stage of * and - two means.
+func TestHybridExpertsKit(t *testing.T) {
+	m := mustSpec(t, "llama:layers=4,hidden=512,heads=8,ffn=2048,seq=4096,vocab=1000,batch=8,act=relu2,pattern=ME*-"+
+		",ssm_heads=16,ssm_head_dim=64,ssm_state=64,ssm_groups=2,ssm_conv=4,ssm_chunk=128"+hybridExperts)
+	c := hybridCoster(t, m)
+	ph := c.phases(nil)
+	ef, eb, _ := c.moeBlock()
+	mf, mb, _ := families.Mamba{}.SSMBlock(&c.Shard)
+	af, ab, _ := c.attnBlock()
+	ff, fb, _ := c.mlpBlock()
+	for _, x := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"experts' forward", ph.layerFwd.Busy, ef.Busy},
+		{"experts' backward", ph.layerBwd.Busy, eb.Busy},
+		{"others' forward", ph.denseFwd.Busy, (mf.Busy + af.Busy + ff.Busy) / 3},
+		{"others' backward", ph.denseBwd.Busy, (mb.Busy + ab.Busy + fb.Busy) / 3},
+	} {
+		if math.Abs(x.got/x.want-1) > 1e-12 {
+			t.Errorf("%s %g s, want %g", x.name, x.got, x.want)
 		}
 	}
 }

@@ -7,25 +7,16 @@ import (
 
 // hybridStageParams is stageLayerParams' for a hybrid with blocks of
 // experts (transformer.KindExperts, E: Nemotron 3), counted on the
-// layers stage s holds: Megatron-Core's MambaStack gives pipeline rank s
-// the pattern's layers from the ranks before it on, in order
-// (NVIDIA/Megatron-LM core_v0.16.1, 55ac7082,
-// megatron/core/ssm/mamba_block.py: _select_layers_for_pipeline_parallel,
-// its first and last stages' counts as get_transformer_layer_offset's;
-// no virtual stages), so the E layers may fall unevenly and each stage
-// holds its own. A block of experts keeps its local experts (Experts/EP
+// layers stage s holds (plan.Plan.StagePattern's: the E layers may fall
+// unevenly, and each stage holds its own). A block of experts keeps its local experts (Experts/EP
 // of them, 1/ETP of each) and, over the tensor group, its norm, router
 // (replicated) and shared expert (a 1/T shard, as moeDenseParams'); a
 // Mamba-2, attention or MLP block 1/T of its parameters
 // (transformer.HybridBlockParams).
 func hybridStageParams(m *transformer.Spec, pl *plan.Plan, s int) (experts, layers float64) {
-	first := 0
-	for _, n := range pl.Stages[:s] {
-		first += n
-	}
 	T := float64(pl.TPs[s])
 	local := float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
-	for _, k := range m.Pattern[first : first+pl.Stages[s]] {
+	for _, k := range pl.StagePattern(m, s) {
 		if k != transformer.KindExperts {
 			layers += float64(transformer.HybridBlockParams(*m, k)) / T
 			continue

@@ -59,20 +59,56 @@ func TestHybridExpertsStages(t *testing.T) {
 	}
 }
 
-// TestHybridExpertsLayerMemory: the small hybrid with experts' layer
-// keeps the mean of its four blocks' activations on one H100 (tp 1, ep
-// 1, 4,096 tokens), in units of s b h (4,096 x 512 bytes): the Mamba-2
-// block's 26.3125, the attention block's 13, the MLP block's 20
-// (TestHybridLayerMemory's), and the block of experts': its norm's
-// input 2 and the MoE path's moeActivations, the router's FP32 scores
-// 4 x 8/512 = 0.0625, the experts' input 2, and over the 8,192 routed
-// rows (4,096 x top 2, even load) FC1's input 2 x 2 = 4, FC1's output 2
-// x 2 x 1,024/512 = 8, FC2's input 8, FC2's output 4, and the shared
-// expert's 3 x 2 x 1,024/512 = 12: 40.0625.
+// TestHybridExpertsLayerMemory: what the small hybrid with experts'
+// layers keep on one H100 (tp 1, ep 1, 4,096 tokens), in units of s b h
+// (4,096 x 512 bytes). Its block of experts (its layer): its norm's
+// input 2 and the MoE path's moeActivations, the router's FP32 scores 4
+// x 8/512 = 0.0625, the experts' input 2, and over the 8,192 routed rows
+// (4,096 x top 2, even load) FC1's input 2 x 2 = 4, FC1's output 2 x 2 x
+// 1,024/512 = 8, FC2's input 8, FC2's output 4, and the shared expert's
+// 3 x 2 x 1,024/512 = 12: 40.0625. Its other blocks (its dense layers):
+// the mean of the Mamba-2 block's 26.3125, the attention block's 13 and
+// the MLP block's 20 (TestHybridLayerMemory's). At pp 2 (stage 0 M and
+// E, stage 1 * and -), stage 0 holds one layer of each, stage 1 two
+// dense layers; a micro-batch's activations of their layers (no
+// recomputation): stage 1's 2 x 59.3125/3 units, stage 0's 40.0625 +
+// 59.3125/3 and the embedding's output and dropout mask, 3.
 func TestHybridExpertsLayerMemory(t *testing.T) {
 	c := oneGPU(t, mustSpec(t, hybridExpertsShape))
 	unit := 4096.0 * 512
-	if got, want := c.layerMemory().perLayer, (26.3125+40.0625+13+20)/4*unit; math.Abs(got/want-1) > 1e-12 {
-		t.Errorf("a layer keeps %g bytes, want %g (%g units)", got, want, want/unit)
+	lm := c.layerMemory()
+	if got, want := lm.perLayer, 40.0625*unit; math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("a block of experts keeps %g bytes, want %g", got, want)
+	}
+	if got, want := lm.perDense, (26.3125+13+20)/3*unit; math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("another block keeps %g bytes, want %g", got, want)
+	}
+	m := mustSpec(t, hybridExpertsShape)
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=1,pp=2,dp=4,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][2]int{{1, 0}, {2, 0}} {
+		if d, r := pl.DenseOn(&m, i); d != want[0] || r != want[1] {
+			t.Errorf("stage %d: %d layers but experts (%d recomputed), want %d (%d)", i, d, r, want[0], want[1])
+		}
+	}
+	cs, sts := partsOf(m, pl, &p)
+	lm1 := cs[0].layerMemory()
+	a1, _ := cs[0].stageActivationsAt(1, &sts[1], &lm1, 1)
+	a0, _ := cs[0].stageActivationsAt(0, &sts[0], &lm1, 1)
+	if want := 2 * (26.3125 + 13 + 20) / 3 * unit; math.Abs(a1/want-1) > 1e-12 {
+		t.Errorf("stage 1 keeps %g bytes of its layers, want %g", a1, want)
+	}
+	if want := (40.0625 + (26.3125+13+20)/3 + 3) * unit; math.Abs(a0/want-1) > 1e-12 {
+		t.Errorf("stage 0 keeps %g bytes of its layers a micro-batch, want %g", a0, want)
 	}
 }

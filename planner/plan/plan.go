@@ -553,6 +553,9 @@ func (pl *Plan) GradBytes() float64 {
 // recomputation every layer. With the embedding or the loss counted as
 // layers the chunks are ChunkLayers'.
 func (pl *Plan) DenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
+	if m.Hybrid() && m.MoE() {
+		return pl.hybridDenseOn(m, s) // hybrid.go
+	}
 	if !m.MoE() || m.DenseLayers == 0 {
 		return 0, 0
 	}
