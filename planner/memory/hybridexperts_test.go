@@ -34,18 +34,7 @@ const hybridExpertsShape = "llama:layers=4,hidden=512,heads=8,ffn=2048,seq=4096,
 // on stage 0 alone.
 func TestHybridExpertsStages(t *testing.T) {
 	m := mustSpec(t, hybridExpertsShape)
-	p, err := plan.PodOf("dgx-h100", 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := plan.ParseStrategy("tp=1,pp=2,dp=4,ep=2,mbs=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := plan.Resolve(m, s, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl, _ := hybridExpertsPlan(t, m, "tp=1,pp=2,dp=4,ep=2,mbs=1")
 	lp := float64(transformer.LayerParams(m))
 	for i, want := range []Stage{
 		{Params: 6967600 + 512000, Experts: 4194304, Layers: 6967600},
@@ -84,24 +73,13 @@ func TestHybridExpertsLayerMemory(t *testing.T) {
 		t.Errorf("another block keeps %g bytes, want %g", got, want)
 	}
 	m := mustSpec(t, hybridExpertsShape)
-	p, err := plan.PodOf("dgx-h100", 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := plan.ParseStrategy("tp=1,pp=2,dp=4,mbs=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := plan.Resolve(m, s, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl, p := hybridExpertsPlan(t, m, "tp=1,pp=2,dp=4,mbs=1")
 	for i, want := range [][2]int{{1, 0}, {2, 0}} {
 		if d, r := pl.DenseOn(&m, i); d != want[0] || r != want[1] {
 			t.Errorf("stage %d: %d layers but experts (%d recomputed), want %d (%d)", i, d, r, want[0], want[1])
 		}
 	}
-	cs, sts := partsOf(m, pl, &p)
+	cs, sts := partsOf(m, pl, p)
 	lm1 := cs[0].layerMemory()
 	a1, _ := cs[0].stageActivationsAt(1, &sts[1], &lm1, 1)
 	a0, _ := cs[0].stageActivationsAt(0, &sts[0], &lm1, 1)
@@ -111,4 +89,23 @@ func TestHybridExpertsLayerMemory(t *testing.T) {
 	if want := (40.0625 + (26.3125+13+20)/3 + 3) * unit; math.Abs(a0/want-1) > 1e-12 {
 		t.Errorf("stage 0 keeps %g bytes of its layers a micro-batch, want %g", a0, want)
 	}
+}
+
+// hybridExpertsPlan is plan text of m resolved on one DGX H100, and the
+// pod.
+func hybridExpertsPlan(t *testing.T, m transformer.Spec, text string) (plan.Plan, *plan.Pod) {
+	t.Helper()
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl, &p
 }
