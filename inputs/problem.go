@@ -105,9 +105,6 @@ func Transformer(workload string, c PodSpec) (transformer.Spec, plan.Pod, error)
 		}
 		return m, plan.Pod{}, err
 	}
-	if err := plan.HybridExpertsFit(m); err != nil {
-		return m, plan.Pod{}, err // read and counted, no plan of it priced: before a search tries any
-	}
 	// A profile that cannot be read, or is of another model or device,
 	// is the file's mistake (exit 1).
 	var pr *profile.Profile

@@ -122,6 +122,15 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 			_, ph.denseBwdKeep = lc.Dense(keep.blocks())
 		}
 	}
+	if c.M.Hybrid() && c.M.MoE() {
+		var keep *coster
+		if block {
+			k := *c
+			k.Plan.Recompute = plan.NoRecompute
+			keep = &k
+		}
+		c.hybridKit(ph, keep) // cost_mamba.go
+	}
 	if p := c.Points.PredictionModules.Of(&c.Shard); p != nil {
 		// The modules predicting further tokens (a family's:
 		// cost.PredictionModules), with a block like the model's last

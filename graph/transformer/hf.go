@@ -1188,6 +1188,13 @@ func (r *hfReader) config(typ string, m *Spec) error {
 		if c.QKNorm, err = r.boolean("use_qk_norm"); err != nil {
 			return err
 		}
+	case "nemotron_h":
+		// NemotronHTopkRouter (transformers 5.24.0
+		// modeling_nemotron_h.py): sigmoid scores and
+		// e_score_correction_bias, where the model has experts.
+		if m.MoE() {
+			c.RouterScore, c.ExpertBias = "sigmoid", true
+		}
 	case "gpt_oss":
 		// Its attention_bias (ignored by the shape: hfFamilies) puts
 		// biases on every linear layer, its experts' too.

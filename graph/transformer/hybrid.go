@@ -79,10 +79,28 @@ func (m Spec) MambaParams() int64 {
 // a block of experts' (hybridExpertParams).
 func (m Spec) hybridLayerParams() int64 {
 	nm, na, nf := m.Kinds()
+	return int64(nm)*HybridBlockParams(m, KindMamba) + int64(na)*HybridBlockParams(m, KindAttention) +
+		int64(nf)*HybridBlockParams(m, KindMLP) + int64(expertLayers(m))*HybridBlockParams(m, KindExperts)
+}
+
+// HybridBlockParams is one block of kind k (KindMamba, KindAttention,
+// KindMLP, KindExperts) of a hybrid m, its norm included: a Mamba-2
+// block's (MambaParams), an attention block's (its projections and one
+// norm), an MLP block's (its matrices and one norm), a block of
+// experts' (hybridExpertParams); 0 for another kind.
+func HybridBlockParams(m Spec, k rune) int64 {
 	h := int64(m.Hidden)
-	attn := AttentionParams(m) - int64(m.NormsPerBlock())*h + h
-	mlp := mlpParams(m, int64(m.FFN)) + h
-	return int64(nm)*m.MambaParams() + int64(na)*attn + int64(nf)*mlp + int64(expertLayers(m))*hybridExpertParams(m)
+	switch k {
+	case KindMamba:
+		return m.MambaParams()
+	case KindAttention:
+		return AttentionParams(m) - int64(m.NormsPerBlock())*h + h
+	case KindMLP:
+		return mlpParams(m, int64(m.FFN)) + h
+	case KindExperts:
+		return hybridExpertParams(m)
+	}
+	return 0
 }
 
 // SSDFLOPs is one token's forward FLOPs in the SSD algorithm of one

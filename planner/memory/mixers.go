@@ -34,7 +34,9 @@ func mambaUnits(m *transformer.Spec, fp8 bool) (units, replicated float64) {
 // what a Mamba-2 block (mambaUnits), an attention block and an MLP block
 // (blockUnits' halves, one norm each) keep, split over the tensor group
 // as layerMemory splits a block's (all of it with sequence parallelism;
-// else all but the replicated inputs). Selective recomputation of the
+// else all but the replicated inputs). With blocks of experts its
+// layers are those (hybridExpertsMemory) and its dense layers the mean
+// of its other blocks (Plan.DenseOn's). Selective recomputation of the
 // core attention drops the attention blocks' outputs, as layerMemory's.
 func (c *counter) hybridMemory() layerMemory {
 	m, pl := &c.m, &c.pl
@@ -62,13 +64,25 @@ func (c *counter) hybridMemory() layerMemory {
 		}
 		return units * unit
 	}
-	per := (float64(nm)*split(mu, mrep) + float64(na)*split(2+attn, arep) + float64(nf)*split(2+mlp, frep)) / l
-	if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
-		per -= float64(na) / l * 2 * unit / T
+	ne := m.MoELayers()
+	if ne > 0 {
+		// Its blocks of experts as its layers, the others' mean as
+		// its dense layers (plan.Plan.DenseOn's: hybridexperts.go).
+		l -= float64(ne)
+	}
+	var per float64
+	if l > 0 { // a pattern of blocks of experts alone has no other
+		per = (float64(nm)*split(mu, mrep) + float64(na)*split(2+attn, arep) + float64(nf)*split(2+mlp, frep)) / l
+		if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
+			per -= float64(na) / l * 2 * unit / T
+		}
 	}
 	layerInput := 2 * unit
 	if pl.SequenceParallel {
 		layerInput /= T
+	}
+	if ne > 0 {
+		return layerMemory{perLayer: c.hybridExpertsMemory(split), perDense: per, layerInput: layerInput}
 	}
 	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
 }

@@ -27,6 +27,9 @@ type Stage struct {
 // multi-token-prediction modules' on the last stage; the embedding and
 // output layer not). dn is the stage's dense layers (DenseOn's).
 func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, layers float64) {
+	if m.Hybrid() && m.MoE() {
+		return hybridStageParams(m, pl, s) // hybridexperts.go
+	}
 	l := float64(pl.Stages[s])
 	T := float64(pl.TPs[s])
 	if !m.MoE() {

@@ -11,32 +11,100 @@ import (
 // Mamba-2 layers are costed as Megatron-Core's MambaMixer runs them
 // (scale's cost_mamba.go), not as an eager stack's modules, and without
 // context parallelism (the scan's state handed along the sequence's
-// shards is not costed).
+// shards is not costed); its blocks of experts (checkHybridExperts).
 func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
 	nm, _, _ := m.Kinds()
 	ng, _ := m.MixerKinds()
-	if !(m.Hybrid() && nm > 0) && !(m.Mixed() && ng > 0) {
+	if !(m.Hybrid() && (nm > 0 || m.MoE())) && !(m.Mixed() && ng > 0) {
 		return nil
 	}
 	switch {
+	case (pl.Run.Eager || pl.Titan()) && nm == 0 && ng == 0:
+		return fmt.Errorf("strategy %s: a hybrid model's layers of experts (E) are costed as Megatron-Core runs them: not under an eager or torchtitan stack", written)
 	case pl.Run.Eager || pl.Titan():
 		return fmt.Errorf("strategy %s: a hybrid model's Mamba-2 or Gated DeltaNet layers are costed as Megatron-Core runs them: not under an eager or torchtitan stack", written)
 	case pl.CP > 1:
 		return fmt.Errorf("strategy %s: cp=%d with Mamba-2 or Gated DeltaNet layers: placer does not cost a context-parallel scan", written, pl.CP)
 	}
-	return nil
+	return pl.checkHybridExperts(m, written)
 }
 
-// HybridExpertsFit refuses, in one line, a hybrid model with blocks of
-// experts (transformer.KindExperts: Nemotron 3, transformers 5.24.0's
-// NemotronHConfig defaults): read and counted (its parameters and model
-// FLOPs), not yet priced by the planner, whose MoE layers are attention
-// and experts in one block and whose hybrid layers are single mixers.
-func HybridExpertsFit(m transformer.Spec) error {
+// checkHybridExperts refuses, in one line, what placer does not price
+// of a plan of a hybrid with blocks of experts (transformer.KindExperts,
+// E: Nemotron 3, transformers 5.24.0's NemotronHConfig defaults), whose
+// blocks it prices as Megatron-Core's MambaStack runs them
+// (NVIDIA/Megatron-LM core_v0.16.1, 55ac7082; planner's hybridLayer,
+// memory's hybridStageParams):
+//   - virtual pipeline stages: MambaStack asserts there are none
+//     (megatron/core/ssm/mamba_block.py,
+//     _select_layers_for_pipeline_parallel: "The Mamba hybrid model does
+//     not currently support virtual/interleaved pipeline parallelism");
+//   - epoverlap=on: the combined 1F1B schedule that overlaps the
+//     experts' all-to-alls (pipeline_parallel/schedules.py,
+//     overlap_moe_expert_parallel_comm) asks the model's
+//     build_schedule_plan, which GPTModel has and MambaModel has not
+//     (models/mamba/mamba_model.py; core_v0.18.0 alike);
+//   - LoRA: Megatron-Bridge 0.5.0's nemotron_3_nano_peft_config
+//     (recipes/nemotronh/nemotron_3_nano.py) adapts linear_qkv,
+//     linear_proj, linear_fc1, linear_fc2, in_proj and out_proj, the
+//     routed experts through linear_fc1 and linear_fc2 (shared
+//     adapters: loramoe.go); a hybrid's layers are priced whole
+//     (hybridLayer), without LoRA's frozen base, and the Mamba-2 blocks'
+//     in_proj and out_proj adapters are not written: not priced.
+func (pl *Plan) checkHybridExperts(m transformer.Spec, written asWritten) error {
 	if !m.Hybrid() || !m.MoE() {
 		return nil
 	}
-	return fmt.Errorf("workload %s: a hybrid's layers of experts (E) are read and counted, not priced: the planner prices Mamba-2, attention and MLP layers of a hybrid, and experts in attention blocks", m)
+	switch {
+	case pl.VP > 1:
+		return fmt.Errorf("strategy %s: vp=%d with a hybrid's layers of experts (E): Megatron-Core's MambaStack runs no virtual pipeline stages", written, pl.VP)
+	case pl.EPOverlap:
+		return fmt.Errorf("strategy %s: epoverlap=on with a hybrid's layers of experts (E): Megatron-Core's MambaModel has no schedule plan for the combined 1F1B overlap", written)
+	case pl.LoRA():
+		return fmt.Errorf("strategy %s: peft=lora with a hybrid's layers of experts (E): LoRA on a hybrid's Mamba-2 and expert blocks (Megatron-Bridge's nemotron_3_nano_peft_config: in_proj, out_proj, the experts' linear_fc1 and linear_fc2) is not priced", written)
+	}
+	return nil
+}
+
+// StagePattern is the layers of hybrid m's pattern pipeline stage s
+// holds: Megatron-Core's MambaStack gives pipeline rank s the layers
+// after those of the ranks before it, in order (NVIDIA/Megatron-LM
+// core_v0.16.1, 55ac7082, megatron/core/ssm/mamba_block.py:
+// _select_layers_for_pipeline_parallel, its first and last stages'
+// counts as get_transformer_layer_offset's; no virtual stages with
+// experts: checkHybridExperts), so the pattern's E layers may fall
+// unevenly.
+func (pl *Plan) StagePattern(m *transformer.Spec, s int) string {
+	first := 0
+	for _, n := range pl.Stages[:s] {
+		first += n
+	}
+	return m.Pattern[first : first+pl.Stages[s]]
+}
+
+// hybridDenseOn is DenseOn of a hybrid with blocks of experts: stage
+// s's layers other than blocks of experts (StagePattern's), priced as
+// the mean of the pattern's other blocks beside its blocks of experts
+// (planner's hybridKit), and how many of them recompute: every layer
+// under full recomputation, the stage's first RecomputeLayers under
+// block recomputation.
+func (pl *Plan) hybridDenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
+	k := 0
+	if pl.Recompute == FullRecompute {
+		k = pl.Stages[s]
+		if pl.RecomputeLayers > 0 {
+			k = pl.RecomputeLayers
+		}
+	}
+	for i, r := range pl.StagePattern(m, s) {
+		if r != transformer.KindExperts {
+			dense++
+			if i < k {
+				recomputed++
+			}
+		}
+	}
+	return dense, recomputed
 }
 
 // ssmFits checks a tensor-parallel degree T (named name) against a

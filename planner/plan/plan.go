@@ -67,9 +67,6 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := m.Check(); err != nil {
 		return Plan{}, fmt.Errorf("workload %s: %w", m, err)
 	}
-	if err := HybridExpertsFit(m); err != nil { // hybrid.go
-		return Plan{}, err
-	}
 	if s.FP8Gather && (m.MoE() || m.Hybrid()) {
 		return Plan{}, strategyError("fp8gather=on with %s: placer costs torchao's float8 all-gather for the dense Llama blocks' seven linears only", m)
 	}
@@ -556,6 +553,9 @@ func (pl *Plan) GradBytes() float64 {
 // recomputation every layer. With the embedding or the loss counted as
 // layers the chunks are ChunkLayers'.
 func (pl *Plan) DenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
+	if m.Hybrid() && m.MoE() {
+		return pl.hybridDenseOn(m, s) // hybrid.go
+	}
 	if !m.MoE() || m.DenseLayers == 0 {
 		return 0, 0
 	}

@@ -84,6 +84,10 @@ def load(folder):
     from megatron.bridge.models.t5_provider import T5ModelProvider
 
     models.GPTModelProvider, models.T5ModelProvider = GPTModelProvider, T5ModelProvider
+    # A hybrid's provider (Nemotron-H, Nemotron 3: models/mamba/mamba_provider.py),
+    # its package's __init__.py not run either.
+    bare("megatron.bridge.models.mamba", os.path.join(root, "models", "mamba"))
+    from megatron.bridge.models.mamba.mamba_provider import MambaModelProvider
     from megatron.bridge.data.datasets.packed_sequence import PackedSequenceSpecs
     from megatron.bridge.training import config as C
     from megatron.bridge.training import mixed_precision as mp
@@ -100,18 +104,19 @@ def load(folder):
     from megatron.bridge.peft.lora import LoRA
 
     _loaded = types.SimpleNamespace(
-        C=C, GPTModelProvider=GPTModelProvider, PackedSequenceSpecs=PackedSequenceSpecs, LoRA=LoRA, mp=mp, apply=process_config_with_overrides
+        C=C, GPTModelProvider=GPTModelProvider, MambaModelProvider=MambaModelProvider, PackedSequenceSpecs=PackedSequenceSpecs, LoRA=LoRA, mp=mp, apply=process_config_with_overrides
     )
     return _loaded
 
 
-def container(b, kind, model=None):
+def container(b, kind, model=None, provider=None):
     """A ConfigContainer as recipes/common.py's _pretrain_common
     (kind "pretrain"), _sft_common ("sft") or _peft_common ("peft")
     builds it: mock GPT data, or SQuAD packed to the sequence, and the
-    LoRA of _peft_common; its model a one-layer GPTModelProvider the
-    overrides reshape, with the fields model gives (a family's provider's
-    own, which no override writes: LlamaBridge's SwiGLU)."""
+    LoRA of _peft_common; its model a one-layer GPTModelProvider (or the
+    provider class given: a hybrid's MambaModelProvider) the overrides
+    reshape, with the fields model gives (a family's provider's own,
+    which no override writes: LlamaBridge's SwiGLU)."""
     C = b.C
     if kind == "pretrain":
         ds = C.GPTDatasetConfig(random_seed=1234, reset_attention_mask=False, reset_position_ids=False, eod_mask_loss=False, seq_length=4096)
@@ -121,7 +126,7 @@ def container(b, kind, model=None):
     if kind == "peft":
         peft = b.LoRA(target_modules=["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"], dim=32, alpha=32)
     return C.ConfigContainer(
-        model=b.GPTModelProvider(num_layers=1, hidden_size=64, num_attention_heads=4, **(model or {})),
+        model=(provider or b.GPTModelProvider)(num_layers=1, hidden_size=64, num_attention_heads=4, **(model or {})),
         train=C.TrainingConfig(global_batch_size=32, micro_batch_size=2),
         optimizer=C.OptimizerConfig(use_distributed_optimizer=True),
         scheduler=C.SchedulerConfig(),
@@ -169,11 +174,11 @@ def field(cfg, dotted):
     return obj
 
 
-def check(b, kind, overrides, model=None):
+def check(b, kind, overrides, model=None, provider=None):
     """Applies the overrides with Bridge's machinery and returns the
     container; raises AssertionError where a value did not land as
     written, and Bridge's own errors where it refuses."""
-    cfg = b.apply(container(b, kind, model), cli_overrides=overrides)
+    cfg = b.apply(container(b, kind, model, provider), cli_overrides=overrides)
     for o in overrides:
         k, v = o.split("=", 1)
         got, want = field(cfg, k), literal(v)
@@ -197,7 +202,8 @@ def check(b, kind, overrides, model=None):
 # words of their refusal, and the fields that call them: without TE
 # those fields are turned off for finalize() only, on a copy, so that
 # the rest of its checks run; FINALIZED_WITHOUT says which ran so.
-TE_ONLY = {"fused permutation is not available": "moe_permute_fusion", "router fusion": "moe_router_fusion"}
+TE_ONLY = {"fused permutation is not available": "moe_permute_fusion", "router fusion": "moe_router_fusion",
+           "apply_rope_fusion is not available": "apply_rope_fusion"}
 FINALIZED_WITHOUT = set()
 
 

@@ -32,6 +32,7 @@ MIXTRAL = "hf:" + os.path.join(HF, "mixtral-8x7b.json") + ":seq=4096,batch=256"
 QWEN3 = "hf:" + os.path.join(HF, "qwen3-8b.json") + ":seq=4096,batch=128"
 QWEN3_MOE = "hf:" + os.path.join(HF, "qwen3-30b-a3b.json") + ":seq=2048,batch=32"
 GPT_OSS_20B = "hf:" + os.path.join(HF, "gpt-oss-20b.json") + ":seq=2048,batch=128"
+NEMOTRON_H_DEFAULTS = "hf:" + os.path.join(HF + "5", "nemotron_h-defaults.json") + ":seq=4096,batch=64"
 
 # name -> (workload, GPUs, strategy, what Bridge must hold: dotted field
 # -> value, read from the config after the overrides).
@@ -164,6 +165,33 @@ class BridgeReadsExports(unittest.TestCase):
         self.assertTrue(cfg.model.activation_func_fp8_input_store)
         with self.assertRaisesRegex(ValueError, "only for SwiGLU"):
             bc.check(b, kind, overrides)
+
+    def test_hybrid_experts(self):
+        # A Nemotron-H with a block of experts (transformers 5.24.0's
+        # NemotronHConfig() file, pattern ME*-): the export names Bridge
+        # 0.5.0's recipe with experts (recipes/nemotronh/nemotron_3_nano.py,
+        # its functions read from the file: its module imports what this
+        # machine lacks) and its overrides land on MambaModelProvider,
+        # whose finalize() counts the layers from the pattern.
+        import re
+
+        b = bc.load(BRIDGE)
+        with open(os.path.join(BRIDGE, "megatron", "bridge", "recipes", "nemotronh", "nemotron_3_nano.py")) as f:
+            recipes = set(re.findall(r"^def (nemotron_3_nano_\w+_config)\(", f.read(), re.M))
+        for strategy, ep, T in [("tp=1,pp=1,dp=8,ep=8,mbs=1", 8, 1), ("tp=2,pp=2,dp=2,ep=2,mbs=1,sp=on", 2, 2)]:
+            with self.subTest(strategy):
+                text = export(NEMOTRON_H_DEFAULTS, 8, strategy)
+                recipe = re.search(r"--recipe (\w+)", text).group(1)
+                self.assertEqual(recipe, "nemotron_3_nano_pretrain_config")
+                self.assertIn(recipe, recipes)
+                kind, overrides = bc.read_export(text)
+                cfg, _ = bc.check(b, kind, overrides, provider=b.MambaModelProvider)
+                m = cfg.model
+                got = (m.hybrid_layer_pattern, m.num_layers, m.num_moe_experts, m.moe_router_topk, m.moe_ffn_hidden_size,
+                       m.moe_shared_expert_intermediate_size, m.mamba_num_heads, m.mamba_head_dim, m.mamba_state_dim,
+                       m.mamba_num_groups, m.moe_router_score_function, m.moe_router_enable_expert_bias,
+                       m.expert_model_parallel_size, m.tensor_model_parallel_size)
+                self.assertEqual(got, ("ME*-", 4, 8, 2, 7688, 7688, 128, 64, 128, 8, "sigmoid", True, ep, T))
 
     def test_refused(self):
         # What Bridge has no key for is refused by placer in one line.

@@ -76,6 +76,7 @@ MOE_48 = MOE.replace("batch=16", "batch=48")
 # megatron.go): latent attention (MLATransformerConfig), multi-token
 # prediction, sliding windows; held against the config in against_plan.
 HF = os.path.join(ROOT, "graph", "transformer", "testdata", "hf")
+NEMOTRON_H_DEFAULTS = "hf:" + os.path.join(HF + "5", "nemotron_h-defaults.json") + ":seq=4096,batch=64"
 MLA = "llama:layers=8,hidden=64,heads=8,ffn=192,seq=64,vocab=128,batch=16,head_dim=16,q_lora=32,kv_lora=16,rope_dim=8"
 MLA_MOE = MOE.replace("kv_heads=2,", "") + ",kv_lora=16,rope_dim=8,mtp=1"
 WINDOW = SMALL_LLAMA + ",window=16"
@@ -116,6 +117,11 @@ SETTINGS = {
     "moe-recompute": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,recompute-modules=moe_act+layernorm,fp8=current"),
     "moe-dense-layers": (MOE_DENSE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1"),
     "moe-top1": (MOE.replace("topk=2", "topk=1"), 8, "tp=1,pp=1,dp=8,ep=4,mbs=1"),
+    # A hybrid with a block of experts (pretrain_mamba.py, pattern ME*-):
+    # transformers 5.24.0's NemotronHConfig() file, its E layer
+    # Megatron-Core's MoETransformerLayer.
+    "hybrid-experts": (NEMOTRON_H_DEFAULTS, 8, "tp=1,pp=1,dp=8,ep=8,mbs=1"),
+    "hybrid-experts-pp": (NEMOTRON_H_DEFAULTS, 8, "tp=2,pp=2,dp=2,ep=2,mbs=1,sp=on"),
     "deepseek-v3": ("deepseek-v3:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=16,mbs=1,distopt=on,first=16,last=15"),
     "gpt-oss-120b": ("gpt-oss-120b:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
     "mla": (MLA, 8, "tp=2,pp=2,dp=2,mbs=1,sp=on"),
@@ -400,7 +406,7 @@ class Megatron(unittest.TestCase):
             "num_query_groups": int(model.get("kv_heads", model["heads"])),
             "kv_channels": int(model.get("head_dim", int(model["hidden"]) // int(model["heads"]))),
             "ffn_hidden_size": int(model.get("ffn", 4 * int(model["hidden"]))),
-            "gated_linear_unit": family == "llama", "normalization": "RMSNorm" if family == "llama" else "LayerNorm",
+            "gated_linear_unit": family == "llama" and model.get("act", "swiglu") != "relu2", "normalization": "RMSNorm" if family == "llama" else "LayerNorm",
             "add_bias_linear": family != "llama" or biased_preset(workload), "bf16": True,
             "pipeline_dtype": torch.bfloat16,
         }
@@ -450,6 +456,10 @@ class Megatron(unittest.TestCase):
         # gc-threshold: the environment line the sourced script exports.
         env = [l for l in out.splitlines() if l.startswith("export ")]
         self.assertEqual(env, ["export PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:" + k["gc-threshold"]] if "gc-threshold" in k else [], key)
+        if "pattern" in model:
+            # A hybrid (pretrain_mamba.py): its layers' pattern, E its
+            # blocks of experts (Megatron-Core's MoETransformerLayer).
+            self.assertEqual(a.hybrid_override_pattern, model["pattern"], key)
         got = {name: getattr(c, name) for name in want}
         self.assertEqual(got, want, key)
         # DeepEP's fused multihot conversion, which placer's default stack

@@ -191,6 +191,9 @@ func bridgeModel(m transformer.Spec, set func(string, any)) {
 	set("model.should_pad_vocab", false)
 	set("model.share_embeddings_and_output_weights", m.Tied)
 	bridgeSettings(m, set)
+	if m.Hybrid() && m.MoE() {
+		bridgeHybridExperts(m, set) // bridge_hybrid.go
+	}
 }
 
 // bridgeSettings writes what megatronModel writes as Megatron-LM's
@@ -453,6 +456,9 @@ func BridgeRecipeName(m transformer.Spec, s plan.Strategy) (recipe, model, missi
 	}
 	if base == "" {
 		base = bridgeFamilyRecipes[typ]
+		if typ == "nemotron_h" && m.MoE() {
+			base = bridgeHybridExpertsRecipe // bridge_hybrid.go
+		}
 	}
 	switch {
 	case base != "" && (kind == "pretrain" || !bridgePretrainOnly[base]):

@@ -412,6 +412,11 @@ func TestBridgeRecipeNamed(t *testing.T) {
 			"overrides for mixtral-8x7b, shape", []string{"model.vocab_size=32000", "model.rotary_base=1000000"}, nil},
 		{"deepseek-v3 packed: pre-training recipes only", ds3, packed, "", "deepseek-v3", "deepseek_v3 recipes are pre-training only",
 			"overrides for deepseek-v3, shape", []string{"model.vocab_size=129280"}, nil},
+		{"nemotron_h with experts", hf5Experts(t), pre, "nemotron_3_nano_pretrain_config", "a nemotron_h model", "",
+			"overrides for a nemotron_h model, shape layers=4,", []string{"model.hybrid_layer_pattern=ME*-", "model.mamba_num_heads=128", "model.num_moe_experts=8",
+				"model.moe_router_score_function=sigmoid", "model.moe_router_enable_expert_bias=true"}, nil},
+		{"nemotron_h without experts", hf("nemotron-h-8b.json"), pre, "nemotronh_8b_pretrain_config", "a nemotron_h model", "",
+			"overrides for a nemotron_h model, shape layers=52,", nil, []string{"model.hybrid_layer_pattern", "model.moe_router_score_function"}},
 		{"a shape alone", bare, pre, "vanilla_gpt_pretrain_config", "", "a model by its shape names no family",
 			"overrides for shape layers=4,hidden=32,", nil, []string{"model.rotary_base", "model.qk_layernorm"}},
 	} {
@@ -446,4 +451,15 @@ func TestBridgeRecipeNamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hf5Experts is transformers 5.24.0's NemotronHConfig() file (a hybrid
+// with a block of experts, pattern ME*-) at 4,096 tokens, 64 a step.
+func hf5Experts(t *testing.T) transformer.Spec {
+	m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "..", "graph", "transformer", "testdata", "hf5", "nemotron_h-defaults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Seq, m.Batch = 4096, 64
+	return m
 }
