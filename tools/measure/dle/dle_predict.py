@@ -23,6 +23,16 @@ memory_format nhwc), NCHW otherwise, torch.optim.SGD with momentum (the
 for-loop implementation of NGC 20.12-21.03's PyTorch 1.8), cross-entropy,
 TF32 on for TF32 rows (PyTorch 1.8's default for matmuls and cuDNN).
 
+The ConvNets' inference-latency rows at batch 1-8 (V100 and A100: no
+t4 preset) are exported forward-only as the example's validate() runs
+them (placer_torch.inference: eval mode, torch.no_grad(), autocast FP16
+and channels-last under AMP, TF32 for TF32 rows; its label-smoothing
+loss and top-1/top-5 accuracy after the forward; cached apart, under
+infer-<key>) and predicted with `placer eval --gpus 1` strict and with
+the host; the published latency is the README's average. They are a
+part of their own in the report (results-infer.csv, summary.json's
+"inference development" and "inference validation").
+
 The report prints development rows one by one and validation as
 aggregates only (measurements/dle/README.md).
 """
