@@ -11,7 +11,9 @@ import (
 // with every cost that scales with the batch taken at b examples instead
 // of g.Batch() = B. An op's FLOPs, BytesRead, BytesWritten and TempBytes
 // become their fixed part (FixedFLOPs, ...) plus the rest times b/B;
-// ParamBytes stays. A tensor with a batch dimension has b/B of its bytes,
+// ParamBytes stays. A convolution's derived DenseConv batch and
+// GroupedFLOPs (what the roofline prices measured convolutions by) scale
+// by b/B too. A tensor with a batch dimension has b/B of its bytes,
 // and so has that dimension of its producer's Shape when the tensor is
 // the producer's first output. Byte counts and dimensions are rounded up
 // to whole numbers (exact when B divides them times b, as it does for a
@@ -69,6 +71,13 @@ func AtBatch(g *Graph, b int) (*Graph, error) {
 		op.BytesRead = op.FixedBytesRead + scaleUp(op.BytesRead-op.FixedBytesRead, b, B)
 		op.BytesWritten = op.FixedBytesWritten + scaleUp(op.BytesWritten-op.FixedBytesWritten, b, B)
 		op.TempBytes = op.FixedTempBytes + scaleUp(op.TempBytes-op.FixedTempBytes, b, B)
+		// A convolution's derived shape and grouped FLOPs are its
+		// activations' (Build reads them from the shapes at B): b/B of
+		// the batch, as its FLOPs.
+		if op.DenseConv.Batch > 0 {
+			op.DenseConv.Batch = scaleUp(op.DenseConv.Batch, b, B)
+		}
+		op.GroupedFLOPs *= fb
 	}
 	for t := range ng.tensors {
 		ts := &ng.tensors[t]

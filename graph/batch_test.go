@@ -300,3 +300,44 @@ func TestWithDispatch(t *testing.T) {
 		}
 	}
 }
+
+// TestAtBatchConvShapes: a convolution's derived shapes follow the batch.
+// ResNet-50's 3x3 layer of 64 channels at 56 x 56 px, a graph of batch
+// 32 (DenseConv {32, 64, 64, 9, 3136}: 7,398,752,256 forward FLOPs, as
+// TestDenseConv) and RegNetY's grouped layer (48 channels, 24 a group,
+// 2,080,899,072 FLOPs at 32, as TestGroupedFLOPs), both at a micro-batch
+// of 8: batch 8 and a quarter of the FLOPs (1,849,688,064 and
+// 520,224,768), the graph at 32 untouched.
+func TestAtBatchConvShapes(t *testing.T) {
+	b := NewBuilder("convs")
+	add := func(name string, weight, in, out []int64) int {
+		w := b.AddOp(Op{Name: name + "/w", Type: "Parameter", Class: ClassDataMovement, Shape: weight})
+		x := b.AddOp(Op{Name: name + "/x", Type: "Input", Class: ClassDataMovement, Shape: in})
+		c := b.AddOp(Op{Name: name, Type: "convolution", Class: ClassConv, DType: F32, Shape: out, FLOPs: 1})
+		b.AddTensor(w, 4, c)
+		b.AddTensorFull(Tensor{Producer: x, Consumers: []int{c}, Bytes: 4, BatchDim: 0})
+		y := b.AddOp(Op{Name: name + "/relu", Type: "relu", Class: ClassElementwise, Shape: out})
+		b.AddTensorFull(Tensor{Producer: c, Consumers: []int{y}, Bytes: 4, BatchDim: 0})
+		return c
+	}
+	dense := add("dense", []int64{64, 64, 3, 3}, []int64{32, 64, 56, 56}, []int64{32, 64, 56, 56})
+	grouped := add("grouped", []int64{48, 24, 3, 3}, []int64{32, 48, 112, 112}, []int64{32, 48, 56, 56})
+	b.SetBatch(32)
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := AtBatch(g, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := q.Op(dense).DenseConv; s != (ConvShape{8, 64, 64, 9, 3136}) || s.FLOPs() != 1849688064 {
+		t.Errorf("dense at 8: %+v (%g FLOPs)", s, s.FLOPs())
+	}
+	if f := q.Op(grouped).GroupedFLOPs; f != 520224768 {
+		t.Errorf("grouped at 8: %g FLOPs, want 520224768", f)
+	}
+	if g.Op(dense).DenseConv.Batch != 32 || g.Op(grouped).GroupedFLOPs != 2080899072 {
+		t.Error("AtBatch changed g's convolutions")
+	}
+}

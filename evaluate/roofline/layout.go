@@ -11,7 +11,7 @@ import (
 // convolutions price op: they were timed with whatever transposes their
 // layout ran.
 func (m *Model) transposeBytes(op *graph.Op) int64 {
-	x := convlayout.TransposeBytes(op, m.Opts.MemoryFormat)
+	x := convlayout.TransposeBytes(op, m.Opts.MemoryFormat, m.tf32.Conv)
 	if x == 0 {
 		return 0
 	}

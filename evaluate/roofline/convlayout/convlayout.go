@@ -46,10 +46,11 @@ func (f Format) String() string {
 }
 
 // TransposeBytes is the device-memory traffic, bytes, of the layout
-// transposes around convolution op in format f: in NCHW, an FP16 or BF16
-// convolution (forward, or the backward op that computes the input's and
-// the weight's gradients) has each tensor it reads transposed to NHWC
-// and each it writes transposed back, every transpose reading and
+// transposes around convolution op in format f: in NCHW, a convolution
+// on tensor cores (FP16 or BF16, or FP32 where tf32 says cuDNN runs it on
+// TF32 tensor cores) (forward, or the backward op that computes the
+// input's and the weight's gradients) has each tensor it reads transposed
+// to NHWC and each it writes transposed back, every transpose reading and
 // writing the tensor once: 2 x (op.BytesRead + op.BytesWritten). The
 // backward op of a dense convolution that computes both gradients is
 // two cuDNN calls (PyTorch's cudnn_convolution_backward calls
@@ -60,11 +61,23 @@ func (f Format) String() string {
 // GEMM: PyTorch runs its own NCHW kernels for most of them, cuDNN's only
 // for some FP16 shapes), an op with a measured time, or a format other
 // than NCHW.
-func TransposeBytes(op *graph.Op, f Format) int64 {
+//
+// TF32 as FP16: cuDNN's TF32 tensor-core kernels take NHWC operands as
+// its FP16 ones do. The lent H100's profiled FP32 ResNet-50 steps
+// (measurements/2026-11-26-h100/graphs/resnet50-b32-fp32.meta.json and
+// -b8-, TF32 on for cuDNN, PyTorch's default) show each matched backward
+// convolution running cuDNN's nchwToNhwcKernel<float> and nhwcToNchwKernel
+// around its sm80_xmma ..._tf32f32_tf32f32 kernels (4 transposes for a
+// 1x1, 6 for a 3x3), and the stem's forward 3; of the ten 1x1 forwards
+// matched, seven ran a CUTLASS tf32 GEMM straight on NCHW (no transpose),
+// three transposed: counted here as transposing (those measured rows
+// price the H100's spatial convolutions themselves, with whatever
+// transposes they ran).
+func TransposeBytes(op *graph.Op, f Format, tf32 bool) int64 {
 	if f != NCHW || op.Class != graph.ClassConv || op.HasTime || op.DepthwiseTaps > 0 {
 		return 0
 	}
-	if op.DType != graph.F16 && op.DType != graph.BF16 {
+	if op.DType != graph.F16 && op.DType != graph.BF16 && (op.DType != graph.F32 || !tf32) {
 		return 0
 	}
 	return 2 * (op.BytesRead + op.BytesWritten + GradOutputBytes(op))

@@ -52,11 +52,40 @@ func TestTransposeBytes(t *testing.T) {
 		{"fwd nhwc", fwd, NHWC, 0},
 		{"fwd unsaid", fwd, Unsaid, 0},
 		{"depthwise", dw, NCHW, 0},
-		{"f32 (TF32 kernels are not counted)", f32, NCHW, 0},
+		{"f32 without TF32 (CUDA-core kernels, NCHW as they are)", f32, NCHW, 0},
 		{"measured", timed, NCHW, 0},
 		{"not a convolution", add, NCHW, 0},
 	} {
-		if got := TransposeBytes(&c.op, c.f); got != c.want {
+		if got := TransposeBytes(&c.op, c.f, false); got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+	// On TF32 tensor cores an FP32 convolution is transposed as an FP16
+	// one, at 4 bytes an element: the layer1 3x3 above in FP32 reads
+	// 25,837,568 (x and w) and writes 25,690,112: 2 x 51,527,680 =
+	// 103,055,360. Its backward of known shape reads dy, x and w
+	// (51,527,680) and writes dx and dw (25,837,568) and reads dy twice
+	// more (2 x 25,690,112): 2 x (77,365,248 + 25,690,112) = 206,110,720.
+	tf := graph.Op{Class: graph.ClassConv, DType: graph.F32, BytesRead: 25837568, BytesWritten: 25690112}
+	tfBwd := graph.Op{Class: graph.ClassConv, DType: graph.F32, Backward: true, BytesRead: 51527680,
+		BytesWritten: 25837568, DenseConv: shape, FLOPs: 2 * 7398752256}
+	tfDw := tf
+	tfDw.DepthwiseTaps = 9
+	for _, c := range []struct {
+		name string
+		op   graph.Op
+		f    Format
+		tf32 bool
+		want int64
+	}{
+		{"tf32 fwd nchw", tf, NCHW, true, 103055360},
+		{"tf32 dense bwd nchw", tfBwd, NCHW, true, 206110720},
+		{"fp32 without tf32", tf, NCHW, false, 0},
+		{"tf32 nhwc", tf, NHWC, true, 0},
+		{"tf32 depthwise", tfDw, NCHW, true, 0},
+		{"fp16 whatever tf32 says", fwd, NCHW, true, 51527680},
+	} {
+		if got := TransposeBytes(&c.op, c.f, c.tf32); got != c.want {
 			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
 		}
 	}

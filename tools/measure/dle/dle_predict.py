@@ -23,6 +23,16 @@ memory_format nhwc), NCHW otherwise, torch.optim.SGD with momentum (the
 for-loop implementation of NGC 20.12-21.03's PyTorch 1.8), cross-entropy,
 TF32 on for TF32 rows (PyTorch 1.8's default for matmuls and cuDNN).
 
+The ConvNets' inference-latency rows at batch 1-8 (V100 and A100: no
+t4 preset) are exported forward-only as the example's validate() runs
+them (placer_torch.inference: eval mode, torch.no_grad(), autocast FP16
+and channels-last under AMP, TF32 for TF32 rows; its label-smoothing
+loss and top-1/top-5 accuracy after the forward; cached apart, under
+infer-<key>) and predicted with `placer eval --gpus 1` strict and with
+the host; the published latency is the README's average. They are a
+part of their own in the report (results-infer.csv, summary.json's
+"inference development" and "inference validation").
+
 The report prints development rows one by one and validation as
 aggregates only (measurements/dle/README.md).
 """
@@ -214,20 +224,101 @@ def export_one(model, batch, img, prec, out):
                          execution=execution)
 
 
-def cmd_export(a):
-    rows = wanted(read_rows(a.dir))
-    fp = fingerprint()
-    # development rows first (the figures mechanisms are chosen on)
-    def needs(r):
-        return [s for s in (step_of(r), micro_step(r)) if s]
-    steps = sorted({s for r in rows for s in needs(r)},
-                   key=lambda s: (all(s not in needs(r) or r["part"] != "development" for r in rows), s))
+INFER_MAX_BATCH = 8  # the inference latency rows the bench holds to 20%: batch 1 to 8
+
+
+def wanted_infer(rows):
+    """The inference-latency rows predicted: the ConvNets' (the networks
+    NETS builds but BERT's), batch 1-8, on a GPU placer has a preset of
+    (the T4's rows are not: no t4 preset). Each gets its image size in
+    "image": configs.yml's for the model (image_size, the same for every
+    mode and platform), which the reader wrote into the model's training
+    rows' code_path; the inference rows' code_path does not carry it."""
+    sizes = {r["model"]: image_size(r) for r in rows if r["kind"] == "train" and "--image-size" in r["code_path"]}
+    out = []
+    for r in rows:
+        if r["kind"] != "infer" or r["model"] not in NETS or r["model"] == "bert" or not r["batch"]:
+            continue
+        if int(r["batch"]) > INFER_MAX_BATCH or (r["gpu"], r["gpu_mem_gb"]) not in HARDWARE:
+            continue
+        out.append(dict(r, image=str(sizes.get(r["model"], 224))))
+    return out
+
+
+def infer_step_of(row):
+    """The inference export's settings for a row: (model, batch, image,
+    precision); one GPU (the examples' inference runs are one process)."""
+    return row["model"], int(row["batch"]), int(row["image"]), row["precision"]
+
+
+def infer_fingerprint():
+    """The inference exports' cache key: the training exports' files and
+    inference.py (a training export's key does not move with it)."""
+    h = hashlib.sha256(fingerprint().encode())
+    with open(os.path.join(PKG, "placer_torch", "inference.py"), "rb") as f:
+        h.update(f.read())
+    return "infer-" + h.hexdigest()[:16]
+
+
+def infer_graph_path(step, fp):
+    model, batch, img, prec = step
+    net = NETS[model][0].replace(":", "-")
+    return os.path.join(cache_root(), fp, f"{net}-infer-b{batch}-i{img}-{prec}.json")
+
+
+def smoothed_loss(output, target, smoothing=0.1):
+    """The ConvNets' label-smoothing loss (image_classification/smoothing.py
+    LabelSmoothing, label_smoothing 0.1 in configs.yml): the log-softmax,
+    the target's log-probability and the mean over classes, weighted
+    (1 - smoothing, smoothing), averaged over the batch."""
+    import torch
+    lp = torch.nn.functional.log_softmax(output, dim=-1)
+    nll = -lp.gather(dim=-1, index=target.unsqueeze(1)).squeeze(1)
+    return ((1 - smoothing) * nll + smoothing * -lp.mean(dim=-1)).mean()
+
+
+def export_infer_one(model, batch, img, prec, out):
+    """One ConvNets inference step as the example's validate() runs it
+    (image_classification/training.py: Executor._forward_fn under
+    torch.no_grad() and autocast(enabled=amp) on the model in eval mode,
+    its loss, then utils.accuracy's top-1 and top-5 on the GPU; the three
+    .item() and the torch.cuda.synchronize() that end the timed span are
+    host waits, not ops)."""
+    from placer_torch.classifier import channels_last_in_place, image_inputs
+    from placer_torch.inference import export_inference_step, topk_accuracy
+    kind, name = NETS[model][0].split(":")
+    cl = prec == "AMP"
+
+    def build():
+        if kind == "torchvision":
+            import torchvision
+            m = getattr(torchvision.models, name)()
+        else:
+            import timm
+            m = timm.create_model(name, pretrained=False)
+        return channels_last_in_place(m) if cl else m
+
+    def after(output, target):
+        smoothed_loss(output, target)
+        topk_accuracy(output, target, (1, 5))
+
+    tf32 = prec == "TF32"
+    execution = {"device": "cuda", "autocast": "f16" if cl else None,
+                 "tf32_matmul": tf32, "tf32_cudnn": tf32 or prec != "FP32"}
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    export_inference_step(build, image_inputs(batch, img, cl), after, out=out,
+                          name=os.path.basename(out)[:-len(".json")], execution=execution)
+
+
+def export_steps(steps, path_of, verb):
+    """Exports each step not in the cache yet, one child process each
+    (verb: export-one or export-infer-one); returns how many now."""
     done = 0
     for s in steps:
-        out = graph_path(s, fp)
+        out = path_of(s)
         if os.path.exists(out):
             continue
-        cmd = ["nice", "-n", "10", sys.executable, os.path.abspath(__file__), "export-one",
+        cmd = ["nice", "-n", "10", sys.executable, os.path.abspath(__file__), verb,
                s[0], str(s[1]), str(s[2]), s[3], out]
         env = dict(os.environ, PYTHONPATH=PKG + os.pathsep + os.environ.get("PYTHONPATH", ""))
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -237,7 +328,26 @@ def cmd_export(a):
             continue
         done += 1
         print(f"dle_predict: exported {os.path.basename(out)}", file=sys.stderr)
-    print(f"dle_predict: {len(steps)} steps, {done} exported now, cache {os.path.join(cache_root(), fp)}")
+    return done
+
+
+def cmd_export(a):
+    rows = wanted(read_rows(a.dir))
+    fp = fingerprint()
+    # development rows first (the figures mechanisms are chosen on)
+    def needs(r):
+        return [s for s in (step_of(r), micro_step(r)) if s]
+    steps = sorted({s for r in rows for s in needs(r)},
+                   key=lambda s: (all(s not in needs(r) or r["part"] != "development" for r in rows), s))
+    if not a.infer_only:
+        done = export_steps(steps, lambda s: graph_path(s, fp), "export-one")
+        print(f"dle_predict: {len(steps)} steps, {done} exported now, cache {os.path.join(cache_root(), fp)}")
+    irows = wanted_infer(read_rows(a.dir))
+    ifp = infer_fingerprint()
+    isteps = sorted({infer_step_of(r) for r in irows},
+                    key=lambda s: (all(infer_step_of(r) != s or r["part"] != "development" for r in irows), s))
+    done = export_steps(isteps, lambda s: infer_graph_path(s, ifp), "export-infer-one")
+    print(f"dle_predict: {len(isteps)} inference steps, {done} exported now, cache {os.path.join(cache_root(), ifp)}")
     return 0
 
 
@@ -393,48 +503,95 @@ def cmd_report(a):
         w = csv.DictWriter(f, fieldnames=RESULT_FIELDS, lineterminator="\n")
         w.writeheader()
         w.writerows(out)
-    summary = {"placer": a.placer_version, "cache": fp, "parts": {}}
+    iout = report_infer(a)
+    with open(os.path.join(a.dir, "results-infer.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=RESULT_FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(iout)
+    summary = {"placer": a.placer_version, "cache": fp, "infer_cache": infer_fingerprint(), "parts": {}}
     lines = []
-    for part in ("development", "validation"):
-        pr = [x for x in out if x["part"] == part and x["status"] == "ok"]
-        agg = {"rows": len(pr), "refused_or_missing": sum(1 for x in out if x["part"] == part and x["status"] != "ok")}
-        for fld in ("strict", "host"):
-            errs = [abs(float(x[fld + "_err"])) for x in pr]
-            agg[fld + "_mean_abs_err"] = round(sum(errs) / len(errs), 4) if errs else None
-            sweeps = {}
-            for x in pr:
-                sweeps.setdefault(x["model"], []).append(x)
-            rhos = {}
-            for k, xs in sorted(sweeps.items()):
-                if len(xs) >= 3:
-                    rhos[k] = round(spearman([float(x["published_ms"]) for x in xs],
-                                                          [float(x[fld + "_ms"]) for x in xs]), 3)
-            agg[fld + "_spearman_by_sweep"] = rhos if part == "development" else None
-            vals = [v for v in rhos.values() if not math.isnan(v)]
-            agg[fld + "_spearman_mean"] = round(sum(vals) / len(vals), 3) if vals else None
-            by_model = {}
-            for x in pr:
-                by_model.setdefault(x["model"], []).append(abs(float(x[fld + "_err"])))
-            agg[fld + "_mean_abs_err_by_model"] = ({m: round(sum(v) / len(v), 4) for m, v in sorted(by_model.items())}
-                                                   if part == "development" else None)
-        summary["parts"][part] = agg
-        lines.append(f"{part}: {agg['rows']} rows predicted ({agg['refused_or_missing']} refused or not exported); "
-                     f"strict mean |error| {fmt_pct(agg['strict_mean_abs_err'])}, Spearman (mean over sweeps) "
-                     f"{agg['strict_spearman_mean']}; with host {fmt_pct(agg['host_mean_abs_err'])}, "
-                     f"{agg['host_spearman_mean']}")
+    for kind, rows_ in (("train", out), ("infer", iout)):
+        for part in ("development", "validation"):
+            agg = aggregate(rows_, part)
+            key = part if kind == "train" else "inference " + part
+            summary["parts"][key] = agg
+            within = "" if kind == "train" else "; within 20%% (host): %d of %d" % (agg["host_within_20"], agg["rows"])
+            lines.append(f"{key}: {agg['rows']} rows predicted ({agg['refused_or_missing']} refused or not exported); "
+                         f"strict mean |error| {fmt_pct(agg['strict_mean_abs_err'])}, Spearman (mean over sweeps) "
+                         f"{agg['strict_spearman_mean']}; with host {fmt_pct(agg['host_mean_abs_err'])}, "
+                         f"{agg['host_spearman_mean']}{within}")
     with open(os.path.join(a.dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
     print("\n".join(lines))
     if a.rows:
-        print("\ndevelopment rows (published, strict, host step ms; errors):")
-        for x in out:
-            if x["part"] != "development":
-                continue
-            print("  %-44s %-9s %8s %8s %7s %8s %7s %s" % (x["id"], x["hardware"], x["published_ms"],
-                  x.get("strict_ms", ""), x.get("strict_err", ""), x.get("host_ms", ""), x.get("host_err", ""),
-                  "" if x["status"] == "ok" else x["status"]))
+        for title, rows_ in (("development rows", out), ("development inference rows (batch <= 8)", iout)):
+            print("\n%s (published, strict, host step ms; errors):" % title)
+            for x in rows_:
+                if x["part"] != "development":
+                    continue
+                print("  %-44s %-9s %8s %8s %7s %8s %7s %s" % (x["id"], x["hardware"], x["published_ms"],
+                      x.get("strict_ms", ""), x.get("strict_err", ""), x.get("host_ms", ""), x.get("host_err", ""),
+                      "" if x["status"] == "ok" else x["status"]))
     return 0
+
+
+def report_infer(a):
+    """The inference rows at batch <= 8 predicted (strict and with the
+    host) from their forward-only exports; one result dict a row."""
+    fp = infer_fingerprint()
+    out = []
+    for r in wanted_infer(read_rows(a.dir)):
+        g = infer_graph_path(infer_step_of(r), fp)
+        hw = HARDWARE[(r["gpu"], r["gpu_mem_gb"])]
+        pub = float(r["value"]) * (1e-3 if r["unit"] == "ms" else 1)
+        row = {k: r[k] for k in ("id", "part", "model", "gpu", "gpu_mem_gb", "gpus", "batch", "precision")}
+        row.update(hardware=hw, published_ms="%.3f" % (pub * 1e3), net=NETS[r["model"]][1])
+        if not os.path.exists(g):
+            row["status"] = "not exported"
+            out.append(row)
+            continue
+        fmt = "nhwc" if r["precision"] == "AMP" else "nchw"
+        try:
+            st, oom = predict(a.placer, g, hw, 1, fmt, False, r["gpu_mem_gb"])
+            ho, _ = predict(a.placer, g, hw, 1, fmt, True, r["gpu_mem_gb"])
+        except RuntimeError as e:
+            row["status"] = "refused: " + str(e)[:200]
+            out.append(row)
+            continue
+        row.update(strict_ms="%.3f" % (st * 1e3), strict_err="%.4f" % (st / pub - 1),
+                   host_ms="%.3f" % (ho * 1e3), host_err="%.4f" % (ho / pub - 1), oom="yes" if oom else "no", status="ok")
+        out.append(row)
+    return out
+
+
+def aggregate(out, part):
+    """A part's aggregates: rows, mean |error| strict and with the host,
+    Spearman within each model's sweep (3 rows or more) and their mean,
+    rows within 20% with the host; per model only for development."""
+    pr = [x for x in out if x["part"] == part and x["status"] == "ok"]
+    agg = {"rows": len(pr), "refused_or_missing": sum(1 for x in out if x["part"] == part and x["status"] != "ok")}
+    for fld in ("strict", "host"):
+        errs = [abs(float(x[fld + "_err"])) for x in pr]
+        agg[fld + "_mean_abs_err"] = round(sum(errs) / len(errs), 4) if errs else None
+        agg[fld + "_within_20"] = sum(1 for e in errs if e <= 0.20)
+        sweeps = {}
+        for x in pr:
+            sweeps.setdefault(x["model"], []).append(x)
+        rhos = {}
+        for k, xs in sorted(sweeps.items()):
+            if len(xs) >= 3:
+                rhos[k] = round(spearman([float(x["published_ms"]) for x in xs],
+                                         [float(x[fld + "_ms"]) for x in xs]), 3)
+        agg[fld + "_spearman_by_sweep"] = rhos if part == "development" else None
+        vals = [v for v in rhos.values() if not math.isnan(v)]
+        agg[fld + "_spearman_mean"] = round(sum(vals) / len(vals), 3) if vals else None
+        by_model = {}
+        for x in pr:
+            by_model.setdefault(x["model"], []).append(abs(float(x[fld + "_err"])))
+        agg[fld + "_mean_abs_err_by_model"] = ({m: round(sum(v) / len(v), 4) for m, v in sorted(by_model.items())}
+                                               if part == "development" else None)
+    return agg
 
 
 def fmt_pct(v):
@@ -446,12 +603,16 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export")
     e.add_argument("--dir", default=DIR)
+    e.add_argument("--infer-only", action="store_true", help="export the inference steps only")
     o = sub.add_parser("export-one")
     o.add_argument("model")
     o.add_argument("batch", type=int)
     o.add_argument("img", type=int)
     o.add_argument("precision")
     o.add_argument("out")
+    oi = sub.add_parser("export-infer-one")
+    for k in ("model", "batch", "img", "precision", "out"):
+        oi.add_argument(k, type=int if k in ("batch", "img") else str)
     r = sub.add_parser("report")
     r.add_argument("--dir", default=DIR)
     r.add_argument("--placer", default=os.path.join(ROOT, "bin", "placer"))
@@ -462,6 +623,9 @@ def main(argv=None):
         return cmd_export(a)
     if a.cmd == "export-one":
         export_one(a.model, a.batch, a.img, a.precision, a.out)
+        return 0
+    if a.cmd == "export-infer-one":
+        export_infer_one(a.model, a.batch, a.img, a.precision, a.out)
         return 0
     return cmd_report(a)
 

@@ -35,6 +35,42 @@ class TestPredict(unittest.TestCase):
                          ("efficientnet-b4", 512, 380, "AMP"))
         self.assertEqual(dle_predict.step_of(row(code_path="launch.py")), ("resnet50", 2048, 224, "AMP"))
 
+    def test_wanted_infer(self):
+        train_b4 = row(model="efficientnet-b4", code_path="launch.py --image-size 380 --batch-size 64")
+        inf = dict(kind="infer", gpus="1", code_path="launch.py --model resnet50 --mode benchmark_training")
+        cases = [
+            (row(**inf, batch="1"), "224"),                                    # no training row: 224
+            (row(**inf, batch="8", gpu="V100", gpu_mem_gb="16"), "224"),
+            (row(**inf, batch="16"), None),                                    # batch over 8
+            (row(**inf, batch="1", gpu="T4", gpu_mem_gb=""), None),            # no t4 preset
+            (row(**dict(inf, model="efficientnet-b4"), batch="2"), "380"),     # configs.yml's, from its training row
+            (row(**dict(inf, model="waveglow"), batch="1"), None),             # no network built
+            (row(**dict(inf, model="bert"), batch="1"), None),                 # BERT's inference not built
+            (row(), None),                                                     # a training row
+        ]
+        for r, want in cases:
+            got = dle_predict.wanted_infer([train_b4, r])
+            self.assertEqual([x["image"] for x in got], [want] if want else [], r)
+        x = dle_predict.wanted_infer([train_b4, row(**dict(inf, model="efficientnet-b4"), batch="4", precision="TF32")])[0]
+        self.assertEqual(dle_predict.infer_step_of(x), ("efficientnet-b4", 4, 380, "TF32"))
+
+    def test_aggregate(self):
+        def res(model, pub, host, part="development"):
+            return {"part": part, "model": model, "status": "ok", "published_ms": str(pub), "host_ms": str(host),
+                    "strict_ms": str(pub), "host_err": str(host / pub - 1), "strict_err": "0"}
+        out = [res("a", 10, 12), res("a", 20, 18), res("a", 30, 45), res("b", 10, 10),
+               res("a", 10, 10, "validation"), {"part": "development", "model": "a", "status": "not exported"}]
+        agg = dle_predict.aggregate(out, "development")
+        # |errors| 0.2, 0.1, 0.5, 0: mean 0.2; within 20%: 0.2, 0.1 and 0
+        self.assertEqual(agg["rows"], 4)
+        self.assertEqual(agg["refused_or_missing"], 1)
+        self.assertAlmostEqual(agg["host_mean_abs_err"], 0.2)
+        self.assertEqual(agg["host_within_20"], 3)
+        self.assertEqual(agg["host_spearman_by_sweep"], {"a": 1.0})   # b has one row: no sweep
+        self.assertEqual(agg["host_mean_abs_err_by_model"], {"a": round(0.8 / 3, 4), "b": 0.0})
+        v = dle_predict.aggregate(out, "validation")
+        self.assertEqual((v["rows"], v["host_spearman_by_sweep"], v["host_mean_abs_err_by_model"]), (1, None, None))
+
     def test_bert_micro(self):
         v100 = ("Pre-training NVIDIA DGX-1 With 32G;Accumulation steps (FP32 and FP16)=128 and 64;"
                 "Sequence length=128")
