@@ -26,6 +26,7 @@ var Registered = mustRegister(
 	LAMB{},
 	DistLAMB{},
 	Zero1AllReduce{},
+	HybridZero{},
 	FP32AccumAdd{},
 	PowerLimit{},
 	Adam{},

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -58,6 +59,33 @@ func SwitchKey(k Key) Key {
 	return k
 }
 
+// CountKey is k as a positive whole number held in Strategy.Declared
+// (values N >= 1, default off: not written), among the software's and
+// the other keys of groupRest: a declared key that says a size, as
+// SwitchKey's says on or off. Declared.Count reads it.
+func CountKey(k Key) Key {
+	k.Values, k.Default, k.group = "N", "off", groupRest
+	k.set = func(s *Strategy, v string, _ map[string]bool) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a whole number >= 1, got %q", v)
+		}
+		s.Declared = s.Declared.with(k.Name, strconv.Itoa(n))
+		return nil
+	}
+	k.write = func(s Strategy) string { return s.Declared.Value(k.Name) }
+	return k
+}
+
+// Count is count key name's value in d (CountKey), 0 where not set.
+func (d Declared) Count(name string) int {
+	n, err := strconv.Atoi(d.Value(name))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // AddKey adds key k (SwitchKey's) after Keys' own: ParseStrategy reads
 // it, String and Plan.String write it, StrategyKeys and the exports'
 // refusals name it, as they do a key of Keys (every export refuses a
@@ -74,7 +102,7 @@ func AddKey(k Key) error {
 	case len(k.Exports) > 0:
 		return fmt.Errorf("key %q: a declared key is written by no export (the exports' keys are Keys' own)", k.Name)
 	case k.set == nil || k.write == nil:
-		return fmt.Errorf("key %q: not made by a key constructor (SwitchKey)", k.Name)
+		return fmt.Errorf("key %q: not made by a key constructor (SwitchKey, CountKey)", k.Name)
 	case strings.ToLower(k.Name) != k.Name || strings.ContainsAny(k.Name, ",= "):
 		return fmt.Errorf("key %q: want lower case, no comma, '=' or space", k.Name)
 	}

@@ -34,7 +34,7 @@ const internEvoSource = "InternLM/InternEvo doc/en/train_performance.md at 34fc2
 // internEvoStack says what the rows ran and how placer reads them.
 const internEvoStack = "InternEvo of 2023 (flash-attn's fused dense, rotary and RMSNorm kernels, FlashAttention-2, hybrid ZeRO-1), BF16, read as placer's fused layers (no stack key) with attention=flash; " +
 	"A100 SXM4 80 GB hosts with 4 x 100 Gb RoCE a node (the page's hardware table: dgx-a100 with nics=4,nic-gbps=100); " +
-	"ZeRO-1 within a node (zero1=8, or 4 under tp=2) read as distopt=on over every data-parallel rank, as is zero1=-1; tp=2 without sequence parallelism (configs/7B_sft.py: sequence_parallel=False); flash_attn's fused cross-entropy with in-place backward (parallel_output=True, internlm/model/loss.py) as loss-fusion=on"
+	"hybrid ZeRO-1 as distopt=on with hybrid-zero=Z, Z the zero1 size (8, or 4 under tp=2; zero1=-1: every data-parallel rank): BF16 gradients all-reduced over every replica, the parameters broadcast from each ZeRO rank (hybrid_zero_optim.py at 34fc28d7, mechanisms.HybridZero); tp=2 without sequence parallelism (configs/7B_sft.py: sequence_parallel=False); flash_attn's fused cross-entropy with in-place backward (parallel_output=True, internlm/model/loss.py) as loss-fusion=on"
 
 // internEvoModel is InternLM-7B (configs/7B_sft.py: 32 layers, hidden
 // 4,096, 32 heads, MLP_RATIO 8/3 rounded up to a multiple of 256 by its
@@ -76,7 +76,12 @@ func internEvoSweeps() []Sweep {
 		}
 		gpus, tp, mbs, mn := atoi(rec, "gpus"), atoi(rec, "tp"), atoi(rec, "micro_bsz"), atoi(rec, "micro_num")
 		dp := gpus / tp
-		s := fmt.Sprintf("tp=%d,dp=%d,mbs=%d,distopt=on", tp, dp, mbs)
+		z := atoi(rec, "zero1")
+		if z <= 0 {
+			z = dp // zero1=-1: the ZeRO group is the data-parallel group
+		}
+		// InternEvo's hybrid ZeRO-1 (mechanisms.HybridZero).
+		s := fmt.Sprintf("tp=%d,dp=%d,mbs=%d,distopt=on,hybrid-zero=%d", tp, dp, mbs, z)
 		if atoi(rec, "activation_ckpt") == 1 {
 			s += ",recompute=full"
 		}
@@ -89,7 +94,7 @@ func internEvoSweeps() []Sweep {
 		out[i].Rows = append(out[i].Rows, SweepRow{
 			Label:    fmt.Sprintf("%d GPUs, micro_bsz %d x %d, zero1=%d", gpus, mbs, mn, atoi(rec, "zero1")),
 			Workload: internEvoModel(dp * mbs * mn), Cluster: cluster, Strategy: s, Measured: float64(atoi(rec, "measured_tgs")),
-			Note: "ZeRO-1 over " + zeroRange(atoi(rec, "zero1")) + " read as over every data-parallel rank (" + rec[col["id"]] + ")"})
+			Note: "hybrid ZeRO-1 over " + zeroRange(atoi(rec, "zero1")) + " (" + rec[col["id"]] + ")"})
 	}
 	return out
 }

@@ -31,13 +31,13 @@ func TestInternEvoRows(t *testing.T) {
 	}{
 		// internevo-001: 8 GPUs, tp 1, micro_bsz 2 x 4: batch 2 x 4 x 8 = 64.
 		{"InternEvo throughput: 7B, tp=1, zero1=-1", "8 GPUs, micro_bsz 2 x 4, zero1=-1",
-			"batch=64", "dgx-a100:1,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=8,mbs=2,distopt=on,loss-fusion=on", 4062},
+			"batch=64", "dgx-a100:1,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=8,mbs=2,distopt=on,hybrid-zero=8,loss-fusion=on", 4062},
 		// 1,024 GPUs at tp 2, micro_bsz 4 x 4: dp 512, batch 4 x 4 x 512 = 8,192.
 		{"InternEvo throughput: 7B, tp=2, zero1=4", "1024 GPUs, micro_bsz 4 x 4, zero1=4",
-			"batch=8192", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=2,dp=512,mbs=4,distopt=on,loss-fusion=on", 3486},
+			"batch=8192", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=2,dp=512,mbs=4,distopt=on,hybrid-zero=4,loss-fusion=on", 3486},
 		// The checkpointed FLOPS row at 1,024 GPUs, micro_bsz 2 x 1: batch 2,048 (4M tokens).
 		{"InternEvo FLOPS test: 7B, packed, activation checkpointing on", "1024 GPUs, micro_bsz 2 x 1, zero1=8",
-			"batch=2048", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=1024,mbs=2,distopt=on,recompute=full,loss-fusion=on", 2341},
+			"batch=2048", "dgx-a100:128,attention=flash,nics=4,nic-gbps=100", "tp=1,dp=1024,mbs=2,distopt=on,hybrid-zero=8,recompute=full,loss-fusion=on", 2341},
 	}
 	for _, tt := range tests {
 		found := false

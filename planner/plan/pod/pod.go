@@ -439,6 +439,35 @@ func (p *Pod) collective(k roofline.Collective, wire string, g Group, bytes floa
 	return 2 * (in + across), roofline.Ring
 }
 
+// Rooted is how long a broadcast or a reduce of bytes S (the root's
+// buffer) takes over group g as NCCL runs them: a ring only, the data
+// pipelined in chunks along a chain from the root (NVIDIA/nccl
+// src/graph/tuning.cc at 01afd20a: for ncclCollBroadcast and
+// ncclCollReduce no tree is tuned, nsteps = nRanks, and the algorithm
+// bandwidth is the bus bandwidth x nRanks/nsteps, the bus bandwidth
+// itself; nccl-tests doc/PERFORMANCE.md: busBw = algBw for both). Every
+// link of the chain carries all of S, so S crosses at the slowest:
+// NVSwitch inside a node (Intra), and across nodes the NICs' share of
+// the group's GPUs in a node (Inter x PerNode: NCCL's channels, one a
+// NIC). The chain's hops each pay a step's latency, as the pod's rings
+// do: n - Nodes inside the nodes and Nodes - 1 across them. One GPU: 0.
+func (p *Pod) Rooted(g Group, bytes float64) float64 {
+	n := g.Size()
+	if n <= 1 || bytes <= 0 {
+		return 0
+	}
+	bi, li := p.IntraFor(g.PerNode)
+	if g.Nodes <= 1 {
+		return bytes/bi + float64(n-1)*li
+	}
+	be, le := p.Inter()
+	bw := be * float64(g.PerNode)
+	if g.PerNode > 1 {
+		bw = min(bi, bw)
+	}
+	return bytes/bw + float64(n-g.Nodes)*li + float64(g.Nodes-1)*le
+}
+
 // AllToAll is an all-to-all over group g in which every GPU sends bytes
 // in all, an equal share to each GPU of the group (its own share stays
 // where it is). NCCL runs it as a send and a receive to every peer at
