@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
 )
@@ -13,6 +14,46 @@ import (
 type stageKit struct {
 	c coster
 	*kitPhases
+	// high is the kit's phases with the plan's layers in BF16
+	// (plan.Plan.InBF16) and hp what says how many of a stage's layers
+	// run so, where a registered cost.HighPrecisionLayers prices the
+	// kit's shard (nil: none).
+	high *kitPhases
+	hp   cost.HighPrecisionLayers
+}
+
+// newKit is the stage kit of tensor-parallel degree T of plan pl of m
+// on p (its phases cache's, costed once), with its BF16 layers' phases
+// where a registered cost.HighPrecisionLayers prices it.
+func newKit(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64, cache PhaseCache) stageKit {
+	k := stageKit{c: newCosterOf(pts, m, pl, p, T, tokens)}
+	k.kitPhases = k.c.phases(cache)
+	if k.hp = pts.HighPrecisionLayers.Of(&k.c.Shard); k.hp != nil {
+		bf := newCosterOf(pts, m, pl.InBF16(), p, T, tokens)
+		k.high = bf.phases(cache)
+	}
+	return k
+}
+
+// bf16Layers adds to stage st (stage s, layers of them, mrec of them
+// recomputing) what its layers that run in BF16 (the kit's hp's) take
+// over the plan's recipe: each a BF16 layer's forward and mean backward
+// in place of the kit's.
+func (st *stageCost) bf16Layers(k *stageKit, s int, layers, mrec float64) {
+	if k.hp == nil || layers <= 0 {
+		return
+	}
+	n := float64(k.hp.HighPrecisionLayers(&k.c.Shard, s))
+	if n <= 0 {
+		return
+	}
+	st.Stage.BF16Layers = int(n)
+	r := mrec / layers
+	bwd := func(ph *kitPhases) phase {
+		return cost.Scale(ph.layerBwd, r).Plus(cost.Scale(ph.layerBwdKeep, 1-r))
+	}
+	st.fwd = st.fwd.Plus(cost.Scale(k.high.layerFwd, n)).Plus(cost.Scale(k.layerFwd, -n))
+	st.bwd = st.bwd.Plus(cost.Scale(bwd(k.high), n)).Plus(cost.Scale(bwd(k.kitPhases), -n))
 }
 
 // kitPhases are a stageKit's phases, each a forward or a backward of
