@@ -62,7 +62,7 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
-			kits = append(kits, newKit(pts, m, pl, p, T, tokens, cache))
+			kits = appendKit(kits, pts, m, pl, p, T, tokens, cache)
 		}
 	}
 	// A pipeline of up to 128 stages keeps its costs on the stack.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
@@ -87,10 +88,10 @@ func TestFirstLastBF16Time(t *testing.T) {
 	loF, loB := off.layer()
 	hiF, hiB := bf.layer()
 	stages := func(c coster) []stageCost {
-		k := newKit(c.Points, m, c.Plan, c.Pod, 1, c.Tokens, nil)
+		k := appendKit(nil, c.Points, m, c.Plan, c.Pod, 1, c.Tokens, nil)
 		st := make([]stageCost, 2)
 		for i := range st {
-			st[i].assemble(&k, &m, &c.Plan, i, float64(transformer.LayerParams(m)))
+			st[i].assemble(&k[0], &m, &c.Plan, i, float64(transformer.LayerParams(m)))
 		}
 		return st
 	}
@@ -163,5 +164,39 @@ func TestFirstLastBF16Memory(t *testing.T) {
 	}
 	if hi.Grads != lo.Grads || hi.OptState != lo.OptState {
 		t.Errorf("gradients %d, optimizer %d; want %d, %d (the same either way)", hi.Grads, hi.OptState, lo.Grads, lo.OptState)
+	}
+}
+
+// TestHighPrecisionKeyed: every registered cost.HighPrecisionLayers is
+// switched on by a key a mechanism declares (a condition on a key held in
+// plan.Strategy.Declared, not negated), so that a plan setting no
+// declared key has no layers in BF16: the framework asks none for it
+// (memoryStep, appendKit). A plan with the key set and one without:
+// Declared says so.
+func TestHighPrecisionKeyed(t *testing.T) {
+	ps := registered.HighPrecisionLayers.Plugins()
+	if len(ps) == 0 {
+		t.Fatal("no cost.HighPrecisionLayers registered")
+	}
+	declared := map[string]bool{}
+	for _, name := range strings.Split(mechanisms.Registered.Names(), ", ") {
+		if k, ok := mechanisms.Registered.Lookup(name).(interface{ Keys() []plan.Key }); ok {
+			for _, key := range k.Keys() {
+				declared[key.Name] = true
+			}
+		}
+	}
+	for _, p := range ps {
+		keyed := false
+		for _, c := range p.When() {
+			keyed = keyed || c.Of == cost.OfKey && !c.Not && declared[c.Key]
+		}
+		if !keyed {
+			t.Errorf("%s: its declaration %v holds without a declared key", p.Name(), p.When())
+		}
+	}
+	on, err := plan.ParseStrategy("dp=8,fp8=current,first-last-layers-bf16=1:1")
+	if err != nil || on.Declared == "" {
+		t.Errorf("first-last-layers-bf16=1:1: Declared %q (%v)", on.Declared, err)
 	}
 }

@@ -25,7 +25,12 @@ type stepTracer interface {
 // no tensors; a step of one stage, the only one it traces).
 func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
-	step.BF16Layers = bf16Layers(registered, m, pl, p)
+	if pl.Declared != "" {
+		// Layers in BF16 are a keyed mechanism's (TestHighPrecisionKeyed):
+		// a plan that sets no declared key has none, and its memory is
+		// counted without deciding its step's plug-ins again.
+		step.BF16Layers = bf16Layers(registered, m, pl, p)
+	}
 	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
 			e := tr.EagerTrace()

@@ -216,12 +216,12 @@ func (step *Step) Count(stages []Stage) Peak {
 	var peak float64
 	var at stageMem
 	tps := step.Plan.TPs
-	hi := highCounters{step: step}
+	var hi highCounters
 	for s := range stages {
 		k := counterOf(cs, tps[s])
 		sm := cs[k].stageMemory(s, &stages[s], &lms[k])
 		if n := stages[s].BF16Layers; n > 0 {
-			sm = hi.blend(s, &stages[s], sm)
+			sm = hi.blend(step, s, &stages[s], sm)
 		}
 		if tot := sm.total(); tot > peak {
 			peak, at = tot, sm

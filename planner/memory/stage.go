@@ -134,12 +134,11 @@ func (c *counter) stageMemory(s int, st *Stage, lm *layerMemory) stageMem {
 // outside the low-precision recipe), made the first time a stage has
 // such layers.
 type highCounters struct {
-	step *Step
-	cs   []counter
-	lms  []layerMemory
+	cs  []counter
+	lms []layerMemory
 }
 
-// blend is stage s's memory sm (counted under the plan's recipe) with
+// blend is step's stage s's memory sm (counted under the plan's recipe) with
 // st.BF16Layers of its st's layers counted as InBF16 counts them: each
 // part that a layer's precision moves (the weights, their low-precision
 // copies, the activations) the plan's over its other layers and
@@ -148,19 +147,19 @@ type highCounters struct {
 // state are the same either way. The output layer's MXFP8 copies
 // (fp8-output-proj) are not of a layer: a plan of both is refused
 // (the key that runs layers in BF16 refuses it).
-func (h *highCounters) blend(s int, st *Stage, sm stageMem) stageMem {
+func (h *highCounters) blend(step *Step, s int, st *Stage, sm stageMem) stageMem {
 	if h.cs == nil {
-		bf := Step{Model: h.step.Model, Plan: h.step.Plan.InBF16(), Pod: h.step.Pod}
+		bf := Step{Model: step.Model, Plan: step.Plan.InBF16(), Pod: step.Pod}
 		h.cs = bf.counters(nil)
 		for i := range h.cs {
 			h.lms = append(h.lms, h.cs[i].layerMemory())
 		}
 	}
-	k := counterOf(h.cs, h.step.Plan.TPs[s])
+	k := counterOf(h.cs, step.Plan.TPs[s])
 	lo := *st
 	lo.BF16Layers = 0
 	bf := h.cs[k].stageMemory(s, &lo, &h.lms[k])
-	f := float64(st.BF16Layers) / float64(h.step.Plan.Stages[s])
+	f := float64(st.BF16Layers) / float64(step.Plan.Stages[s])
 	sm.weights += f * (bf.weights - sm.weights)
 	sm.fp8 += f * (bf.fp8 - sm.fp8)
 	sm.acts += f * (bf.acts - sm.acts)

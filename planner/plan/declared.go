@@ -17,7 +17,10 @@ type Declared string
 
 // Value is key name's value in d ("": its default).
 func (d Declared) Value(name string) string {
-	for _, kv := range strings.Split(string(d), ",") {
+	// Read in place (no split): every step's plug-ins ask it.
+	for rest := string(d); rest != ""; {
+		var kv string
+		kv, rest, _ = strings.Cut(rest, ",")
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v
 		}
