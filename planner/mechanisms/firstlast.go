@@ -84,9 +84,10 @@ func (FirstLastBF16) Keys() []plan.Key {
 }
 
 // When is the declaration: the key set.
-func (FirstLastBF16) When() cost.When {
-	return cost.When{cost.Key(firstLastKey, firstLastKey+"=S:E", func(pl *plan.Plan) bool { return pl.Declared.Value(firstLastKey) != "" })}
-}
+func (FirstLastBF16) When() cost.When { return firstLastWhen }
+
+// firstLastWhen is made once: every step's decision reads it.
+var firstLastWhen = cost.When{cost.Key(firstLastKey, firstLastKey+"=S:E", func(pl *plan.Plan) bool { return pl.Declared.Value(firstLastKey) != "" })}
 
 // HighPrecisionLayers is how many of stage i's layers are among the
 // model's first S or last E.
