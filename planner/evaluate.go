@@ -62,9 +62,7 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
-			kits = append(kits, stageKit{c: newCosterOf(pts, m, pl, p, T, tokens)})
-			k := &kits[len(kits)-1]
-			k.kitPhases = k.c.phases(cache)
+			kits = appendKit(kits, pts, m, pl, p, T, tokens, cache)
 		}
 	}
 	// A pipeline of up to 128 stages keeps its costs on the stack.

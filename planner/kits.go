@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
 )
@@ -13,6 +14,58 @@ import (
 type stageKit struct {
 	c coster
 	*kitPhases
+	// high is the kit's phases with the plan's layers in BF16
+	// (plan.Plan.InBF16) and bf16 how many of each stage's layers run
+	// so, where a registered cost.HighPrecisionLayers prices the kit's
+	// shard (nil: none).
+	high *kitPhases
+	bf16 []int
+}
+
+// appendKit appends to kits the stage kit of tensor-parallel degree T
+// of plan pl of m on p (its phases cache's, costed once), with its BF16
+// layers' phases and counts where a registered
+// cost.HighPrecisionLayers prices it (the plug-in asked of a copy of
+// the kit's shard); the kit is made in place, where the caller keeps
+// its kits.
+func appendKit(kits []stageKit, pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64, cache PhaseCache) []stageKit {
+	kits = append(kits, stageKit{c: newCosterOf(pts, m, pl, p, T, tokens)})
+	k := &kits[len(kits)-1]
+	k.kitPhases = k.c.phases(cache)
+	if pl.Declared == "" {
+		return kits // layers in BF16 are a keyed mechanism's (TestHighPrecisionKeyed)
+	}
+	t := shardPool.Get().(*cost.Shard)
+	*t = k.c.Shard
+	if hp := pts.HighPrecisionLayers.Of(t); hp != nil {
+		k.bf16 = make([]int, pl.PP)
+		for s := range k.bf16 {
+			k.bf16[s] = hp.HighPrecisionLayers(t, s)
+		}
+		bf := newCosterOf(pts, m, pl.InBF16(), p, T, tokens)
+		k.high = bf.phases(cache)
+	}
+	*t = cost.Shard{}
+	shardPool.Put(t)
+	return kits
+}
+
+// bf16Layers adds to stage st (stage s, layers of them, mrec of them
+// recomputing) what its layers that run in BF16 (the kit's bf16) take
+// over the plan's recipe: each a BF16 layer's forward and mean backward
+// in place of the kit's.
+func (st *stageCost) bf16Layers(k *stageKit, s int, layers, mrec float64) {
+	if k.bf16 == nil || layers <= 0 || k.bf16[s] <= 0 {
+		return
+	}
+	n := float64(k.bf16[s])
+	st.Stage.BF16Layers = k.bf16[s]
+	r := mrec / layers
+	bwd := func(ph *kitPhases) phase {
+		return cost.Scale(ph.layerBwd, r).Plus(cost.Scale(ph.layerBwdKeep, 1-r))
+	}
+	st.fwd = st.fwd.Plus(cost.Scale(k.high.layerFwd, n)).Plus(cost.Scale(k.layerFwd, -n))
+	st.bwd = st.bwd.Plus(cost.Scale(bwd(k.high), n)).Plus(cost.Scale(bwd(k.kitPhases), -n))
 }
 
 // kitPhases are a stageKit's phases, each a forward or a backward of

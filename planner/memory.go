@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
 )
@@ -24,6 +25,12 @@ type stepTracer interface {
 // no tensors; a step of one stage, the only one it traces).
 func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
+	if pl.Declared != "" {
+		// Layers in BF16 are a keyed mechanism's (TestHighPrecisionKeyed):
+		// a plan that sets no declared key has none, and its memory is
+		// counted without deciding its step's plug-ins again.
+		step.BF16Layers = bf16Layers(registered, m, pl, p)
+	}
 	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
 			e := tr.EagerTrace()
@@ -105,3 +112,17 @@ func WithAllocator(m transformer.Spec, p plan.Pod, r Result) Result {
 // own (memory.Peak, Pod.Usable); export's refusal of a plan over memory
 // still states a GPU's memory less it.
 const Reserve = 6 << 30
+
+// bf16Layers is how many of each stage's layers of plan pl run outside
+// its low-precision recipe, as the registered cost.HighPrecisionLayers
+// that prices the plan's step says (nil: none prices it): the step's shard decided once, as a step's
+// is.
+func bf16Layers(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.Pod) func(s int) int {
+	sh := &cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p, Points: pts}
+	decide(sh)
+	hp := pts.HighPrecisionLayers.Of(sh)
+	if hp == nil {
+		return nil
+	}
+	return func(s int) int { return hp.HighPrecisionLayers(sh, s) }
+}

@@ -41,6 +41,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	mrec := min(max(kk-drec, 0), layers-dense)
 	st.fwd = cost.Scale(k.layerFwd, layers-dense)
 	st.bwd = cost.Scale(k.layerBwd, mrec).Plus(cost.Scale(k.layerBwdKeep, layers-dense-mrec))
+	st.bf16Layers(k, s, layers-dense, mrec) // a mechanism's layers in BF16 (cost.HighPrecisionLayers)
 	if dn > 0 {
 		st.fwd = st.fwd.Plus(cost.Scale(k.denseFwd, dense))
 		st.bwd = st.bwd.Plus(cost.Scale(k.denseBwd, drec)).Plus(cost.Scale(k.denseBwdKeep, dense-drec))

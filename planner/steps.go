@@ -200,9 +200,7 @@ func smBound(pts *cost.Points, contention cost.Contention, m *transformer.Spec, 
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
-			kits = append(kits, stageKit{c: newCosterOf(pts, *m, *pl, &q, T, tokens)})
-			k := &kits[len(kits)-1]
-			k.kitPhases = k.c.phases(cache)
+			kits = appendKit(kits, pts, *m, *pl, &q, T, tokens, cache)
 		}
 	}
 	lp := float64(transformer.LayerParams(*m))

@@ -42,6 +42,9 @@ type Points struct {
 	Contention   Pricing[Contention]
 	StageKernels EachPricing[StageKernels]
 	StepHost     EachPricing[StepHost]
+	// HighPrecisionLayers is the stages' layers run in BF16 under a
+	// low-precision recipe (HighPrecisionLayers).
+	HighPrecisionLayers Pricing[HighPrecisionLayers]
 }
 
 // Resolve is the extension points of the families' traits fams, the
@@ -75,6 +78,8 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 		Contention:   Pricing[Contention](eachPricing[Contention](nil, mechs)),
 		StageKernels: eachPricing[StageKernels](nil, mechs),
 		StepHost:     eachPricing[StepHost](nil, mechs),
+
+		HighPrecisionLayers: Pricing[HighPrecisionLayers](eachPricing[HighPrecisionLayers](nil, mechs)),
 	}
 	return p
 }

@@ -115,6 +115,21 @@ type StageKernels interface {
 	StageKernels(s *Shard, st *Stage) (fwd, bwd Phase)
 }
 
+// HighPrecisionLayers is the extension point of a mechanism that runs
+// some of a stage's transformer layers outside the plan's low-precision
+// recipe (Megatron-Core's BF16 first and last layers): how many of
+// stage i's layers (of shard s's plan) run with BF16 GEMMs and BF16
+// weights (0: none). The framework costs those layers as the plan's
+// layers are costed in BF16 (plan.Plan.InBF16) and the stage's memory
+// likewise, a share of its layers each way. Asked of the first
+// registered plug-in that implements it and prices shard s.
+//
+// Dispatch: Pricing.
+type HighPrecisionLayers interface {
+	Plugin
+	HighPrecisionLayers(s *Shard, i int) int
+}
+
 // FSDP is the extension point of a fully sharded data parallelism that
 // gathers and copies otherwise than Megatron-FSDP (every micro-batch all
 // of a stage's parameters gathered beside its forward and again beside

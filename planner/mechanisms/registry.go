@@ -34,6 +34,7 @@ var Registered = mustRegister(
 	SMContention{},
 	HostIssue{},
 	GraphStepSync{},
+	FirstLastBF16{},
 )
 
 // keyed is a mechanism that declares plan keys of its own, in its own

@@ -21,6 +21,10 @@ type Step struct {
 	Plan  plan.Plan
 	Pod   *plan.Pod
 	Eager *EagerTrace
+	// BF16Layers is how many of stage s's layers run outside the plan's
+	// low-precision recipe (the cost model's cost.HighPrecisionLayers;
+	// nil: none), its stages' Stage.BF16Layers.
+	BF16Layers func(s int) int
 }
 
 // EagerTrace is a plain PyTorch loop's layers as eagerStepTrace writes
@@ -126,6 +130,9 @@ func (step *Step) stages(stages []Stage) []Stage {
 	lp := float64(transformer.LayerParams(step.Model))
 	for s := range stages {
 		stages[s] = StageOf(&step.Model, pl, s, lp)
+		if step.BF16Layers != nil {
+			stages[s].BF16Layers = step.BF16Layers(s)
+		}
 	}
 	return stages
 }
@@ -209,9 +216,13 @@ func (step *Step) Count(stages []Stage) Peak {
 	var peak float64
 	var at stageMem
 	tps := step.Plan.TPs
+	var hi highCounters
 	for s := range stages {
 		k := counterOf(cs, tps[s])
 		sm := cs[k].stageMemory(s, &stages[s], &lms[k])
+		if n := stages[s].BF16Layers; n > 0 {
+			sm = hi.blend(step, s, &stages[s], sm)
+		}
 		if tot := sm.total(); tot > peak {
 			peak, at = tot, sm
 		}

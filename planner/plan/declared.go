@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/placer/placer/graph/transformer"
 )
 
 // Declared is the values of the keys declared outside this package
@@ -16,7 +18,10 @@ type Declared string
 
 // Value is key name's value in d ("": its default).
 func (d Declared) Value(name string) string {
-	for _, kv := range strings.Split(string(d), ",") {
+	// Read in place (no split): every step's plug-ins ask it.
+	for rest := string(d); rest != ""; {
+		var kv string
+		kv, rest, _ = strings.Cut(rest, ",")
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v
 		}
@@ -60,17 +65,33 @@ func SwitchKey(k Key) Key {
 }
 
 // CountKey is k as a positive whole number held in Strategy.Declared
-// (values N >= 1, default off: not written), among the software's and
-// the other keys of groupRest: a declared key that says a size, as
-// SwitchKey's says on or off. Declared.Count reads it.
+// (values N >= 1, default off: not written): a ValueKey that says a
+// size, as SwitchKey's says on or off. Declared.Count reads it.
 func CountKey(k Key) Key {
-	k.Values, k.Default, k.group = "N", "off", groupRest
-	k.set = func(s *Strategy, v string, _ map[string]bool) error {
+	k.Values, k.Default = "N", "off"
+	return ValueKey(k, func(v string) (string, error) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number >= 1, got %q", v)
+			return "", fmt.Errorf("want a whole number >= 1, got %q", v)
 		}
-		s.Declared = s.Declared.with(k.Name, strconv.Itoa(n))
+		return strconv.Itoa(n), nil
+	})
+}
+
+// ValueKey is k as a key of values held in Strategy.Declared, read by
+// parse: the value as String writes it ("": the default, left out of
+// the plan's text), or why v is not one of k's values (written after the
+// key). k's Values and Default say what it takes, as the docs write
+// them; it is written among the software's and the other keys of
+// groupRest.
+func ValueKey(k Key, parse func(v string) (string, error)) Key {
+	k.group = groupRest
+	k.set = func(s *Strategy, v string, _ map[string]bool) error {
+		w, err := parse(v)
+		if err != nil {
+			return err
+		}
+		s.Declared = s.Declared.with(k.Name, w)
 		return nil
 	}
 	k.write = func(s Strategy) string { return s.Declared.Value(k.Name) }
@@ -86,23 +107,25 @@ func (d Declared) Count(name string) int {
 	return n
 }
 
-// AddKey adds key k (SwitchKey's) after Keys' own: ParseStrategy reads
-// it, String and Plan.String write it, StrategyKeys and the exports'
-// refusals name it, as they do a key of Keys (every export refuses a
-// plan that sets it: it names no export). It refuses a key whose name or
-// alias is taken, one without a name, a docs file or a help line, one
-// that names an export, or one no constructor made (no way to set or
-// write it). A plug-in's
-// registration adds its keys (planner/mechanisms' Registered).
+// AddKey adds key k (SwitchKey's or ValueKey's) after Keys' own:
+// ParseStrategy reads it, String and Plan.String write it, StrategyKeys
+// and the exports' refusals name it, as they do a key of Keys; the
+// exports it names (Exports) write it from its declaration
+// (DeclaredWrites), every other export refuses a plan that sets it. It
+// refuses a key whose name or alias is taken, one without a name, a
+// docs file or a help line, one naming an export it has no Writes for
+// (or Writes for an export it does not name), or one no constructor
+// made (no way to set or write it). A plug-in's registration adds its
+// keys (planner/mechanisms' Registered).
 func AddKey(k Key) error {
 	names := append([]string{k.Name}, k.Aliases...)
 	switch {
 	case k.Name == "" || k.Help == "" || k.Doc == "":
 		return fmt.Errorf("key %q: a declared key needs a name, a help line and a docs file", k.Name)
-	case len(k.Exports) > 0:
-		return fmt.Errorf("key %q: a declared key is written by no export (the exports' keys are Keys' own)", k.Name)
+	case len(k.Exports) != len(k.Writes) || slices.ContainsFunc(k.Exports, func(t string) bool { return k.Writes[t] == nil }):
+		return fmt.Errorf("key %q: a declared key's exports (%s) are those its declaration writes (Writes)", k.Name, strings.Join(k.Exports, ", "))
 	case k.set == nil || k.write == nil:
-		return fmt.Errorf("key %q: not made by a key constructor (SwitchKey, CountKey)", k.Name)
+		return fmt.Errorf("key %q: not made by a key constructor (SwitchKey, ValueKey, CountKey)", k.Name)
 	case strings.ToLower(k.Name) != k.Name || strings.ContainsAny(k.Name, ",= "):
 		return fmt.Errorf("key %q: want lower case, no comma, '=' or space", k.Name)
 	}
@@ -124,4 +147,37 @@ func ReindexKeys() { reindexKeys() }
 func reindexKeys() {
 	keyIndex = indexKeys()
 	StrategyKeys = keyNames()
+}
+
+// DeclaredWrites is what export target writes for the declared keys s
+// sets (Key.Writes), in Keys' order: none where s sets none.
+func DeclaredWrites(target string, s Strategy) []string {
+	var out []string
+	for _, k := range Keys {
+		if w := k.Writes[target]; w != nil {
+			if v := s.Declared.Value(k.Name); v != "" {
+				out = append(out, w(v)...)
+			}
+		}
+	}
+	return out
+}
+
+// resolveDeclared refuses, in one line, plan pl of model m where a
+// declared key it sets does not go with it (Key.Resolved).
+func (pl *Plan) resolveDeclared(m *transformer.Spec, written asWritten) error {
+	if pl.Declared == "" {
+		return nil
+	}
+	for _, k := range Keys {
+		if k.Resolved == nil {
+			continue
+		}
+		if v := pl.Declared.Value(k.Name); v != "" {
+			if err := k.Resolved(m, pl, v); err != nil {
+				return fmt.Errorf("strategy %s: %s=%s: %w", written, k.Name, v, err)
+			}
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/transformer"
 )
 
 // Key is one key of a plan written as text (--strategy, ParseStrategy),
@@ -47,6 +48,15 @@ type Key struct {
 	// planWrite is Plan.String's value where it is not write's of the
 	// plan's strategy (nil: write's).
 	planWrite func(pl Plan) string
+	// Writes is, for a key declared outside this package (AddKey), what
+	// each export target among Exports writes for the key's value v (a
+	// value other than its default): Megatron-LM's arguments, as words
+	// (DeclaredWrites). Keys' own keys are written by the exports' code.
+	Writes map[string]func(v string) []string
+	// Resolved refuses, for a declared key set to v, a plan pl of model
+	// m that the key does not go with (a whole sentence; Resolve writes
+	// it after the strategy); nil: none.
+	Resolved func(m *transformer.Spec, pl *Plan, v string) error
 }
 
 // The export targets of Key.Exports, as the exports name themselves.

@@ -106,6 +106,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 			return Plan{}, err
 		}
 	}
+	if err := pl.resolveDeclared(&m, written); err != nil {
+		return Plan{}, err
+	}
 	pl.writeBack()
 	return pl, nil
 }

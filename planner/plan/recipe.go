@@ -229,3 +229,18 @@ func RecipeFits(m transformer.Spec, s Strategy) error {
 	}
 	return nil
 }
+
+// InBF16 is pl with its transformer layers outside the low-precision
+// recipe, as Megatron-Core builds and runs a layer it keeps in BF16
+// (fp8_utils.py get_fp8_context, fp4_utils.py get_fp4_context: no
+// quantized_model_init around its build, no autocast around its
+// forward): BF16 GEMMs (no FP8 recipe), BF16 weights (no FP8 or NVFP4
+// primary weights, so no transpose cache to drop), BF16 attention (no
+// fp8-dpa). The MLP activation's FP8 input store is Megatron-Core's own
+// cast, not Transformer Engine's autocast: kept. What the framework
+// costs a stage's BF16 layers as (cost.HighPrecisionLayers).
+func (pl Plan) InBF16() Plan {
+	pl.FP8 = ""
+	pl.FP8Params, pl.NoTransposeCache, pl.FP8DPA = false, false, false
+	return pl
+}

@@ -108,6 +108,9 @@ SETTINGS = {
     "fp8-current": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=current"),
     "fp8-delayed": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=delayed"),
     "fp8-blockwise": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=blockwise"),
+    # Megatron-Core's BF16 first and last layers (planner/mechanisms/firstlast.go
+    # declares the key and the arguments it writes).
+    "first-last-bf16": (SMALL_LLAMA, 8, "tp=1,pp=2,dp=4,mbs=1,fp8=current,first-last-layers-bf16=1:2"),
     "grads-bf16": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,grads=bf16"),
     "loss-fusion": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,loss-fusion=on"),
     "fsdp": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,fsdp=on"),
@@ -204,6 +207,16 @@ REFUSED_BOTH = {
     "rank-capacity": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=hybridep,rank-capacity=1.25",
                       "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=hybridep", {"--moe-expert-rank-capacity-factor": "1.25"},
                       "rank-capacity=1.25 has no megatron setting", "unrecognized arguments: --moe-expert-rank-capacity-factor"),
+    # Delayed scaling with BF16 first and last layers (transformer_config.py __post_init__).
+    "first-last-bf16-delayed": (SMALL_LLAMA, 8, "tp=1,pp=2,dp=4,mbs=1,fp8=delayed,first-last-layers-bf16=1:1",
+                                "tp=1,pp=2,dp=4,mbs=1,fp8=delayed",
+                                {"--first-last-layers-bf16": [], "--num-layers-at-start-in-bf16": "1", "--num-layers-at-end-in-bf16": "1"},
+                                "Megatron-Core refuses it with fp8=delayed", "Delayed scaling does not support first / last layer in BF16"),
+    # A count above a stage's layers under an FP8 recipe.
+    "first-last-bf16-stage": (SMALL_LLAMA, 8, "tp=1,pp=2,dp=4,mbs=1,fp8=current,first-last-layers-bf16=5:0",
+                              "tp=1,pp=2,dp=4,mbs=1,fp8=current",
+                              {"--first-last-layers-bf16": [], "--num-layers-at-start-in-bf16": "5", "--num-layers-at-end-in-bf16": "0"},
+                              "between 0 and a pipeline stage's layers (4)", "must be between 0 and number of layers per pipeline stage (4)"),
     "heads-tp": (GPT_48, 24, "tp=3,pp=1,dp=8,mbs=2", "tp=1,pp=1,dp=24,mbs=2", {"--tensor-model-parallel-size": "3"},
                  "tp=3 does not divide the 8 attention heads", "num_attention_heads (8) must be a multiple of tensor_model_parallel_size (3)"),
     "groups-tp": ("llama:layers=8,hidden=96,heads=6,kv_heads=3,ffn=192,seq=64,vocab=128,batch=16", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on",
@@ -449,6 +462,10 @@ class Megatron(unittest.TestCase):
         want["fp8_param"] = on("fp8-params") and "fp4" not in k
         want["fp4_param"] = on("fp8-params") and "fp4" in k
         want["fp4"] = "e2m1" if k.get("fp4") == "nvfp4" else None
+        bf16 = [int(x) for x in k.get("first-last-layers-bf16", "0:0").split(":")]
+        want["first_last_layers_bf16"] = bf16 != [0, 0]
+        if bf16 != [0, 0]:
+            want["num_layers_at_start_in_bf16"], want["num_layers_at_end_in_bf16"] = bf16
         want["cpu_offloading"] = "offload-layers" in k
         want["cpu_offloading_num_layers"] = int(k.get("offload-layers", 0))
         if k.get("hidden-dropout") == "0":
@@ -495,7 +512,7 @@ class Megatron(unittest.TestCase):
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "fp4", "first", "last", "embedding-layer", "loss-layer", "mb",
                  "stack", "pack", "pack-len", "loss-fusion", "cp-comm-type",
-                 "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold"} | set(STACK_KEYS)
+                 "fp8-params", "hidden-dropout", "offload-layers", "graph-pool", "gc-threshold", "first-last-layers-bf16"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 
@@ -555,6 +572,11 @@ class Megatron(unittest.TestCase):
         # Blackwell pod: --fp4-param-gather, TransformerConfig.fp4_param.
         self.check_export("settings/fp4-params", SMALL_LLAMA, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp4=nvfp4,fp8-params=on",
                           cluster="dgx-b200:1")
+        # With the last 4 layers in BF16, as Megatron-Bridge 0.5.0's
+        # llama3_8b NVFP4 recipe sets them (first_last_layers_bf16,
+        # num_layers_at_end_in_bf16=4).
+        self.check_export("settings/fp4-first-last-bf16", SMALL_LLAMA,
+                          "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp4=nvfp4,fp8-params=on,first-last-layers-bf16=0:4", cluster="dgx-b200:1")
 
     def test_bridge_recipes(self):
         """Megatron-Bridge's rows as its recipes set Megatron-Core: accepted."""

@@ -14,7 +14,9 @@ import (
 // line naming the key and the target (unwritten), after its own, more
 // precise refusals. imbalance, the load of the busiest expert-parallel
 // rank placer costed, is how the tokens route, which no framework sets:
-// every target refuses it. torchtitan's own stack (stack=torchtitan-0.2)
+// every target refuses it. The keys a mechanism declares (plan.AddKey)
+// are among them: this package imports planner/mechanisms, whose
+// registration adds them before these are read. torchtitan's own stack (stack=torchtitan-0.2)
 // is what it runs: written by writing for torchtitan (titanStack), any
 // other stack refused. hidden-dropout=0 is what its decoders run:
 // torchtitan 0.2.2's and 0.3.0's models (models/llama3, qwen3,

@@ -381,6 +381,9 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	if err := megatronRecipe(s, slices.Contains(a, "--hidden-dropout"), add); err != nil {
 		return nil, err
 	}
+	// The keys a mechanism declares in its own file, written as their
+	// declarations say (plan.Key.Writes).
+	add(plan.DeclaredWrites(plan.ExportMegatron, s)...)
 	if err := unwritten("megatron", s, megatronKeys); err != nil {
 		return nil, err
 	}
