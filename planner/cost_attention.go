@@ -54,11 +54,12 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		f, b := p.Attention(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
-	if c.FP8Fwd > 0 {
+	if lp := c.Points.LowPrecision.Of(&c.Shard); lp != nil {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the
-		// registered cost.LowPrecision); three first linears, as
-		// torchtitan's Attention and transformers' hold them.
-		f, b := c.Points.LowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
+		// registered cost.LowPrecision that prices the shard; none in
+		// BF16); three first linears, as torchtitan's Attention and
+		// transformers' hold them.
+		f, b := lp.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
@@ -102,8 +103,15 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
-		fb = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
+		fwd := fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}
+		bwd := fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}
+		if r := c.Points.CPAttention.Of(&c.Shard); r != nil {
+			// The registered context-parallel exchange that prices the
+			// shard (cost.CPAttention: mechanisms.Ring, cp>1).
+			fa, fb = r.Attention(&c.Shard, fwd, false, msg), r.Attention(&c.Shard, bwd, true, msg)
+		} else {
+			fa, fb = c.AttentionCall(fwd, false), c.AttentionCall(bwd, true)
+		}
 	}
 	return fa, fb
 }

@@ -15,12 +15,12 @@ type Points struct {
 	// resolved from; a record's bits name their plug-ins (Registry.Named).
 	Families, Mechanisms, CodeBases *Registry
 
-	CPAttention       CPAttention
-	FineTune          FineTune
+	CPAttention       Pricing[CPAttention]
+	FineTune          Pricing[FineTune]
 	SSMBlock          SSMBlock
 	LinearMixer       LinearMixer
 	GroupedGEMM       GroupedGEMM
-	LowPrecision      LowPrecision
+	LowPrecision      Pricing[LowPrecision]
 	TokenDispatcher   TokenDispatcher
 	AttentionKernels  EachPricing[AttentionKernels]
 	MLPKernels        EachPricing[MLPKernels]
@@ -48,12 +48,12 @@ type Points struct {
 // mechanisms mechs and the code bases bases, each by its rule.
 func Resolve(fams, mechs, bases *Registry) *Points {
 	p := &Points{Families: fams, Mechanisms: mechs, CodeBases: bases,
-		CPAttention:       First[CPAttention](mechs),
-		FineTune:          First[FineTune](mechs),
+		CPAttention:       Pricing[CPAttention](eachPricing[CPAttention](nil, mechs)),
+		FineTune:          Pricing[FineTune](eachPricing[FineTune](nil, mechs)),
 		SSMBlock:          First[SSMBlock](fams),
 		LinearMixer:       First[LinearMixer](fams),
 		GroupedGEMM:       First[GroupedGEMM](mechs),
-		LowPrecision:      First[LowPrecision](mechs),
+		LowPrecision:      Pricing[LowPrecision](eachPricing[LowPrecision](nil, mechs)),
 		TokenDispatcher:   First[TokenDispatcher](mechs),
 		AttentionKernels:  eachPricing[AttentionKernels](fams, mechs),
 		MLPKernels:        eachPricing[MLPKernels](fams, mechs),

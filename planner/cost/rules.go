@@ -31,20 +31,20 @@ const (
 // name: every interface of this package that embeds Plugin, and no
 // other.
 var Rules = map[string]Rule{
-	"CPAttention":       RuleFirst,
+	"CPAttention":       RulePricing,
 	"AttentionKernels":  RuleEachPricing,
 	"MLPKernels":        RuleEachPricing,
 	"ExpertActivation":  RuleEachPricing,
 	"ExpertOutput":      RuleEachPricing,
 	"RouterKernels":     RuleEachPricing,
 	"OutputHeads":       RuleEachPricing,
-	"FineTune":          RuleFirst,
+	"FineTune":          RulePricing,
 	"SSMBlock":          RuleFirst,
 	"LinearMixer":       RuleFirst,
 	"AttentionBlock":    RulePricing,
 	"PredictionModules": RulePricing,
 	"GroupedGEMM":       RuleFirst,
-	"LowPrecision":      RuleFirst,
+	"LowPrecision":      RulePricing,
 	"ExpertLoad":        RulePricing,
 	"TokenDispatcher":   RuleFirst,
 	"DataParallel":      RulePricing,
