@@ -40,6 +40,8 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		{"ExpertLoad", implementers[cost.ExpertLoad](), "random-routing"},
 		{"AttentionBlock", implementers[cost.AttentionBlock](), "latent-attention"},
 		{"PredictionModules", implementers[cost.PredictionModules](), "multi-token-prediction"},
+		{"AttentionMemory", implementers[cost.AttentionMemory](), "latent-attention"},
+		{"PredictionMemory", implementers[cost.PredictionMemory](), "multi-token-prediction"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)

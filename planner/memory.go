@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/memory"
 	"github.com/placer/placer/planner/plan"
 )
@@ -21,9 +22,12 @@ type stepTracer interface {
 // memoryStep is plan pl of m on p as the memory model counts it, with
 // the eager trace of the plan's stack where it writes one (stepTracer:
 // its own layer costs, never a profile's, which times kernels and holds
-// no tensors; a step of one stage, the only one it traces).
+// no tensors; a step of one stage, the only one it traces), and the
+// families' traits that count its attention and its prediction modules
+// (memoryTraits).
 func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
+	step.Attention, step.Prediction = memoryTraits(registered, m, pl, p)
 	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
 			e := tr.EagerTrace()
@@ -31,6 +35,30 @@ func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 		}
 	}
 	return step
+}
+
+// memoryTraits is the registered families' traits of pts that count
+// plan pl's memory of m on p in place of the block's own attention
+// (cost.AttentionMemory) and its prediction modules (cost.PredictionMemory),
+// those the record of a step shard of the plan says price it (decide);
+// nil: none.
+func memoryTraits(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.Pod) (memory.Attention, memory.Prediction) {
+	s := cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p, Points: pts}
+	decide(&s)
+	return memoryTraitsOf(&s)
+}
+
+// memoryTraitsOf is memoryTraits of shard s, decided.
+func memoryTraitsOf(s *cost.Shard) (memory.Attention, memory.Prediction) {
+	var at memory.Attention
+	var pm memory.Prediction
+	if a := s.Points.AttentionMemory.Of(s); a != nil {
+		at = a
+	}
+	if q := s.Points.PredictionMemory.Of(s); q != nil {
+		pm = q
+	}
+	return at, pm
 }
 
 // fits reports whether plan pl fits the GPUs' memory, as

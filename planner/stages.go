@@ -34,7 +34,8 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
 	// with its share of the recomputation.
-	st.Stage = memory.StageOf(m, pl, s, lp)
+	_, pm := memoryTraitsOf(&k.c.Shard)
+	st.Stage = memory.StageOf(m, pl, s, lp, pm)
 	dn := st.Dense
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)

@@ -31,6 +31,8 @@ type Points struct {
 	ExpertLoad        Pricing[ExpertLoad]
 	AttentionBlock    Pricing[AttentionBlock]
 	PredictionModules Pricing[PredictionModules]
+	AttentionMemory   Pricing[AttentionMemory]
+	PredictionMemory  Pricing[PredictionMemory]
 
 	StepClock    StepClock
 	Host         Host
@@ -64,6 +66,8 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 		ExpertLoad:        Pricing[ExpertLoad](eachPricing[ExpertLoad](nil, mechs)),
 		AttentionBlock:    Pricing[AttentionBlock](eachPricing[AttentionBlock](fams, mechs)),
 		PredictionModules: Pricing[PredictionModules](eachPricing[PredictionModules](fams, mechs)),
+		AttentionMemory:   Pricing[AttentionMemory](eachPricing[AttentionMemory](fams, mechs)),
+		PredictionMemory:  Pricing[PredictionMemory](eachPricing[PredictionMemory](fams, mechs)),
 
 		StepClock:    First[StepClock](mechs),
 		Host:         First[Host](mechs),

@@ -43,6 +43,8 @@ var Rules = map[string]Rule{
 	"LinearMixer":       RuleFirst,
 	"AttentionBlock":    RulePricing,
 	"PredictionModules": RulePricing,
+	"AttentionMemory":   RulePricing,
+	"PredictionMemory":  RulePricing,
 	"GroupedGEMM":       RuleFirst,
 	"LowPrecision":      RulePricing,
 	"ExpertLoad":        RulePricing,
