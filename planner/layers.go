@@ -131,7 +131,7 @@ func (c *coster) layerCosts() LayerCoster {
 // a model with experts an MoE block.
 func (c *coster) layer() (fwd, bwd phase) {
 	if c.M.Hybrid() {
-		return c.hybridLayer() // cost_mamba.go
+		return c.hybridLayer() // below
 	}
 	if c.M.MoE() {
 		return c.layerCosts().MoE(c.blocks())
@@ -155,3 +155,41 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 // output is the output layer and its loss as the plan's stack costs it
 // (no profile).
 func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.Plan.Run).Output(c.blocks()) }
+
+// A hybrid model (transformer.Spec.Pattern: Nemotron-H) is a stack of
+// single-mixer blocks, each a norm, one mixer and the residual, as
+// Megatron-Core's MambaStack builds it (megatron/core/ssm/mamba_block.py:
+// MambaLayer, a TransformerLayer of self-attention only, or of an MLP
+// only). The cost model's layer is the mean of the pattern's blocks: a
+// stage's layers cost their number times one layer, so the mean is
+// exact over the model; a stage whose layers are not the pattern's mix
+// (a pipeline cut beside its attention layers) is costed at the mean,
+// left out. Attention and MLP blocks are attnBlock's and mlpBlock's
+// alone (each with its own norm and residual); the Mamba-2 block is the
+// registered cost.SSMBlock's (families.Mamba).
+
+// hybridLayer is one layer of a hybrid model for one micro-batch on one
+// GPU, forward and backward, recomputation included: the mean over its
+// pattern of Mamba-2, attention and MLP blocks.
+func (c *coster) hybridLayer() (fwd, bwd phase) {
+	nm, na, nf := c.M.Kinds()
+	l := float64(c.M.Layers)
+	var p part
+	add := func(f, b, r phase, k int) {
+		w := float64(k) / l
+		p.Fwd, p.Bwd, p.Rec = p.Fwd.Plus(cost.Scale(f, w)), p.Bwd.Plus(cost.Scale(b, w)), p.Rec.Plus(cost.Scale(r, w))
+	}
+	if nm > 0 {
+		f, b, r := c.Points.SSMBlock.SSMBlock(&c.Shard)
+		add(f, b, r, nm)
+	}
+	if na > 0 {
+		f, b, r := c.attnBlock()
+		add(f, b, r, na)
+	}
+	if nf > 0 {
+		f, b, r := c.mlpBlock()
+		add(f, b, r, nf)
+	}
+	return c.Join(p, part{}, false)
+}

@@ -48,19 +48,6 @@ func memoryTraits(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.
 	return memoryTraitsOf(&s)
 }
 
-// memoryTraitsOf is memoryTraits of shard s, decided.
-func memoryTraitsOf(s *cost.Shard) (memory.Attention, memory.Prediction) {
-	var at memory.Attention
-	var pm memory.Prediction
-	if a := s.Points.AttentionMemory.Of(s); a != nil {
-		at = a
-	}
-	if q := s.Points.PredictionMemory.Of(s); q != nil {
-		pm = q
-	}
-	return at, pm
-}
-
 // fits reports whether plan pl fits the GPUs' memory, as
 // EvaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
