@@ -36,7 +36,10 @@ func dispatcherOf(s *cost.Shard) cost.Dispatch {
 // (cost.Shard.Priced), once: the families' traits, the mechanisms and
 // the code base whose declarations hold for s (cost.Points.Decide). The extension points ask their
 // plug-ins by the record (cost.Pricing, cost.EachPricing), and a
-// figure's provenance names it (Result.PricedBy).
+// figure's provenance names it (Result.PricedBy). Where the record has
+// a plug-in price the plan's low-precision recipe (cost.LowPrecision),
+// the blocks' GEMMs take its speedups' inverses of their BF16 time
+// (cost.Shard.FP8Fwd, FP8Bwd); none: BF16.
 // The plug-ins are asked on a pooled copy of s, so that s, a coster's
 // shard on its caller's stack, is not moved to the heap by being handed
 // to them.
@@ -46,6 +49,11 @@ func decide(s *cost.Shard) {
 	s.Priced = s.Points.Decide(t)
 	*t = cost.Shard{}
 	shardPool.Put(t)
+	if lp := s.Points.LowPrecision.Of(s); lp != nil {
+		bf16 := s.H.PeakFLOPS(graph.ClassMatMul, graph.BF16)
+		fwd, bwd := lp.Speedups(&s.Plan, s.Pod, bf16)
+		s.FP8Fwd, s.FP8Bwd = 1/fwd, 1/bwd
+	}
 }
 
 var shardPool = sync.Pool{New: func() any { return new(cost.Shard) }}
@@ -95,15 +103,10 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 func newCosterOf(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
 	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, TPG: plan.Group{PerNode: T, Nodes: 1}, Tokens: tokens, Points: pts}}
 	c.Plan.TP = T
+	decide(&c.Shard)
 	c.layers = layersOf(&c.Plan.Run, p)
-	if pl.LoRA() {
+	if c.Points.FineTune.Of(&c.Shard) != nil {
 		c.layers = loraLayers{c.layers}
 	}
-	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
-		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
-		fwd, bwd := pts.LowPrecision.Speedups(&pl, p, bf16) // the registered cost.LowPrecision's
-		c.FP8Fwd, c.FP8Bwd = 1/fwd, 1/bwd
-	}
-	decide(&c.Shard)
 	return c
 }

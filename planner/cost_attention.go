@@ -16,7 +16,7 @@ import (
 // (cost.AttentionBlock: planner/families' latent attention).
 func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	if c.M.Mixed() {
-		return c.mixerBlock() // cost_gdn.go
+		return c.mixerBlock() // below
 	}
 	if p := c.Points.AttentionBlock.Of(&c.Shard); p != nil {
 		return p.AttentionBlock(&c.Shard) // a family's in place of the block's own
@@ -54,11 +54,12 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		f, b := p.Attention(&c.Shard)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
-	if c.FP8Fwd > 0 {
+	if lp := c.Points.LowPrecision.Of(&c.Shard); lp != nil {
 		// wq, wk and wv's input and wo's; their outputs' gradients (the
-		// registered cost.LowPrecision); three first linears, as
-		// torchtitan's Attention and transformers' hold them.
-		f, b := c.Points.LowPrecision.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
+		// registered cost.LowPrecision that prices the shard; none in
+		// BF16); three first linears, as torchtitan's Attention and
+		// transformers' hold them.
+		f, b := lp.Linears(&c.Shard, n*h, n*qd/T, [2]float64{n * qkv, n * h}, 3)
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeCoreAttn) {
@@ -102,8 +103,49 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		row := n * 2 * d           // a causal call's last row: its keys, of d each way
-		fa = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}, false, msg)
-		fb = c.Points.CPAttention.Attention(&c.Shard, fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}, true, msg)
+		fwd := fusedAttn{K: attn, Elems: e, Tail: row, HeadDim: int(d)}
+		bwd := fusedAttn{K: attnB, Elems: e, Tail: row, HeadDim: int(d)}
+		if r := c.Points.CPAttention.Of(&c.Shard); r != nil {
+			// The registered context-parallel exchange that prices the
+			// shard (cost.CPAttention: mechanisms.Ring, cp>1).
+			fa, fb = r.Attention(&c.Shard, fwd, false, msg), r.Attention(&c.Shard, bwd, true, msg)
+		} else {
+			fa, fb = c.AttentionCall(fwd, false), c.AttentionCall(bwd, true)
+		}
 	}
 	return fa, fb
+}
+
+// A model whose layers' token mixers differ (transformer.Spec.Mixers:
+// Qwen3-Next) has in each layer one mixer and its experts. The
+// attention half the cost model asks of a block (attnBlock) is the mean
+// of the layers' mixers: a gated attention layer (attnBlock's, with the
+// gate's GEMM and product: attnGate) or a Gated DeltaNet (gdnBlock: the
+// registered cost.LinearMixer's, families.GatedDeltaNet); the
+// experts are moeBlock's. As for hybridLayer, a stage's layers cost their
+// number times one layer, so the mean is exact over the model and a
+// stage of another mix is costed at it.
+
+// mixerBlock is the mean of m's layers' mixers for one micro-batch on
+// one GPU, forward, backward and what selective recomputation runs
+// again (the attention layers' core attention).
+func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
+	ng, na := c.M.MixerKinds()
+	l := float64(c.M.Layers)
+	add := func(f, b, r phase, k int) {
+		w := float64(k) / l
+		fwd, bwd, rec = fwd.Plus(cost.Scale(f, w)), bwd.Plus(cost.Scale(b, w)), rec.Plus(cost.Scale(r, w))
+	}
+	if na > 0 {
+		plain := *c
+		plain.M.Mixers = ""
+		f, b, r := plain.attnBlock()
+		gf, gb := c.Points.LinearMixer.AttnGate(&c.Shard)
+		add(f.Plus(gf), b.Plus(gb), r, na)
+	}
+	if ng > 0 {
+		f, b, r := c.Points.LinearMixer.MixerBlock(&c.Shard)
+		add(f, b, r, ng)
+	}
+	return fwd, bwd, rec
 }

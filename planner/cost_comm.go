@@ -7,31 +7,6 @@ import (
 	"github.com/placer/placer/planner/plan"
 )
 
-// pipelineSends is the point-to-point transfers of one micro-batch's
-// activation between a plan's adjacent stages: the first boundary's
-// time, whether every boundary's is the same, and their sum. The
-// activation leaves stage i scattered over its tensor group (each rank
-// sends its 1/T_i: Megatron's scatter-gather, or the rank's sequence
-// shard with sp) and reaches stage i+1's: between groups of different
-// degrees the smaller group's ranks each carry 1/min(T_i, T_i+1) of it,
-// the larger's less, so the transfer is that share's. A receiving group
-// without sp gathers the whole activation over NVSwitch, left out here
-// as for equal degrees.
-func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) (first float64, same bool, p2ps float64) {
-	first = -1.0
-	same = true
-	for i := 0; i+1 < pl.PP; i++ {
-		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
-		t := p.SendTime(pl.ShareNode(*p, i, i+1), bytes)
-		if first < 0 {
-			first = t
-		}
-		same = same && t == first
-		p2ps += t
-	}
-	return first, same, p2ps
-}
-
 // dpExposed is the exposed data-parallel communication of a step.
 // Data-parallel gradients (FP32 main grads, Megatron's default with
 // BF16; BF16 with grads=bf16: Plan.GradBytes) reduced over the replicas, overlapped with the last

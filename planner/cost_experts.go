@@ -145,7 +145,7 @@ func (c *coster) expertWork() moeWork {
 	tg := func(k kernel) phase {
 		return phase{Busy: k.Time(c.H), Launches: 1, Calls: c.Points.GroupedGEMM.Calls(&c.Shard, local)}
 	}
-	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.Points.LowPrecision.Casts(&c.Shard, erows*h, erows*cols))
+	experts := tg(fc1).Plus(t(actFn)).Plus(tg(fc2)).Plus(c.casts(erows*h, erows*cols))
 	// The families' kernels in the activation (GPT-OSS's clamp), again
 	// under moe_act.
 	var clampF, clampB phase
@@ -156,14 +156,14 @@ func (c *coster) expertWork() moeWork {
 	experts = experts.Plus(clampF)
 	mods := c.Plan.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).Plus(c.Points.LowPrecision.Casts(&c.Shard, erows*cols)).Plus(clampF)
+		rec = t(actFn).Plus(c.casts(erows * cols)).Plus(clampF)
 	}
 	// The data gradients as the forward GEMMs; the weight gradients into
 	// the main gradients (expertWgrad).
 	fc1w := c.expertWgrad(fc1b, erows*h, erows*up, gw*h*up)
 	fc2w := c.expertWgrad(fc2b, erows*cols, erows*h, gw*cols*h)
 	expertsB := tg(fc1b).Plus(tg(fc1w)).Plus(t(actFn)).Plus(t(actFn)).Plus(tg(fc2b)).Plus(tg(fc2w)).
-		Plus(c.Points.LowPrecision.BwdCasts(&c.Shard, erows*h, erows*cols)).Plus(clampB)
+		Plus(c.bwdCasts(erows*h, erows*cols)).Plus(clampB)
 	wgrad := tg(fc1w).Plus(tg(fc2w)) // what a frozen base does not run (LoRA: expertLoRA)
 	experts.Calls += c.Points.GroupedGEMM.SplitCastCalls(&c.Shard, local)
 	expertsB.Calls += c.Points.GroupedGEMM.SplitCastCalls(&c.Shard, local)
@@ -376,4 +376,21 @@ func (c *coster) moeTail(d cost.Dispatch, g cost.Glue, comm, bf, routed phase) s
 		}
 	}
 	return tl
+}
+
+// casts and bwdCasts are the casts of GEMM inputs of es elements each on
+// c's shard, forward and backward, by the registered cost.LowPrecision
+// that prices it; none in BF16.
+func (c *coster) casts(es ...float64) phase {
+	if lp := c.Points.LowPrecision.Of(&c.Shard); lp != nil {
+		return lp.Casts(&c.Shard, es...)
+	}
+	return phase{}
+}
+
+func (c *coster) bwdCasts(es ...float64) phase {
+	if lp := c.Points.LowPrecision.Of(&c.Shard); lp != nil {
+		return lp.BwdCasts(&c.Shard, es...)
+	}
+	return phase{}
 }

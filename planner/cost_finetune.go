@@ -13,9 +13,12 @@ import (
 // causal keys (Plan.PackedKeys, read by coreAttention).
 //
 // LoRA's kernels are mechanisms.LoRA's (its frozen base's weight
-// gradients, its adapters): the registered cost.FineTune.
+// gradients, its adapters): the registered cost.FineTune, which the
+// coster wraps a stack's layer costs with where it prices the shard
+// (newCosterOf).
 
-// loraLayers are a stack's layer costs with LoRA: the stack's, less the
+// loraLayers are a stack's layer costs with fine-tuning's adapters (the
+// registered cost.FineTune that prices the shard): the stack's, less the
 // base's weight gradients, plus the adapters.
 type loraLayers struct{ stack LayerCoster }
 
@@ -30,9 +33,10 @@ func (l loraLayers) When() cost.When { return l.stack.When() }
 func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Dense(b)
 	s := b.Base()
-	af, ab := s.Points.FineTune.Adapters(s)
+	ft := s.Points.FineTune.Of(s)
+	af, ab := ft.Adapters(s)
 	fwd = fwd.Plus(af)
-	bwd = minus(bwd, s.Points.FineTune.FrozenWeightGrads(s)).Plus(ab)
+	bwd = minus(bwd, ft.FrozenWeightGrads(s)).Plus(ab)
 	if s.Plan.Recompute == plan.FullRecompute {
 		bwd = bwd.Plus(af)
 	}
@@ -53,7 +57,7 @@ func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.E
 func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Output(b)
 	s := b.Base()
-	return fwd, minus(bwd, s.Run(s.Points.FineTune.OutputWeightGrad(s)))
+	return fwd, minus(bwd, s.Run(s.Points.FineTune.Of(s).OutputWeightGrad(s)))
 }
 
 // minus is phase a less b (b's kernels taken out of a).
@@ -118,7 +122,7 @@ type expertFineTune interface {
 // forward again in the backward under full recomputation).
 func moeLoRA(b cost.Blocks, fwd, bwd phase) (phase, phase) {
 	s := b.Base()
-	x, ok := s.Points.FineTune.(expertFineTune)
+	x, ok := s.Points.FineTune.Of(s).(expertFineTune)
 	if !ok {
 		return fwd, bwd
 	}

@@ -45,14 +45,14 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.Plus(f), bwd.Plus(b)
 	}
 	// w1 and w3's input and w2's; their outputs' gradients (the
-	// registered cost.LowPrecision).
+	// registered cost.LowPrecision that prices the shard; none in BF16).
 	var casts, castsB phase
-	if c.FP8Fwd > 0 {
+	if lp := c.Points.LowPrecision.Of(&c.Shard); lp != nil {
 		firsts := 1.0 // fc1; w1 and w3 under SwiGLU
 		if m.SwiGLU() {
 			firsts = 2
 		}
-		casts, castsB = c.Points.LowPrecision.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
+		casts, castsB = lp.Linears(&c.Shard, n*h, n*f/T, [2]float64{n * fcols, n * h}, firsts)
 		fwd, bwd = fwd.Plus(casts), bwd.Plus(castsB)
 	}
 	if c.Plan.Recomputes().Has(plan.RecomputeMLP) {

@@ -182,12 +182,17 @@ func TestMTPLastStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp := float64(transformer.LayerParams(base))
+	_, modules := memoryTraits(registered, &mtp, &pm, &p)
+	_, none := memoryTraits(registered, &base, &pb, &p)
+	if modules == nil || none != nil {
+		t.Fatalf("prediction modules' memory %v with MTP, %v without: want the trait's and none", modules, none)
+	}
 	h := 1024.0
 	module := 2*h*h + 2*h + (4196352 + 8192 + 2*1572864)
-	if got, want := memory.StageOf(&mtp, &pm, 0, lp).Params, memory.StageOf(&base, &pb, 0, lp).Params; got != want {
+	if got, want := memory.StageOf(&mtp, &pm, 0, lp, modules).Params, memory.StageOf(&base, &pb, 0, lp, none).Params; got != want {
 		t.Errorf("first stage: %g parameters with MTP, %g without", got, want)
 	}
-	if got, want := memory.StageOf(&mtp, &pm, 1, lp).Params, memory.StageOf(&base, &pb, 1, lp).Params+module+1024*h; got != want {
+	if got, want := memory.StageOf(&mtp, &pm, 1, lp, modules).Params, memory.StageOf(&base, &pb, 1, lp, none).Params+module+1024*h; got != want {
 		t.Errorf("last stage: %g parameters with MTP, want %g", got, want)
 	}
 	rb, rm := evaluate(base, pb, p), evaluate(mtp, pm, p)

@@ -20,7 +20,8 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if p.Profile != nil {
 		mid := pl.PP / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
-		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(transformer.LayerParams(m))).Params)
+		_, pm := memoryTraitsOf(&c.Shard)
+		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(transformer.LayerParams(m)), pm).Params)
 	}
 	return r, nil
 }

@@ -40,6 +40,8 @@ func TestExtensionPointsImplemented(t *testing.T) {
 		{"ExpertLoad", implementers[cost.ExpertLoad](), "random-routing"},
 		{"AttentionBlock", implementers[cost.AttentionBlock](), "latent-attention"},
 		{"PredictionModules", implementers[cost.PredictionModules](), "multi-token-prediction"},
+		{"AttentionMemory", implementers[cost.AttentionMemory](), "latent-attention"},
+		{"PredictionMemory", implementers[cost.PredictionMemory](), "multi-token-prediction"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s implemented by %q, want %q", c.point, c.got, c.want)
@@ -51,8 +53,8 @@ func TestExtensionPointsImplemented(t *testing.T) {
 	if registered.GroupedGEMM == nil || registered.GroupedGEMM.Name() != "te-grouped-gemm" {
 		t.Errorf("the coster's grouped GEMM %v, want te-grouped-gemm's", registered.GroupedGEMM)
 	}
-	if registered.LowPrecision == nil || registered.LowPrecision.Name() != "fp8-casts" {
-		t.Errorf("the coster's casts %v, want fp8-casts'", registered.LowPrecision)
+	if lp := registered.LowPrecision.Plugins(); len(lp) != 1 || lp[0].Name() != "fp8-casts" {
+		t.Errorf("the coster's casts %v, want fp8-casts'", lp)
 	}
 	if registered.TokenDispatcher == nil || registered.TokenDispatcher.Name() != "token-dispatch" {
 		t.Errorf("the coster's token dispatcher %v, want token-dispatch's", registered.TokenDispatcher)
@@ -140,7 +142,14 @@ func TestLinearsCasts(t *testing.T) {
 		}
 		co := newCoster(m, pl, &p, 8, 4096)
 		s := &co.Shard
-		f, b := registered.LowPrecision.Linears(s, in, mid, outs, 2)
+		lp := registered.LowPrecision.Of(s)
+		if (recipe == "") != (lp == nil) {
+			t.Errorf("fp8=%q: the recipe's casts priced by %v", recipe, lp)
+		}
+		var f, b cost.Phase
+		if lp != nil {
+			f, b = lp.Linears(s, in, mid, outs, 2)
+		}
 		share := 1.0 / 8
 		wantB := mechanisms.BwdCasts(s, in*share, mid)
 		switch recipe {
@@ -180,7 +189,7 @@ func TestLowPrecisionAsked(t *testing.T) {
 		c := stackCoster(t, "llama3-8b:seq=4096,batch=64", "tp=2,sp=on,dp=4,mbs=1,recompute=selective,recompute-modules=mlp"+fp8, "dgx-h100:1")
 		af, ab, _ := c.attnBlock()
 		mf, mb, mr := c.mlpBlock()
-		c.Points = swapped(func(p *cost.Points) { p.LowPrecision = moreCasts{} })
+		c.Points = replaced(t, moreCasts{})
 		af2, ab2, _ := c.attnBlock()
 		mf2, mb2, mr2 := c.mlpBlock()
 		want := [5]float64{1, 2, 1, 2, 1}
@@ -238,7 +247,7 @@ func (fixedSpeedups) Speedups(*plan.Plan, *plan.Pod, float64) (fwd, bwd float64)
 // inverse: 1/4 forward, 1/2 backward with one that says 4x and 2x), a
 // BF16 plan's at none.
 func TestLowPrecisionSpeedups(t *testing.T) {
-	fixed := swapped(func(p *cost.Points) { p.LowPrecision = fixedSpeedups{} })
+	fixed := replaced(t, fixedSpeedups{})
 	c := stackCosterOf(t, fixed, "llama3-8b:seq=4096,batch=64", "tp=1,dp=8,mbs=1,fp8=current", "dgx-h100:1")
 	if c.FP8Fwd != 0.25 || c.FP8Bwd != 0.5 {
 		t.Errorf("FP8 GEMMs' shares %v, %v; want 0.25 and 0.5", c.FP8Fwd, c.FP8Bwd)

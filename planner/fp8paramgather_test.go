@@ -81,9 +81,10 @@ func TestFP8ParamGatherWithExperts(t *testing.T) {
 	}
 	_, _, edpG := pl.ExpertGroups(p)
 	lp := float64(transformer.LayerParams(m))
+	_, pm := memoryTraits(registered, &m, &pl, &p)
 	var want float64
 	for s := range pl.Stages {
-		st := memory.StageOf(&m, &pl, s, lp)
+		st := memory.StageOf(&m, &pl, s, lp, pm)
 		_, dpG := pl.Groups(p, s)
 		dense := st.Params - st.Experts
 		ag := func(d, e float64) float64 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -225,4 +226,14 @@ func kitIndex(kits []stageKit, T int) int {
 		}
 	}
 	return -1
+}
+
+// expose is phase ph with its host's wait under host h, forward or
+// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
+// cost.Host's Expose); ph as it is without one.
+func expose(pts *cost.Points, h *kernels.Host, ph phase, bwd bool) phase {
+	if pts.Host == nil {
+		return ph
+	}
+	return pts.Host.Expose(h, ph, bwd)
 }

@@ -22,7 +22,9 @@ type stepTracer interface {
 // memoryStep is plan pl of m on p as the memory model counts it, with
 // the eager trace of the plan's stack where it writes one (stepTracer:
 // its own layer costs, never a profile's, which times kernels and holds
-// no tensors; a step of one stage, the only one it traces).
+// no tensors; a step of one stage, the only one it traces), and the
+// families' traits that count its attention and its prediction modules
+// (memoryTraits).
 func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
 	if pl.Declared != "" {
@@ -31,6 +33,7 @@ func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 		// counted without deciding its step's plug-ins again.
 		step.BF16Layers = bf16Layers(registered, m, pl, p)
 	}
+	step.Attention, step.Prediction = memoryTraits(registered, m, pl, p)
 	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
 			e := tr.EagerTrace()
@@ -38,6 +41,17 @@ func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 		}
 	}
 	return step
+}
+
+// memoryTraits is the registered families' traits of pts that count
+// plan pl's memory of m on p in place of the block's own attention
+// (cost.AttentionMemory) and its prediction modules (cost.PredictionMemory),
+// those the record of a step shard of the plan says price it (decide);
+// nil: none.
+func memoryTraits(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.Pod) (memory.Attention, memory.Prediction) {
+	s := cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p, Points: pts}
+	decide(&s)
+	return memoryTraitsOf(&s)
 }
 
 // fits reports whether plan pl fits the GPUs' memory, as

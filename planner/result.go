@@ -117,3 +117,7 @@ type Result struct {
 func (r Result) String() string {
 	return fmt.Sprintf("%s: %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%, %.1f GB per GPU", r.Plan, r.Step, r.TFLOPs, 100*r.MFU, float64(r.Memory)/1e9)
 }
+
+// StageHost is one pipeline device's host against its GPU for one
+// micro-batch (cost.StageHost; Result's HostStages).
+type StageHost = cost.StageHost

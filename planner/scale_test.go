@@ -594,6 +594,7 @@ func TestContextParallel(t *testing.T) {
 	}
 	n, h, sq := 32.0, 64.0, 32.0
 	alone := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, NoComm: true, Points: registered}}
+	decide(&alone.Shard) // the record that asks the ring (cp>1)
 	fwd, bwd := alone.layer()
 	// Transformer Engine's ring merges and copies (mechanisms'
 	// teRingMerges), an elementwise FLOP an element at 1e12: the output's
@@ -622,6 +623,7 @@ func TestContextParallel(t *testing.T) {
 	x := n*2*h*bf16/bw + lat
 	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
 	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
+	decide(&c.Shard)
 	fwdR, bwdR := c.layer()
 	if want := max(a, x) - a; !near(fwdR.CPExposed, want) || !near(fwdR.Busy, fwd.Busy+want) {
 		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.CPExposed, fwdR.Busy, want)
@@ -635,6 +637,7 @@ func TestContextParallel(t *testing.T) {
 	p8.Hardware, p8.Kernels = flopHardware(), kernels.Node{}
 	c4 := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p8.Hardware, Pod: &p8, Tokens: n / 2, Points: registered}}
 	c4.Plan.CP = 4
+	decide(&c4.Shard)
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
 	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
 	b4 := 2.5 * a4

@@ -8,6 +8,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/families"
 	"github.com/placer/placer/planner/mechanisms"
 	"github.com/placer/placer/planner/plan"
 )
@@ -47,6 +48,26 @@ func asked(s *cost.Shard, p cost.Plugin, at func() (fwd, bwd cost.Phase)) (fwd, 
 		return fwd, bwd
 	}
 	return at()
+}
+
+// replaced is the registered plug-ins with the mechanism registered
+// under p's name replaced by p, in its place (its bit in a record the
+// same), resolved anew: a test's own plug-in at a point asked by the
+// record (cost.Pricing, cost.EachPricing).
+func replaced(t *testing.T, p cost.Plugin) *cost.Points {
+	t.Helper()
+	ps := cost.Each[cost.Plugin](mechanisms.Registered)
+	found := false
+	for i, q := range ps {
+		if q.Name() == p.Name() {
+			ps[i], found = p, true
+		}
+	}
+	mechs, err := cost.NewRegistry(ps...)
+	if err != nil || !found {
+		t.Fatalf("replacing %s: %v (registered: %v)", p.Name(), err, found)
+	}
+	return cost.Resolve(families.Registered, mechs, codebases.Registered)
 }
 
 // swapped is the registered plug-ins with edit made to a copy (the

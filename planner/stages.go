@@ -34,7 +34,8 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
 	// with its share of the recomputation.
-	st.Stage = memory.StageOf(m, pl, s, lp)
+	_, pm := memoryTraitsOf(&k.c.Shard)
+	st.Stage = memory.StageOf(m, pl, s, lp, pm)
 	dn := st.Dense
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)
@@ -114,3 +115,52 @@ func window(ph phase, sm float64) plan.Window { return cost.Window(ph, sm) }
 // micro-batch as windows (window).
 func (st *stageCost) fwdWindow() plan.Window { return window(st.fwd, st.fwdSM) }
 func (st *stageCost) bwdWindow() plan.Window { return window(st.bwd, st.bwdSM) }
+
+// memoryTraitsOf is memoryTraits of shard s, decided.
+func memoryTraitsOf(s *cost.Shard) (memory.Attention, memory.Prediction) {
+	var at memory.Attention
+	var pm memory.Prediction
+	if a := s.Points.AttentionMemory.Of(s); a != nil {
+		at = a
+	}
+	if q := s.Points.PredictionMemory.Of(s); q != nil {
+		pm = q
+	}
+	return at, pm
+}
+
+// addStageKernels adds to stage st, stage i of shard s's plan, per
+// micro-batch what each registered plug-in that prices s runs on its
+// compute stream beside its layers (cost.StageKernels: FSDP2's copies).
+func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
+	for k := range s.Points.StageKernels.On(s) {
+		v := st.view(i, &s.Plan)
+		fwd, bwd := k.StageKernels(s, &v)
+		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
+	}
+}
+
+// pipelineSends is the point-to-point transfers of one micro-batch's
+// activation between a plan's adjacent stages: the first boundary's
+// time, whether every boundary's is the same, and their sum. The
+// activation leaves stage i scattered over its tensor group (each rank
+// sends its 1/T_i: Megatron's scatter-gather, or the rank's sequence
+// shard with sp) and reaches stage i+1's: between groups of different
+// degrees the smaller group's ranks each carry 1/min(T_i, T_i+1) of it,
+// the larger's less, so the transfer is that share's. A receiving group
+// without sp gathers the whole activation over NVSwitch, left out here
+// as for equal degrees.
+func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) (first float64, same bool, p2ps float64) {
+	first = -1.0
+	same = true
+	for i := 0; i+1 < pl.PP; i++ {
+		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
+		t := p.SendTime(pl.ShareNode(*p, i, i+1), bytes)
+		if first < 0 {
+			first = t
+		}
+		same = same && t == first
+		p2ps += t
+	}
+	return first, same, p2ps
+}

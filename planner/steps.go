@@ -18,20 +18,6 @@ func stepWait(s *cost.Shard, h *kernels.Host) float64 {
 	return t
 }
 
-// StageHost is one pipeline device's host against its GPU for one
-// micro-batch (cost.StageHost; Result's HostStages).
-type StageHost = cost.StageHost
-
-// expose is phase ph with its host's wait under host h, forward or
-// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
-// cost.Host's Expose); ph as it is without one.
-func expose(pts *cost.Points, h *kernels.Host, ph phase, bwd bool) phase {
-	if pts.Host == nil {
-		return ph
-	}
-	return pts.Host.Expose(h, ph, bwd)
-}
-
 // drain is the tail of steps host h issues after a device-to-host
 // synchronization with ahead seconds queued before it (cost.Host's
 // Drain); none without a registered Host.
@@ -120,17 +106,6 @@ func (r *Result) setBreakdown(b cost.Breakdown) {
 	r.Step, r.Compute, r.Bubble, r.DPExposed, r.Embedding, r.Optimizer = b.Step, b.Compute, b.Bubble, b.DPExposed, b.Embedding, b.Optimizer
 	r.TPExposed, r.CPExposed, r.EPExposed, r.HostExposed = b.TPExposed, b.CPExposed, b.EPExposed, b.HostExposed
 	r.LayerForward, r.LayerBackward, r.TFLOPs, r.MFU = b.LayerForward, b.LayerBackward, b.TFLOPs, b.MFU
-}
-
-// addStageKernels adds to stage st, stage i of shard s's plan, per
-// micro-batch what each registered plug-in that prices s runs on its
-// compute stream beside its layers (cost.StageKernels: FSDP2's copies).
-func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
-	for k := range s.Points.StageKernels.On(s) {
-		v := st.view(i, &s.Plan)
-		fwd, bwd := k.StageKernels(s, &v)
-		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)
-	}
 }
 
 // fsdpOf is the registered fully sharded data parallelism that prices

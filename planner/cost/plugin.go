@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/placer/placer/planner/plan"
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+)
 
 // Plugin is a family, a code base or a mechanism registered by name: its
 // Name, the name a figure's provenance gives it (Result's PricedBy), and
@@ -23,10 +26,11 @@ type RingMsg struct{ KV, Out float64 }
 // CPAttention is the extension point of a layer's attention with its
 // context-parallel exchange: fused attention call f (the GPU's whole
 // share of the scores), forward or backward, with the exchange of msg
-// between the plan's CP ranks as the plan's stack runs it; without
-// context parallelism, the kernel alone.
+// between the plan's CP ranks as the plan's stack runs it, the first
+// registered plug-in that implements it and prices the shard (Pricing);
+// none (no context parallelism): the kernel alone (Shard.AttentionCall).
 //
-// Dispatch: First.
+// Dispatch: Pricing.
 type CPAttention interface {
 	Plugin
 	Attention(s *Shard, f FusedAttn, backward bool, msg RingMsg) Phase
@@ -91,12 +95,13 @@ func Each[T Plugin](r *Registry) []T {
 }
 
 // FineTune is the extension point of fine-tuning's adapters on a frozen
-// base, which a code base's layer costs are wrapped with on a plan that
-// trains them: a dense block's adapters, forward and backward, and the
-// weight-gradient GEMMs a frozen base does not run, the block's and the
-// output layer's.
+// base, which a code base's layer costs are wrapped with where the first
+// registered plug-in that implements it prices the shard (Pricing): a
+// dense block's adapters, forward and backward, and the weight-gradient
+// GEMMs a frozen base does not run, the block's and the output layer's;
+// none: the code base's layer costs as they are.
 //
-// Dispatch: First.
+// Dispatch: Pricing.
 type FineTune interface {
 	Plugin
 	Adapters(s *Shard) (fwd, bwd Phase)
@@ -155,6 +160,37 @@ type PredictionModules interface {
 	Modules(s *Shard, e Ends) (fwd, bwd Phase)
 }
 
+// The extension points of the memory a family's trait counts in place of
+// the block's own, which the framework hands planner/memory (its
+// Step.Attention and Step.Prediction, interfaces of its own of the same
+// methods: memory reads no plug-in registry), each the first registered
+// plug-in that implements it and prices the step (Pricing):
+//
+//   - AttentionMemory: what a family's attention in place of the
+//     block's own (AttentionBlock) keeps for its backward (memory.Attention:
+//     its saved tensors' units and latents, its output's units, what
+//     selective recomputation frees of it); none: the block's own;
+//   - PredictionMemory: the prediction modules on the last stage
+//     (PredictionModules) as memory counts them (memory.Prediction: how
+//     many, each one's parameters and activations beside its block's);
+//     none: no modules.
+//
+// Dispatch: Pricing (each of them).
+type (
+	AttentionMemory interface {
+		Plugin
+		Units(m transformer.Spec, in, mask float64) (attn, latents float64)
+		OutputUnits(m transformer.Spec) float64
+		RecomputeFreed(m transformer.Spec, mods plan.RecomputeModules, in float64) [2][2]float64
+	}
+	PredictionMemory interface {
+		Plugin
+		ModuleCount(m transformer.Spec) float64
+		ModuleParams(m transformer.Spec, T, block float64) float64
+		ModuleActivations(recipe string, unit, sp, block float64) float64
+	}
+)
+
 // Ends is what PredictionModules are given of the last stage, each for
 // one micro-batch on one GPU: the embedding's and the output layer's
 // phases (with its loss) as the plan's code base costs them, and one
@@ -187,12 +223,12 @@ type GroupedGEMM interface {
 
 // LowPrecision is the extension point of the plan's low-precision
 // recipe (Plan.FP8: an FP8 or FP4 recipe), the first registered plug-in
-// that implements it (First): Speedups, how many times faster its GEMMs
+// that implements it and prices the shard (Pricing; none: BF16, no
+// speedups and no casts): Speedups, how many times faster its GEMMs
 // run than BF16 ones of their shapes on pod p, forward and backward
 // (their time's share, Shard.FP8Fwd and FP8Bwd, is its inverse), given
 // the pod's BF16 matrix peak bf16Peak; and the casts of a layer's GEMM
-// inputs to it, where the pod prices the GEMMs in it (Shard.FP8Fwd;
-// nothing in BF16): Casts and BwdCasts, the
+// inputs to it: Casts and BwdCasts, the
 // forward's and the backward's casts of inputs of es elements each on
 // the GPU; Linears, those of a block half's two linears as the recipe
 // casts them: the first linears' shared input of in elements (the
@@ -203,7 +239,7 @@ type GroupedGEMM interface {
 // model holds them apart (Llama's wq, wk and wv: 3; w1 and w3: 2),
 // forward and backward.
 //
-// Dispatch: First.
+// Dispatch: Pricing.
 type LowPrecision interface {
 	Plugin
 	Casts(s *Shard, es ...float64) Phase

@@ -15,12 +15,12 @@ type Points struct {
 	// resolved from; a record's bits name their plug-ins (Registry.Named).
 	Families, Mechanisms, CodeBases *Registry
 
-	CPAttention       CPAttention
-	FineTune          FineTune
+	CPAttention       Pricing[CPAttention]
+	FineTune          Pricing[FineTune]
 	SSMBlock          SSMBlock
 	LinearMixer       LinearMixer
 	GroupedGEMM       GroupedGEMM
-	LowPrecision      LowPrecision
+	LowPrecision      Pricing[LowPrecision]
 	TokenDispatcher   TokenDispatcher
 	AttentionKernels  EachPricing[AttentionKernels]
 	MLPKernels        EachPricing[MLPKernels]
@@ -31,6 +31,8 @@ type Points struct {
 	ExpertLoad        Pricing[ExpertLoad]
 	AttentionBlock    Pricing[AttentionBlock]
 	PredictionModules Pricing[PredictionModules]
+	AttentionMemory   Pricing[AttentionMemory]
+	PredictionMemory  Pricing[PredictionMemory]
 
 	StepClock    StepClock
 	Host         Host
@@ -51,12 +53,12 @@ type Points struct {
 // mechanisms mechs and the code bases bases, each by its rule.
 func Resolve(fams, mechs, bases *Registry) *Points {
 	p := &Points{Families: fams, Mechanisms: mechs, CodeBases: bases,
-		CPAttention:       First[CPAttention](mechs),
-		FineTune:          First[FineTune](mechs),
+		CPAttention:       Pricing[CPAttention](eachPricing[CPAttention](nil, mechs)),
+		FineTune:          Pricing[FineTune](eachPricing[FineTune](nil, mechs)),
 		SSMBlock:          First[SSMBlock](fams),
 		LinearMixer:       First[LinearMixer](fams),
 		GroupedGEMM:       First[GroupedGEMM](mechs),
-		LowPrecision:      First[LowPrecision](mechs),
+		LowPrecision:      Pricing[LowPrecision](eachPricing[LowPrecision](nil, mechs)),
 		TokenDispatcher:   First[TokenDispatcher](mechs),
 		AttentionKernels:  eachPricing[AttentionKernels](fams, mechs),
 		MLPKernels:        eachPricing[MLPKernels](fams, mechs),
@@ -67,6 +69,8 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 		ExpertLoad:        Pricing[ExpertLoad](eachPricing[ExpertLoad](nil, mechs)),
 		AttentionBlock:    Pricing[AttentionBlock](eachPricing[AttentionBlock](fams, mechs)),
 		PredictionModules: Pricing[PredictionModules](eachPricing[PredictionModules](fams, mechs)),
+		AttentionMemory:   Pricing[AttentionMemory](eachPricing[AttentionMemory](fams, mechs)),
+		PredictionMemory:  Pricing[PredictionMemory](eachPricing[PredictionMemory](fams, mechs)),
 
 		StepClock:    First[StepClock](mechs),
 		Host:         First[Host](mechs),

@@ -87,3 +87,15 @@ func (c *Shard) Attention(a FusedAttn, backward bool) float64 {
 	}
 	return r.Time(kernels.AttentionCall{Flops: flops, Elems: a.Elems, Tail: a.Tail, HeadDim: a.HeadDim})
 }
+
+// AttentionCall is fused attention f as one call on one GPU, forward or
+// backward, without context parallelism (CPAttention's none): one fused
+// kernel forward; the backward's main kernel and its preprocessing (the
+// output's and its gradient's row sums).
+func (c *Shard) AttentionCall(f FusedAttn, backward bool) Phase {
+	launches := 1.0
+	if backward {
+		launches = 2
+	}
+	return Phase{Busy: c.Attention(f, backward), Launches: launches}
+}

@@ -29,7 +29,8 @@ const (
 	// settings (Setting: plan.Settings, what the stack runs).
 	OfStack
 	// OfPrecision is the plan's low-precision recipe as the pod runs
-	// it (Precision: the GEMMs in FP8 or FP4).
+	// it (Precision: the GEMMs in FP8 or FP4: a recipe on a pod with
+	// FP8 GEMMs).
 	OfPrecision
 	// OfModel is the model: its family's traits (Model).
 	OfModel
@@ -80,8 +81,10 @@ func Setting(says string, f func(*plan.Settings) bool) Cond {
 }
 
 // Precision is the condition that the pod runs the blocks' GEMMs in the
-// plan's low-precision recipe (Shard.FP8Fwd above 0) and, f non-nil,
-// that f holds of the recipe (plan.Strategy.FP8), says its text.
+// plan's low-precision recipe (the plan names one, plan.Strategy.FP8, and
+// the pod has FP8 GEMMs, kernels.Node.FP8Peak: where the framework
+// prices them at the recipe's speedups, Shard.FP8Fwd) and, f non-nil,
+// that f holds of the recipe, says its text.
 func Precision(says string, f func(recipe string) bool) Cond {
 	return Cond{Of: OfPrecision, Says: says, recipe: f}
 }
@@ -132,7 +135,7 @@ func (c *Cond) holds(s *Shard) bool {
 	case c.pod != nil:
 		ok = c.pod(s.Pod)
 	case c.Of == OfPrecision:
-		ok = s.FP8Fwd > 0 && (c.recipe == nil || c.recipe(s.Plan.FP8))
+		ok = s.Plan.FP8 != "" && s.Pod.Kernels.FP8Peak > 0 && (c.recipe == nil || c.recipe(s.Plan.FP8))
 	case c.Of == OfStack:
 		ok = slices.Contains(c.frameworks, s.Plan.Software.Framework())
 	case c.Of == OfCosting && c.comm:

@@ -9,8 +9,8 @@ import (
 
 // TestWhen: a declaration holds where each of its conditions does, a
 // negated one where it does not; each condition reads its part alone
-// (a key's the plan, a model's the model, the precision the shard's FP8
-// ratio and the recipe, a stack's the framework or the settings, the
+// (a key's the plan, a model's the model, the precision the plan's
+// recipe and the pod's FP8 peak, a stack's the framework or the settings, the
 // costing NoComm and NoHost); Runs holds only for settings' conditions;
 // String writes them as the docs do.
 func TestWhen(t *testing.T) {
@@ -20,7 +20,7 @@ func TestWhen(t *testing.T) {
 	power := GPU("power-limited", func(p *plan.Pod) bool { return p.PowerLimit > 0 })
 	base := func() *Shard {
 		s := &Shard{M: transformer.Spec{Experts: 8}, Pod: &plan.Pod{}}
-		s.Plan.CP, s.Plan.FP8, s.FP8Fwd = 2, "mxfp8", 0.5
+		s.Plan.CP, s.Plan.FP8, s.Pod.Kernels.FP8Peak = 2, "mxfp8", 1.979e15
 		s.Plan.Software.Stack = "torchtitan-0.2"
 		return s
 	}
@@ -37,7 +37,8 @@ func TestWhen(t *testing.T) {
 		{"moe", When{MoE, cp}, func(*Shard) {}, true},
 		{"dense", When{MoE, cp}, func(s *Shard) { s.M.Experts = 0 }, false},
 		{"fp8 priced", When{FP8, mxfp8}, func(*Shard) {}, true},
-		{"fp8 not priced on the pod", When{mxfp8}, func(s *Shard) { s.FP8Fwd = 0 }, false},
+		{"fp8 not priced on the pod", When{mxfp8}, func(s *Shard) { s.Pod.Kernels.FP8Peak = 0 }, false},
+		{"bf16", When{FP8}, func(s *Shard) { s.Plan.FP8 = "" }, false},
 		{"another recipe", When{mxfp8}, func(s *Shard) { s.Plan.FP8 = "delayed" }, false},
 		{"torchtitan", When{Framework(plan.FrameworkTorchTitan)}, func(*Shard) {}, true},
 		{"megatron", When{Megatron}, func(*Shard) {}, false},

@@ -11,7 +11,8 @@
 // latent attention in place of the block's own (AttentionBlock), and
 // mtp.go, DeepSeek-V3's multi-token prediction modules on the last
 // stage (PredictionModules), each the first registered trait the
-// record says prices the step;
+// record says prices the step, and each what planner/memory counts of
+// it (AttentionMemory, PredictionMemory);
 // mamba.go (Nemotron-H's Mamba-2 blocks) and gdn.go (Qwen3-Next's Gated
 // DeltaNet and gated attention), the mixers whose blocks the coster's
 // hybrid layer weighs by the model's layers of each kind.

@@ -148,3 +148,52 @@ func (c latent) latentBlock() (fwd, bwd, rec cost.Phase) {
 	}
 	return fwd, bwd, rec
 }
+
+var _ cost.AttentionMemory = LatentAttention{}
+
+// Units is what one block's latent attention keeps for its backward, in
+// units of s b h bytes before any split over the tensor group
+// (cost.AttentionMemory; planner/memory's blockUnits), as Megatron-Core's
+// MLASelfAttention keeps it (latentBlock): the down projections' input
+// 2; the query's latent before and after its norm (the norm's input,
+// the up projection's), 4 QLoRA/h; the keys' and values' latent with the
+// rotary key (the down projection's output, the norm's input) and the
+// normed latent (the up projection's input), 2 (KVLoRA + RopeDim)/h + 2
+// KVLoRA/h; every head's Q and K of Head + RopeDim and V of Head as
+// flash attention saves them (the up projections' outputs are not kept:
+// the rotary embedding and the concatenation need no input for their
+// backward), the output 2 heads Head/h, the dropout mask's mask. The
+// down projections' input and the up projections' normed latents in
+// bytes of in (a GEMM's saved input's). Latents, the latents alone:
+// replicated over the tensor group without sequence parallelism.
+func (LatentAttention) Units(m transformer.Spec, in, mask float64) (attn, latents float64) {
+	h, heads := float64(m.Hidden), float64(m.Heads)
+	d, r := float64(m.HeadDim()), float64(m.RopeDim)
+	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
+	lat := (2*ql + in*ql + 2*(kl+r) + in*kl) / h
+	attn = in + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + mask
+	return attn, lat
+}
+
+// OutputUnits is the latent attention's output, every head's V of Head,
+// in units of s b h bytes: what recomputing the core attention frees.
+func (LatentAttention) OutputUnits(m transformer.Spec) float64 {
+	return 2 * float64(m.Heads) * float64(m.HeadDim()) / float64(m.Hidden)
+}
+
+// RecomputeFreed is what selective recomputation's modules mods free of
+// a block's latent attention, each piece its replicated and its split
+// units of s b h bytes: layernorm its input norm's output (the down
+// projections' input, in bytes an element, in: FP8 where they run in
+// FP8), replicated; mla_up_proj every head's query, key and value
+// (flash attention's saved inputs), split.
+func (LatentAttention) RecomputeFreed(m transformer.Spec, mods plan.RecomputeModules, in float64) (freed [2][2]float64) {
+	if mods.Has(plan.RecomputeLayerNorm) {
+		freed[0] = [2]float64{in, 0}
+	}
+	if mods.Has(plan.RecomputeMLAUpProj) {
+		d, r, h := float64(m.HeadDim()), float64(m.RopeDim), float64(m.Hidden)
+		freed[1] = [2]float64{0, 2 * float64(m.Heads) * (2*(d+r) + d) / h}
+	}
+	return freed
+}

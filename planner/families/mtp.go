@@ -6,6 +6,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/mechanisms"
+	"github.com/placer/placer/planner/plan"
 )
 
 // MTP is DeepSeek-V3's multi-token prediction (transformer.Spec.MTP
@@ -64,4 +65,31 @@ func (MTP) Modules(c *cost.Shard, e cost.Ends) (fwd, bwd cost.Phase) {
 	}
 	x := float64(m.MTP)
 	return cost.Scale(fwd, x), cost.Scale(bwd, x)
+}
+
+var _ cost.PredictionMemory = MTP{}
+
+// ModuleCount is the model's multi-token-prediction modules
+// (transformer.Spec.MTP; cost.PredictionMemory).
+func (MTP) ModuleCount(m transformer.Spec) float64 { return float64(m.MTP) }
+
+// ModuleParams is one module's parameters on one GPU of a tensor group
+// of T (transformer.MTPParams' share): the projection of 2h to h
+// (column-parallel), its two norms, and its block's, block.
+func (MTP) ModuleParams(m transformer.Spec, T, block float64) float64 {
+	h := float64(m.Hidden)
+	return 2*h*h/T + 2*h + block
+}
+
+// ModuleActivations is what one module keeps for one micro-batch on one
+// GPU: the two norms' inputs and the projection's input (2 + 2 + 4
+// units of s b h bytes unit, the latter 2 where the low-precision recipe
+// keeps FP8 inputs; sequence-parallel: sp), and its block's, block
+// (kept, not recomputed).
+func (MTP) ModuleActivations(recipe string, unit, sp, block float64) float64 {
+	proj := 4.0
+	if plan.KeepsFP8Inputs(recipe) {
+		proj = 2
+	}
+	return (2+2+proj)*unit*sp + block
 }

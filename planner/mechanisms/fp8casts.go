@@ -39,12 +39,10 @@ func (FP8Casts) BwdCasts(s *cost.Shard, es ...float64) cost.Phase { return BwdCa
 // (bwdCasts), or under a rowwise recipe the inputs' and the outputs'
 // gradients' (rowwiseBwd), and under fp8=rowwise the rescale of each
 // backward GEMM's output (RowwiseRescales: firsts first linears, each
-// its own GEMMs). Nothing in BF16.
+// its own GEMMs). Asked where it prices the shard, as it declares (the
+// GEMMs in FP8 or FP4).
 func (FP8Casts) Linears(s *cost.Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd cost.Phase) {
 	c := fp8{s}
-	if s.FP8Fwd == 0 {
-		return fwd, bwd
-	}
 	x := in * c.rowwiseInput()
 	if plan.Rowwise(s.Plan.FP8) {
 		return c.casts(x, mid), c.rowwiseBwd([]float64{x, mid}, outs[:]).Plus(RowwiseRescales(s, x, mid, outs, firsts))

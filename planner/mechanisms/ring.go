@@ -12,7 +12,8 @@ import (
 // point-to-point sends (ringP2P), its all-gather of K and V
 // (kvAllGather), or torch's ring with its all-gather or all-to-all
 // rotater (torchRing), eager or compiled. It prices a plan with context
-// parallelism (CP above 1); without, the fused kernel alone.
+// parallelism (CP above 1), as it declares; without, the framework
+// prices the fused kernel alone (cost.Shard.AttentionCall).
 type Ring struct{}
 
 var _ cost.CPAttention = Ring{}
@@ -33,7 +34,8 @@ func (Ring) Attention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.R
 
 // RingAttention is fused attention f with s's ring (ring.attention),
 // Ring's, for a family's attention of a shape of its own
-// (families.LatentAttention).
+// (families.LatentAttention): without context parallelism, the kernel
+// alone (cost.Shard.AttentionCall).
 func RingAttention(s *cost.Shard, f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
 	return ring{s}.attention(f, backward, msg)
 }
@@ -67,9 +69,7 @@ type ring struct{ *cost.Shard }
 func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.Phase {
 	C := c.Plan.CP
 	if C <= 1 {
-		// One fused kernel forward; the backward's main kernel and its
-		// preprocessing (the output's and its gradient's row sums).
-		return cost.Phase{Busy: c.Attention(f, backward), Launches: map[bool]float64{false: 1, true: 2}[backward]}
+		return c.AttentionCall(f, backward)
 	}
 	switch c.Plan.Run.CPRing {
 	case plan.CPRingKVAllGather:

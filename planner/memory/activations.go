@@ -20,7 +20,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	T := float64(pl.TP)
 	n, kv := c.tokens, float64(m.KVHeads)
 	unit := n * float64(m.Hidden) // s b h
-	perLayer, perDense, mtpBlock, layerInput := lm.perLayer, lm.perDense, lm.mtpBlock, lm.layerInput
+	perLayer, perDense, wholeBlock, layerInput := lm.perLayer, lm.perDense, lm.wholeBlock, lm.layerInput
 	perDevice := float64(pl.Stages[s])
 	// A model with experts' dense blocks before them (denseOn's, in st):
 	// the stage's dense layers and how many of them recompute.
@@ -69,18 +69,14 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 			}
 			acts += last * c.titanOutputInputs()
 		}
-		if m.MTP > 0 {
-			// Each multi-token-prediction module, for the
-			// micro-batches in flight on the last stage: the two norms'
-			// inputs and the projection's input (2 + 2 + 4 units, the
-			// latter 2 in FP8; sequence-parallel), its block's (kept, not
-			// recomputed), and its own logits as the output layer's.
-			proj := 4.0
-			if plan.KeepsFP8Inputs(pl.FP8) {
-				proj = 2
-			}
-			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
-			logits += float64(m.MTP) * n * float64(m.Vocab) / T * c.lossBytes()
+		if pm := c.prediction; pm != nil {
+			// Each prediction module, for the micro-batches in flight
+			// on the last stage: what it keeps with its block's (kept,
+			// not recomputed: Prediction.ModuleActivations), and its own
+			// logits as the output layer's.
+			x := pm.ModuleCount(*m)
+			acts += x * last * pm.ModuleActivations(pl.FP8, unit, c.sp(), wholeBlock)
+			logits += x * n * float64(m.Vocab) / T * c.lossBytes()
 		}
 	}
 	switch {

@@ -10,7 +10,12 @@
 // evaluate/alloc's simulator replaying each stage's allocation trace).
 // It reads the plan (planner/plan) and the model alone, no time:
 // the cost model (planner) weighs its stages with StageOf, and
-// names the eager code base its stack traces (Step.Eager).
+// names the eager code base its stack traces (Step.Eager). What a
+// family keeps in place of the block's own attention, and its
+// prediction modules on the last stage, are the family's traits',
+// handed in as method sets of its own (traits.go: Step.Attention,
+// Step.Prediction, which planner decides by the traits' declarations):
+// it names no family.
 //
 // May import: graph/..., decision, evaluate/alloc, planner/eager, planner/plan
 package memory

@@ -40,7 +40,7 @@ func TestHybridExpertsStages(t *testing.T) {
 		{Params: 6967600 + 512000, Experts: 4194304, Layers: 6967600},
 		{Params: 3146752 + 512000 + 512, Experts: 0, Layers: 3146752},
 	} {
-		got := StageOf(&m, &pl, i, lp)
+		got := StageOf(&m, &pl, i, lp, nil)
 		if got.Params != want.Params || got.Experts != want.Experts || got.Layers != want.Layers {
 			t.Errorf("stage %d holds %g parameters (%g of experts, %g of blocks), want %g (%g, %g) by hand",
 				i, got.Params, got.Experts, got.Layers, want.Params, want.Experts, want.Layers)

@@ -10,11 +10,11 @@ import (
 // layerMemory is what stageMemory's stages of one tensor-parallel degree
 // share, bytes for one micro-batch: one layer's activations (a block's
 // of the model's kind, and in a model with experts a dense block's
-// before them), the multi-token-prediction module's block's, and the
-// input a recomputing layer keeps; under torchtitan's per-op
+// before them), a block's without recomputation (a prediction module's:
+// Step.Prediction), and the input a recomputing layer keeps; under torchtitan's per-op
 // checkpointing, what one block's recomputed forward holds; kept, what
 // of a layer's activations CPU offload leaves on the GPU (recipe.go).
-type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing, kept float64 }
+type layerMemory struct{ perLayer, perDense, wholeBlock, layerInput, recomputing, kept float64 }
 
 // layerMemory is c's layerMemory (stageMemory's), computed once for all
 // the stages of its degree.
@@ -31,9 +31,9 @@ func (c *counter) layerMemory() layerMemory {
 	heads := float64(m.Heads)
 	unit := n * h // s b h
 	in := c.gemmInputBytes()
-	attn, mlp, replicated := blockUnits(m, in, !c.dropoutFree())
+	attn, mlp, replicated := blockUnits(m, in, !c.dropoutFree(), c.attention)
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
-		attn += in * projFP8Input(m)
+		attn += in * projFP8Input(m, c.attention != nil)
 	}
 	// The recipe's FP8 attention, FP8 activation storage, LoRA's frozen
 	// base (recipe.go).
@@ -66,13 +66,13 @@ func (c *counter) layerMemory() layerMemory {
 	if !pl.SequenceParallel && pl.TP > 1 {
 		kept = rb.whole*unit + rb.kept*unit/T + rb.masks*unit
 	}
-	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
+	wholeBlock := perLayer // a prediction module's block: not recomputed
 	mods := pl.Recomputes()
 	if mods.Has(plan.RecomputeCoreAttn) {
 		// The attention output, recomputed.
 		out := 2 * unit / T
-		if m.MLA() {
-			out = 2 * heads * float64(m.HeadDim()) / h * unit / T
+		if c.attention != nil {
+			out = c.attention.OutputUnits(*m) * unit / T
 		}
 		perLayer -= out
 		perDense -= out
@@ -102,7 +102,7 @@ func (c *counter) layerMemory() layerMemory {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput, recomputing: recomputing, kept: kept}
+	return layerMemory{perLayer: perLayer, perDense: perDense, wholeBlock: wholeBlock, layerInput: layerInput, recomputing: recomputing, kept: kept}
 }
 
 // titanBlockExtra is what a torchtitan block keeps for its backward
@@ -173,11 +173,10 @@ func (c *counter) titanOpSAC() float64 {
 // recomputeSaved is the bytes of one block's activations (an MoE
 // block's with moe, else a dense block's) that selective
 // recomputation's modules other than the core attention free, for one
-// micro-batch on one GPU (layerMemory's): layernorm the output of the
-// norms that are modules of their own (an MoE block's norm before its
-// experts: the experts' input; latent attention's input norm: the down
-// projections' input, FP8 where they run in FP8); mla_up_proj every
-// head's query, key and value (flash attention's saved inputs); mlp a
+// micro-batch on one GPU (layerMemory's): a family's attention's
+// (Attention.RecomputeFreed); layernorm the output of the norms that are
+// modules of their own (an MoE block's norm before its experts: the
+// experts' input); mlp a
 // dense MLP's saved tensors but the dropout mask (FC1's input, the
 // activation's input, FC2's input; its checkpoint keeps the block's
 // residual, counted as the norm's input); moe everything moeActivations
@@ -199,12 +198,10 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 		return rep*unit + shard*unit/T
 	}
 	var saved float64
-	if mods.Has(plan.RecomputeLayerNorm) && m.MLA() {
-		saved += split(in, 0)
-	}
-	if mods.Has(plan.RecomputeMLAUpProj) && m.MLA() {
-		d, r, h := float64(m.HeadDim()), float64(m.RopeDim), float64(m.Hidden)
-		saved += split(0, 2*float64(m.Heads)*(2*(d+r)+d)/h)
+	if c.attention != nil {
+		for _, p := range c.attention.RecomputeFreed(*m, mods, in) {
+			saved += split(p[0], p[1])
+		}
 	}
 	if moe {
 		a, input, mid, shared := c.moeActivationParts()
@@ -225,7 +222,7 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 		return saved
 	}
 	if mods.Has(plan.RecomputeMLP) {
-		_, mlp, _ := blockUnits(m, in, !c.dropoutFree())
+		_, mlp, _ := blockUnits(m, in, !c.dropoutFree(), c.attention)
 		fc1In, mask := in, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
 		if m.SwiGLU() || m.Act == "relu2" || c.dropoutFree() {
 			mask = 0
@@ -240,8 +237,9 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 // attention's, its MLP's, and of both what stays replicated over the
 // tensor group without sequence parallelism; in the bytes an element of
 // a GEMM's saved input takes (gemmInputBytes': 2 in BF16, 1 in FP8),
-// dropout whether the block has a hidden dropout (dropoutFree).
-func blockUnits(m *transformer.Spec, in float64, dropout bool) (attn, mlp, replicated float64) {
+// dropout whether the block has a hidden dropout (dropoutFree), at a
+// family's attention in place of the block's own (nil: the block's own).
+func blockUnits(m *transformer.Spec, in float64, dropout bool, at Attention) (attn, mlp, replicated float64) {
 	h, f := float64(m.Hidden), float64(m.FFN)
 	heads, kv := float64(m.Heads), float64(m.KVHeads)
 	mask := 1.0 // the dropout after the attention's output projection (and a GeLU MLP's)
@@ -261,24 +259,9 @@ func blockUnits(m *transformer.Spec, in float64, dropout bool) (attn, mlp, repli
 		d := float64(m.HeadDim())
 		attn = in + 2*(heads+2*kv)*d/h + 2*heads*d/h + mask
 	}
-	lat := 0.0 // latent attention's latents (replicated over the tensor group without sp)
-	if m.MLA() {
-		// Latent attention, as Megatron-Core's MLASelfAttention keeps it
-		// (planner/families' latentBlock): the down projections' input 2;
-		// the query's latent before and after its norm (the norm's
-		// input, the up projection's), 4 QLoRA/h; the keys' and values' latent with the
-		// rotary key (the down projection's output, the norm's input) and
-		// the normed latent (the up projection's input), 2 (KVLoRA +
-		// RopeDim)/h + 2 KVLoRA/h; every head's Q and K of Head + RopeDim
-		// and V of Head as flash attention saves them (the up
-		// projections' outputs are not kept: the rotary embedding and
-		// the concatenation need no input for their backward), the
-		// output 2 heads Head/h, mask 1. The down projections' input and
-		// the up projections' normed latents in bytes of in.
-		d, r := float64(m.HeadDim()), float64(m.RopeDim)
-		ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
-		lat = (2*ql + in*ql + 2*(kl+r) + in*kl) / h
-		attn = in + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + mask
+	lat := 0.0 // a family's attention's latents (replicated over the tensor group without sp)
+	if at != nil {
+		attn, lat = at.Units(*m, in, mask)
 	}
 	mlp = in + 2*f/h + in*f/h + mask
 	switch {
@@ -344,8 +327,8 @@ func (c *counter) dropoutFree() bool {
 // tensor of its own. QKV's and FC1's inputs (LayerNormLinear: ln_out,
 // saved quantized, layernorm_linear.py) and FC2's (blockUnits) are the
 // only copies of theirs.
-func projFP8Input(m *transformer.Spec) float64 {
-	if m.Head > 0 || m.MLA() {
+func projFP8Input(m *transformer.Spec, family bool) float64 {
+	if m.Head > 0 || family {
 		return float64(m.Heads) * float64(m.HeadDim()) / float64(m.Hidden)
 	}
 	return 1

@@ -32,7 +32,7 @@ func TestLoRAExpertsMemoryByHand(t *testing.T) {
 		pl := plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, EP: 8, ETP: 1, EDP: 1, VP: 1, Stages: []int{2}, TPs: []int{1},
 			Strategy: plan.Strategy{Imbalance: 1, FineTune: plan.FineTune{LoRARank: 16, LoRATargets: c.targets}}}
 		co := counter{m: m, pl: pl, tokens: 1024}
-		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)))
+		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)), nil)
 		if got := co.stageLoRAActivations(0, &st); got != c.acts {
 			t.Errorf("%s: adapters keep %g bytes, want %g", c.name, got, c.acts)
 		}

@@ -293,7 +293,7 @@ func TestSquaredReLUUnits(t *testing.T) {
 		m    transformer.Spec
 		want float64
 	}{{relu2, 18}, {swiglu, 26}} {
-		if _, mlp, _ := blockUnits(&c.m, bf16, true); mlp != c.want {
+		if _, mlp, _ := blockUnits(&c.m, bf16, true, nil); mlp != c.want {
 			t.Errorf("%s: MLP keeps %g units, want %g", c.m, mlp, c.want)
 		}
 	}

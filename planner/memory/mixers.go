@@ -45,7 +45,7 @@ func (c *counter) hybridMemory() layerMemory {
 	nm, na, nf := m.Kinds()
 	l := float64(m.Layers)
 	fp8 := plan.KeepsFP8Inputs(pl.FP8)
-	attn, mlp, _ := blockUnits(m, fp8Bytes(fp8), true)
+	attn, mlp, _ := blockUnits(m, fp8Bytes(fp8), true, c.attention)
 	mu, mrep := mambaUnits(m, fp8)
 	// blockUnits' replicated is both halves' with two norms: one block
 	// keeps its norm's input (2) and its column-parallel GEMM's input (2,
@@ -84,7 +84,7 @@ func (c *counter) hybridMemory() layerMemory {
 	if ne > 0 {
 		return layerMemory{perLayer: c.hybridExpertsMemory(split), perDense: per, layerInput: layerInput}
 	}
-	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
+	return layerMemory{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
 }
 
 // mixerUnits is what the layers' mixers keep for their backward on
@@ -100,7 +100,7 @@ func mixerUnits(m *transformer.Spec) float64 {
 	ng, na := m.MixerKinds()
 	plain := *m
 	plain.Mixers = ""
-	attn, _, _ := blockUnits(&plain, bf16, true)
+	attn, _, _ := blockUnits(&plain, bf16, true, nil)
 	attn += 4 * float64(m.Heads*m.HeadDim()) / h
 	g := m.GDN
 	gdn := 2 + 2*float64(g.InProj())/h + 2*float64(g.ConvChannels())/h + 8*float64(g.VHeads)/h + 4*float64(g.VHeads*g.VDim)/h
@@ -126,7 +126,7 @@ func (c *counter) mixerMemory() layerMemory {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
+	return layerMemory{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
 }
 
 // fp8Bytes is the bytes an element of a saved GEMM input takes in the

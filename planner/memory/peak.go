@@ -15,12 +15,17 @@ const bf16 = 2
 // not copied). Eager, where the plan's stack is a plain PyTorch loop
 // whose step is written tensor by tensor on one GPU (eagerTraceable),
 // is its layers' code base and the measured error of that trace's peak
-// (nil: the stack writes none).
+// (nil: the stack writes none). Attention and Prediction are the
+// family's traits that count the model's attention in place of the
+// block's own and its prediction modules (traits.go; nil: none), as
+// planner decided them of the step.
 type Step struct {
-	Model transformer.Spec
-	Plan  plan.Plan
-	Pod   *plan.Pod
-	Eager *EagerTrace
+	Model      transformer.Spec
+	Plan       plan.Plan
+	Pod        *plan.Pod
+	Eager      *EagerTrace
+	Attention  Attention
+	Prediction Prediction
 	// BF16Layers is how many of stage s's layers run outside the plan's
 	// low-precision recipe (the cost model's cost.HighPrecisionLayers;
 	// nil: none), its stages' Stage.BF16Layers.
@@ -67,20 +72,23 @@ func (pk *Peak) Fits() bool { return pk.Verdict != plan.VerdictOver }
 // counter is what the memory model reads of a plan at one
 // tensor-parallel degree: the model, the plan with that degree T, the
 // pod, the tokens of a micro-batch on one GPU (its 1/C with context
-// parallelism) and the step's eager trace (Step.Eager).
+// parallelism), the step's eager trace (Step.Eager) and the family's
+// traits (Step.Attention, Step.Prediction).
 type counter struct {
-	m      transformer.Spec
-	pl     plan.Plan
-	pod    *plan.Pod
-	tokens float64
-	eager  *EagerTrace
+	m          transformer.Spec
+	pl         plan.Plan
+	pod        *plan.Pod
+	tokens     float64
+	eager      *EagerTrace
+	attention  Attention
+	prediction Prediction
 }
 
 // newCounter is the counter of step's stages of tensor-parallel degree
 // T.
 func newCounter(step *Step, T int) counter {
 	pl := &step.Plan
-	c := counter{m: step.Model, pl: *pl, pod: step.Pod, eager: step.Eager,
+	c := counter{m: step.Model, pl: *pl, pod: step.Pod, eager: step.Eager, attention: step.Attention, prediction: step.Prediction,
 		tokens: float64(pl.MBS) * float64(step.Model.Seq) / float64(pl.CP)}
 	c.pl.TP = T
 	return c
@@ -129,7 +137,7 @@ func (step *Step) stages(stages []Stage) []Stage {
 	stages = stages[:pl.PP]
 	lp := float64(transformer.LayerParams(step.Model))
 	for s := range stages {
-		stages[s] = StageOf(&step.Model, pl, s, lp)
+		stages[s] = StageOf(&step.Model, pl, s, lp, step.Prediction)
 		if step.BF16Layers != nil {
 			stages[s].BF16Layers = step.BF16Layers(s)
 		}

@@ -52,7 +52,7 @@ import "github.com/placer/placer/planner/plan"
 func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep float64, rb recipeUnits) {
 	m, pl := &c.m, &c.pl
 	a, p, rep = attn, mlp, replicated
-	if m.MoE() || m.MLA() || m.Hybrid() || m.Mixed() || pl.Titan() || pl.Run.Eager {
+	if m.MoE() || c.attention != nil || m.Hybrid() || m.Mixed() || pl.Titan() || pl.Run.Eager {
 		rb.kept = a + p
 		return a, p, rep, rb
 	}
@@ -89,7 +89,7 @@ func (c *counter) recipeBlock(attn, mlp, replicated, in float64) (a, p, rep floa
 	// The frozen linears' saved inputs.
 	a -= in
 	if pl.FP8 != "" {
-		a -= in * projFP8Input(m)
+		a -= in * projFP8Input(m, c.attention != nil)
 	}
 	p -= in + in*f/h
 	rep -= 2 * in

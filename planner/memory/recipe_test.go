@@ -192,7 +192,7 @@ func TestGraphBuffers(t *testing.T) {
 		}
 		co := newCounter(&Step{Model: m, Plan: pl, Pod: &p}, 4)
 		lm := co.layerMemory()
-		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)))
+		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)), nil)
 		a, _ := co.stageActivations(0, &st, &lm)
 		return a
 	}
@@ -263,7 +263,7 @@ func TestCPA2ABuffers(t *testing.T) {
 		}
 		co := newCounter(&Step{Model: m, Plan: pl, Pod: &p}, 1)
 		lm := co.layerMemory()
-		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)))
+		st := StageOf(&m, &pl, 0, float64(transformer.LayerParams(m)), nil)
 		a, _ := co.stageActivations(0, &st, &lm)
 		return a
 	}

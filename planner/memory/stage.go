@@ -28,9 +28,9 @@ type Stage struct {
 // stageLayerParams is stage s's experts' parameters on one of its GPUs
 // (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
 // experts included, its dense layers' before the experts, the
-// multi-token-prediction modules' on the last stage; the embedding and
-// output layer not). dn is the stage's dense layers (DenseOn's).
-func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, layers float64) {
+// prediction modules' pm on the last stage (nil: none); the embedding
+// and output layer not). dn is the stage's dense layers (DenseOn's).
+func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int, pm Prediction) (experts, layers float64) {
 	if m.Hybrid() && m.MoE() {
 		return hybridStageParams(m, pl, s) // hybridexperts.go
 	}
@@ -46,18 +46,17 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, l
 			layers += dense * (float64(transformer.DenseLayerParams(*m)) / T)
 		}
 	}
-	if s == pl.PP-1 && m.MTP > 0 {
-		// Each module: the projection of 2h to h (column-parallel), its
-		// two norms, and a block like the last (transformer.MTPParams).
-		h := float64(m.Hidden)
-		x := float64(m.MTP)
+	if s == pl.PP-1 && pm != nil {
+		// Each module: a block like the last, and its own parameters
+		// beside it (Prediction.ModuleParams).
+		x := pm.ModuleCount(*m)
 		block := float64(transformer.DenseLayerParams(*m)) / T
 		if m.MoE() {
 			e := float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
 			experts += x * e
 			block = e + moeDenseParams(m, pl.TPs[s])
 		}
-		layers += x * (2*h*h/T + 2*h + block)
+		layers += x * pm.ModuleParams(*m, T, block)
 	}
 	return experts, layers
 }
@@ -73,11 +72,11 @@ func moeDenseParams(m *transformer.Spec, T int) float64 {
 // layers' shards, and the embedding's on the first stage, the output
 // layer's (and a tied embedding's copy) on the last; layers is the
 // stage's blocks' parameters (stageLayerParams', read in a model with
-// experts or multi-token prediction only), lp transformer.LayerParams(m).
-func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64) float64 {
+// experts or prediction modules pm only), lp transformer.LayerParams(m).
+func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64, pm Prediction) float64 {
 	T := float64(pl.TPs[s])
 	params := float64(pl.Stages[s]) * (lp / T)
-	if m.MoE() || m.MTP > 0 {
+	if m.MoE() || pm != nil {
 		params = layers
 	}
 	if s == 0 {
@@ -85,8 +84,8 @@ func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64
 	}
 	if s == pl.PP-1 {
 		params += float64(transformer.OutputParams(*m)) / T
-		if (m.Tied || m.MTP > 0) && pl.PP > 1 {
-			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
+		if (m.Tied || pm != nil) && pl.PP > 1 {
+			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or the prediction modules') copy of the embedding
 		}
 	}
 	return params
@@ -97,16 +96,17 @@ func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64
 // copies of the blocks' weights) its experts' and blocks'
 // (stageLayerParams'), from its dense layers (Plan.DenseOn): the blocks'
 // parameters computed once for both. lp is transformer.LayerParams(m) (computed
-// once by the caller).
-func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64) Stage {
+// once by the caller); pm the model's prediction modules (Step.Prediction;
+// nil: none).
+func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64, pm Prediction) Stage {
 	var st Stage
 	st.Dense, st.DenseRecomputed = pl.DenseOn(m, s)
 	split := m.MoE() || pl.FP8 != "" || pl.FSDP || pl.Run.Eager && pl.Run.FP32Weights
 	var experts, layers float64
-	if split || m.MTP > 0 {
-		experts, layers = stageLayerParams(m, pl, s, st.Dense)
+	if split || pm != nil {
+		experts, layers = stageLayerParams(m, pl, s, st.Dense, pm)
 	}
-	st.Params = stageParamsOf(m, pl, s, lp, layers)
+	st.Params = stageParamsOf(m, pl, s, lp, layers, pm)
 	if split {
 		st.Experts, st.Layers = experts, layers
 	}

@@ -233,14 +233,14 @@ func (pk *Peak) traced(t *memTrace) {
 // eagerTraceable is whether eagerStepTrace writes plan pl's step: one
 // GPU's whole model (no pipeline, tensor, context or data parallelism:
 // no collective's buffers and no DDP gradient buckets), dense, no FP8,
-// no multi-token prediction; no recomputation, or full recomputation of
+// no prediction modules; no recomputation, or full recomputation of
 // every block or of the first recompute-layers of them
 // (torch.utils.checkpoint around each; selective recomputation's
 // per-op policy is not traced).
 func eagerTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
 	return pl.PP == 1 && pl.TP == 1 && pl.CP == 1 && pl.DP == 1 && pl.EP <= 1 && !pl.FSDP && !pl.DistOpt &&
-		pl.FP8 == "" && !m.MoE() && m.MTP == 0 && max(pl.VP, 1) == 1 &&
+		pl.FP8 == "" && !m.MoE() && c.prediction == nil && max(pl.VP, 1) == 1 &&
 		(pl.Recompute == plan.NoRecompute || pl.Recompute == plan.FullRecompute)
 }
 

@@ -44,7 +44,7 @@ func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 // torchtitan plans keep Step.Peak's count of parts.
 func titanTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
-	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
+	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && c.prediction == nil && c.attention == nil &&
 		m.SwiGLU() && m.NormsPerBlock() == 2
 }
 

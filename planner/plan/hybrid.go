@@ -9,7 +9,7 @@ import (
 // checkHybrid refuses, in one line, the plans of a hybrid model
 // (transformer.Spec.Pattern: Nemotron-H) that placer does not cost: its
 // Mamba-2 layers are costed as Megatron-Core's MambaMixer runs them
-// (scale's cost_mamba.go), not as an eager stack's modules, and without
+// (planner/layers.go's hybridLayer), not as an eager stack's modules, and without
 // context parallelism (the scan's state handed along the sequence's
 // shards is not costed); its blocks of experts (checkHybridExperts).
 func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
