@@ -1,6 +1,7 @@
 package published
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"go/format"
@@ -9,11 +10,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/planner/plan"
 )
+
+// checkRows is CheckRows once for the package's tests (TestChecked and
+// TestCheckedTable read the same rows; each call about 2.3 CPU s).
+var checkRows = sync.OnceValues(func() ([]CheckedRow, error) { return CheckRows(context.Background()) })
 
 // TestFeatures: a plan's features by hand.
 func TestFeatures(t *testing.T) {
@@ -59,7 +65,7 @@ func TestFeatures(t *testing.T) {
 // start's precision row (Megatron-Bridge's Llama 3 8B) is
 // FP8, on 8 GPUs.
 func TestChecked(t *testing.T) {
-	rows, err := CheckRows(t.Context())
+	rows, err := checkRows()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +93,7 @@ var update = flag.Bool("update", false, "write checked_table.go from CheckRows")
 // here until the table is rewritten, so the table cannot drift from the
 // model silently.
 func TestCheckedTable(t *testing.T) {
-	want, err := CheckRows(t.Context())
+	want, err := checkRows()
 	if err != nil {
 		t.Fatal(err)
 	}

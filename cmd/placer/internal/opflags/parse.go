@@ -99,16 +99,9 @@ func ParseBaselines(o *jobs.BaselinesOptions, f BaselinesFlags) error {
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must be positive")
 	}
-	if err := CheckUserMethodList("--methods", o.Methods); err != nil {
+	if err := methodsAndHost(o.Methods, o.HostOn, o.Dispatch, f.Measure, f.Repeats, f.HostSet, &o.Host, &o.Backend, &o.HostByGraph); err != nil {
 		return err
 	}
-	var err error
-	if o.Host, o.Backend, err = Evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
-		return err
-	}
-	// Without --host a graph's record decides (jobs' HostByGraph); the
-	// GPUs of --measure run their own host.
-	o.HostByGraph = !f.HostSet && !f.Measure
 	if o.Tasks != "" {
 		if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
 			return fail.Usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
@@ -141,18 +134,31 @@ func ParseSearch(s *Search) error {
 	if f.Methods != "" {
 		o.Methods = strings.Split(f.Methods, ",")
 	}
-	if err := CheckUserMethodList("--methods", o.Methods); err != nil {
+	if err := methodsAndHost(o.Methods, o.HostOn, o.Dispatch, f.Measure, f.Repeats, f.HostSet, &o.Host, &o.Backend, &o.HostByGraph); err != nil {
 		return err
 	}
 	var err error
-	if o.Host, o.Backend, err = Evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
-		return err
-	}
-	// Without --host a graph's record decides (jobs' HostByGraph); the
-	// GPUs of --measure run their own host.
-	o.HostByGraph = !f.HostSet && !f.Measure
 	o.Policy, o.PPO, err = f.Train.Parse()
 	return err
+}
+
+// methodsAndHost is what baselines and an op graph's search check and
+// fill alike: the methods (--methods), then the host model and the
+// backend (Evaluation: host and backend set even where it fails), and,
+// where it does not, whether a graph's record decides the host: without
+// --host (hostSet false) it does (jobs' HostByGraph); the GPUs of
+// --measure run their own host.
+func methodsAndHost(methods []string, hostOn bool, dispatch time.Duration, measure bool, repeats int, hostSet bool,
+	host **roofline.Host, backend *jobs.Backend, byGraph *bool) error {
+	if err := CheckUserMethodList("--methods", methods); err != nil {
+		return err
+	}
+	var err error
+	if *host, *backend, err = Evaluation(hostOn, dispatch, measure, repeats); err != nil {
+		return err
+	}
+	*byGraph = !hostSet && !measure
+	return nil
 }
 
 // PretrainFlags are the pretrain command's flags besides
