@@ -11,8 +11,12 @@ import (
 // Mamba-2 layers are costed as Megatron-Core's MambaMixer runs them
 // (planner/layers.go's hybridLayer), not as an eager stack's modules, and without
 // context parallelism (the scan's state handed along the sequence's
-// shards is not costed); its blocks of experts (checkHybridExperts).
+// shards is not costed); LoRA (checkHybridLoRA); its blocks of experts
+// (checkHybridExperts).
 func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
+	if err := pl.checkHybridLoRA(m, written); err != nil {
+		return err
+	}
 	nm, _, _ := m.Kinds()
 	ng, _ := m.MixerKinds()
 	if !(m.Hybrid() && (nm > 0 || m.MoE())) && !(m.Mixed() && ng > 0) {
@@ -44,13 +48,8 @@ func (pl *Plan) checkHybrid(m transformer.Spec, written asWritten) error {
 //     overlap_moe_expert_parallel_comm) asks the model's
 //     build_schedule_plan, which GPTModel has and MambaModel has not
 //     (models/mamba/mamba_model.py; core_v0.18.0 alike);
-//   - LoRA: Megatron-Bridge 0.5.0's nemotron_3_nano_peft_config
-//     (recipes/nemotronh/nemotron_3_nano.py) adapts linear_qkv,
-//     linear_proj, linear_fc1, linear_fc2, in_proj and out_proj, the
-//     routed experts through linear_fc1 and linear_fc2 (shared
-//     adapters: loramoe.go); a hybrid's layers are priced whole
-//     (hybridLayer), without LoRA's frozen base, and the Mamba-2 blocks'
-//     in_proj and out_proj adapters are not written: not priced.
+//
+// (LoRA: checkHybridLoRA, whatever the hybrid's blocks.)
 func (pl *Plan) checkHybridExperts(m transformer.Spec, written asWritten) error {
 	if !m.Hybrid() || !m.MoE() {
 		return nil
@@ -60,10 +59,24 @@ func (pl *Plan) checkHybridExperts(m transformer.Spec, written asWritten) error 
 		return fmt.Errorf("strategy %s: vp=%d with a hybrid's layers of experts (E): Megatron-Core's MambaStack runs no virtual pipeline stages", written, pl.VP)
 	case pl.EPOverlap:
 		return fmt.Errorf("strategy %s: epoverlap=on with a hybrid's layers of experts (E): Megatron-Core's MambaModel has no schedule plan for the combined 1F1B overlap", written)
-	case pl.LoRA():
-		return fmt.Errorf("strategy %s: peft=lora with a hybrid's layers of experts (E): LoRA on a hybrid's Mamba-2 and expert blocks (Megatron-Bridge's nemotron_3_nano_peft_config: in_proj, out_proj, the experts' linear_fc1 and linear_fc2) is not priced", written)
 	}
 	return nil
+}
+
+// checkHybridLoRA refuses, in one line, LoRA on a hybrid model (a
+// pattern of Mamba-2, attention, MLP and expert blocks: Nemotron-H).
+// Megatron-Bridge 0.5.0's PEFT of Nemotron-H (recipes/nemotronh:
+// nemotronh_*_peft_config, nemotron_3_nano_peft_config) adapts
+// linear_qkv, linear_proj, linear_fc1, linear_fc2, in_proj and out_proj
+// (the Mamba-2 mixers' two projections; the routed experts through
+// linear_fc1 and linear_fc2); placer prices a hybrid's blocks whole
+// (planner's hybridLayer), without LoRA's frozen base or the adapters,
+// so such a plan would be priced as (almost) full training: not priced.
+func (pl *Plan) checkHybridLoRA(m transformer.Spec, written asWritten) error {
+	if !m.Hybrid() || !pl.LoRA() {
+		return nil
+	}
+	return fmt.Errorf("strategy %s: LoRA on a hybrid (Mamba) model is not priced: its blocks are priced whole, without LoRA's frozen base or the adapters Megatron-Bridge's Nemotron-H PEFT puts on in_proj, out_proj, linear_qkv, linear_proj, linear_fc1 and linear_fc2", written)
 }
 
 // StagePattern is the layers of hybrid m's pattern pipeline stage s

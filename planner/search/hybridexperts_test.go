@@ -14,7 +14,7 @@ import (
 // fit on one DGX H100 and on four (micro-batches of 1, sequence 4,096),
 // and the answer is one Resolve takes and Evaluate prices at the
 // search's step; no plan the search keeps asks what checkHybridExperts
-// refuses (virtual stages, epoverlap, LoRA).
+// refuses (virtual stages, epoverlap) or checkHybridLoRA (LoRA).
 func TestSearchNemotronHDefaults(t *testing.T) {
 	m, err := transformer.ReadHFConfig("../../graph/transformer/testdata/hf5/nemotron_h-defaults.json")
 	if err != nil {
