@@ -39,7 +39,9 @@ func randomModel(r *rand.Rand) (transformer.Spec, int) {
 	return m, gpus
 }
 
-// TestSearchForMegatron: over random small models, every plan the search
+// TestSearchForMegatron: over 16 random small models (40 until
+// 2026-11-29: 70 CPU s against 31, the two refusals below found by both,
+// 127 and 21 plans against 49 and 21), every plan the search
 // returns for Megatron-LM (its best and runners-up) is one MegatronArgs
 // writes, and none is faster than the best of every plan (--for any),
 // the space it is cut from. Some of the models must give the search
@@ -49,7 +51,7 @@ func randomModel(r *rand.Rand) (transformer.Spec, int) {
 func TestSearchForMegatron(t *testing.T) {
 	r := rand.New(rand.NewPCG(54, 1))
 	refused := map[string]int{}
-	for i := range 40 {
+	for i := range 16 {
 		m, gpus := randomModel(r)
 		p, err := plan.PodOf("dgx-h100", gpus)
 		if err != nil {
