@@ -4,6 +4,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/plan/adapters"
 )
 
 // Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
@@ -100,7 +101,7 @@ func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
 	if !pl.LoRA() {
 		return 3 * tokens * (linear + L*scores)
 	}
-	adapters := 2 * pl.FineTune.TokenAdapterParams(m)
+	adapters := 2 * adapters.Token(pl.FineTune, m)
 	return tokens * (2*linear + 3*L*scores + 3*adapters)
 }
 

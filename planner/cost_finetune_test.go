@@ -8,6 +8,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/plan/adapters"
 )
 
 // fineTuneCoster is a one-GPU coster of GPT model m under strategy text
@@ -68,7 +69,7 @@ func TestLoRALayerFLOPs(t *testing.T) {
 		if want := bb.Busy + (-24*n*h*h+4*n*r*c.inOut+n*c.outs+c.norms*n*h)/1e12; !near(b.Busy, want) {
 			t.Errorf("%s: backward %g s, want %g", c.targets, b.Busy, want)
 		}
-		if got := lc.Plan.FineTune.AdapterParams(&m, 1); got != c.adapters {
+		if got := adapters.Block(lc.Plan.FineTune, &m, 1); got != c.adapters {
 			t.Errorf("%s: %g adapter parameters a block, want %g", c.targets, got, c.adapters)
 		}
 	}

@@ -153,7 +153,7 @@ func TestTitanUnfusedBwdByHand(t *testing.T) {
 // Llama 3 8B, TP 8, sp=on, MBS 12 on grand-teton, fp8=rowwise: its GEMMs
 // at the BF16 rate (597.985e12) over the recipe's speedups (1.8655
 // forward, 1.766 backward, cuBLAS's tensorwise kernel torchao runs
-// rowwise's backward GEMMs in: plan.RowwiseSpeedups, measured), plus a 5 us
+// rowwise's backward GEMMs in: mechanisms.RowwiseSpeedups, measured), plus a 5 us
 // launch; an all-gather 1.98853 ms (TestTitanUnfusedBwdByHand); beside
 // it a GEMM on 116 of 132 SMs. In sequence gt + ct, overlapped
 // max(og, ct) + min(og, ct)/8:

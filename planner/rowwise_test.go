@@ -39,7 +39,7 @@ func TestH100RowwiseMeasured(t *testing.T) {
 		{plan.FP8Rowwise, median(rw), h100.FP8Bwd},
 		{plan.FP8RowwiseGWHP, median(rw), 2 / (1/bwd + 1)},
 	} {
-		f, b := plan.RowwiseSpeedups(p.Kernels, c.recipe, bf16)
+		f, b := mechanisms.RowwiseSpeedups(p.Kernels, c.recipe, bf16)
 		if math.Abs(f-c.fwd) > 0.0005 || math.Abs(b-c.bwd) > 0.0005 {
 			t.Errorf("fp8=%s: speedups %.4f forward, %.4f backward; measured %.4f, %.4f", c.recipe, f, b, c.fwd, c.bwd)
 		}

@@ -28,5 +28,5 @@
 // through adding one.
 //
 // May import: graph/..., evaluate/profile, evaluate/roofline, planner/cost,
-// planner/kernels, planner/plan
+// planner/kernels, planner/plan, planner/plan/adapters
 package mechanisms

@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
 )
@@ -54,11 +55,11 @@ func (FP8Casts) Linears(s *cost.Shard, in, mid float64, outs [2]float64, firsts 
 // BF16 GEMMs of their shapes on pod p, forward and backward
 // (cost.LowPrecision): the pod's FP8 kernels' (Kernels.FP8Speedups:
 // per-tensor scaling, or blockwise), a rowwise recipe's
-// (plan.RowwiseSpeedups), a block-scaled one's (BlockSpeedups).
+// (RowwiseSpeedups), a block-scaled one's (BlockSpeedups).
 func (FP8Casts) Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
 	fwd, bwd = p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16Peak)
 	if plan.Rowwise(pl.FP8) {
-		fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16Peak)
+		fwd, bwd = RowwiseSpeedups(p.Kernels, pl.FP8, bf16Peak)
 	}
 	if plan.BlockScaled(pl.FP8) {
 		fwd, bwd = BlockSpeedups(pl.FP8, p, bf16Peak)
@@ -196,7 +197,7 @@ var _ cost.StageKernels = FP8Casts{}
 // runs tex.fp8_transpose on the weight's FP8 data (float8_tensor.py):
 // one byte read and one written an element, one kernel a weight. The
 // weights are this GPU's shards of a dense block's four linear layers
-// (plan.LoRAWidths' per-GPU widths), times the stage's layers. Nothing
+// (transformer.BlockLinearWidths' per-GPU widths), times the stage's layers. Nothing
 // forward, and nothing without that recipe.
 func (FP8Casts) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase) {
 	pl := &s.Plan
@@ -204,7 +205,7 @@ func (FP8Casts) StageKernels(s *cost.Shard, st *cost.Stage) (fwd, bwd cost.Phase
 		return fwd, bwd
 	}
 	layers := float64(pl.Stages[st.Index])
-	in, out, _ := plan.LoRAWidths(&s.M, float64(pl.TP))
+	in, out, _ := transformer.BlockLinearWidths(&s.M, float64(pl.TP))
 	for i := range in {
 		e := in[i] * out[i]
 		k := cost.Kernel{Class: graph.ClassElementwise, Read: e, Writes: e}

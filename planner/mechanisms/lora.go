@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
 )
@@ -71,7 +72,7 @@ type lora struct{ *cost.Shard }
 // block's four linear layers at c's tensor-parallel degree, in
 // plan.LoRATargets' order, and whether each is column-parallel.
 func (c lora) loraWidths() (in, out [4]float64, column [4]bool) {
-	return plan.LoRAWidths(&c.M, float64(c.Plan.TP))
+	return transformer.BlockLinearWidths(&c.M, float64(c.Plan.TP))
 }
 
 // frozenWeightGrads is the weight-gradient GEMMs of a dense block's

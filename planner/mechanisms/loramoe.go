@@ -3,8 +3,10 @@ package mechanisms
 import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/plan/adapters"
 )
 
 // LoRA on an MoE block (plan/loramoe.go: Megatron-Bridge 067f987's
@@ -32,7 +34,7 @@ func (LoRA) AttentionFrozenWeightGrads(s *cost.Shard) cost.Phase {
 // grouped GEMMs run on (rows: the tokens the rank receives, gathered
 // over the expert-tensor group) at their expert-tensor widths, and the
 // shared experts' over the micro-batch's tokens at their tensor-parallel
-// widths (plan.SharedExpertWidths). Each adapter is two BF16 GEMMs (A:
+// widths (transformer.SharedExpertLinearWidths). Each adapter is two BF16 GEMMs (A:
 // in x r, B: r x out), its output scaled by alpha / r and added to the
 // layer's, its input dropout where lora-dropout is above 0; backward
 // each GEMM's data and weight gradients and the scaling's gradient, as
@@ -55,8 +57,8 @@ func (LoRA) ExpertAdapters(s *cost.Shard, rows float64) (fwd, bwd cost.Phase) {
 	c := lora{s}
 	pl := &c.Plan
 	T, ETP := float64(pl.TP), float64(pl.ETP)
-	in, out, column := plan.ExpertAdapterWidths(&c.M, ETP)
-	sin, sout := plan.SharedExpertWidths(&c.M, T)
+	in, out, column := transformer.ExpertLinearWidths(&c.M, ETP)
+	sin, sout := transformer.SharedExpertLinearWidths(&c.M, T)
 	for i, t := range [2]plan.LoRATargets{plan.LoRAFC1, plan.LoRAFC2} {
 		if !pl.Targets().Has(t) {
 			continue
@@ -127,7 +129,7 @@ func (c lora) expertAdapterComm(rows float64, column bool) (fwd, bwd cost.Phase)
 // collectives are not costed, none.
 func (c lora) expertGradSync() cost.Phase {
 	pl := &c.Plan
-	routed, _ := pl.FineTune.ExpertAdapterParams(&c.M, pl.TP, pl.ETP)
+	routed, _ := adapters.Experts(pl.FineTune, &c.M, pl.TP, pl.ETP)
 	if pl.EP <= 1 || routed == 0 || c.NoComm || pl.Software.Framework() != plan.FrameworkMegatron {
 		return cost.Phase{}
 	}

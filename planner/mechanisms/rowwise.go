@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/planner/cost"
+	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp;
 // plan/rowwise.go says what each casts and which GEMMs run in FP8):
-// their GEMMs at the speed plan.Kernels.RowwiseSpeedups gives, their
+// their GEMMs at the speed RowwiseSpeedups gives, their
 // casts here, and what they keep for the backward.
 //
 // What torchao's matmul_with_hp_or_float8_args (torchao/float8/
@@ -187,7 +188,7 @@ func (c fp8) rowwiseBwd(ins, outs []float64) cost.Phase {
 // kernel and do the scaling manually afterwards": _scaled_mm with
 // scales of one, out_dtype BF16, then output *= a_inverse_scale *
 // b_inverse_scale. So those GEMMs run at the tensorwise backward's
-// measured speed (plan.RowwiseSpeedups), and each adds a pass over its
+// measured speed (RowwiseSpeedups), and each adds a pass over its
 // output: an (M, 1) by (1, N) product of the FP32 scale vectors times
 // the BF16 output, read and written (2 + 2 bytes an element, 2 FLOPs;
 // the vectors left out). Under torch.compile it stays a kernel of its
@@ -230,4 +231,46 @@ func RowwiseRescales(s *cost.Shard, in, mid float64, outs [2]float64, firsts flo
 	add(mid, 1)
 	add(mid/n*outs[1]/n, 1)
 	return p
+}
+
+// rowwiseOverTensorwise is how many times faster a GEMM with rowwise
+// scales runs than one with per-tensor scales, both with fast
+// accumulation, on an H100 SXM: the median of torch._scaled_mm's rowwise
+// over its tensorwise speedup against BF16 at the nine Megatron rows'
+// 36 shard GEMMs (measurements/2026-11-26-h100/kernelbench.jsonl, torch
+// 2.11 on cuBLAS 13 and PyTorch's CUTLASS rowwise kernel: 1.8655 over
+// 1.850; TestH100RowwiseMeasured recomputes it). The H200's same file
+// gives 1.8835 over 1.843; per shape rowwise runs 0.90-1.19x tensorwise.
+const rowwiseOverTensorwise = 1.8655 / 1.850
+
+// RowwiseSpeedups is how many times faster recipe's GEMMs run than BF16
+// ones (a rowwise recipe: plan.Rowwise), forward and backward, on a GPU of
+// BF16 tensor peak bf16Peak: forward, the per-tensor forward (fast
+// accumulation, FP8Fwd) times rowwiseOverTensorwise. Backward, rowwise's
+// two GEMMs (without fast accumulation) run cuBLAS's tensorwise kernel
+// with unit scales, torchao rescaling their outputs after them
+// (torchao/float8/float8_ops.py addmm_float8_unwrapped, from 6a177c90d
+// to 36027d8; the rescale's pass is RowwiseRescales): the per-tensor backward (without fast accumulation,
+// FP8Bwd), measured. rowwise_with_gw_hp's data-gradient GEMM pairs a
+// row-scaled output gradient with a tensorwise weight, which that
+// workaround does not take: the per-tensor backward times
+// rowwiseOverTensorwise, its rowwise kernel without fast accumulation
+// taken to lose what tensorwise loses (an assumption: not measured); its
+// weight-gradient GEMM is BF16: the two backward GEMMs (the same FLOPs)
+// are costed each at the mean of the FP8 data-gradient's time and the
+// BF16 weight-gradient's, one over the mean of their inverse speedups.
+// Where FP8Fwd is not measured (0), the peaks' ratio, as for the other
+// recipes.
+func RowwiseSpeedups(k kernels.Node, recipe string, bf16Peak float64) (fwd, bwd float64) {
+	fwd, bwd = k.FP8Speedups(false, bf16Peak)
+	if k.FP8Fwd > 0 {
+		fwd *= rowwiseOverTensorwise
+	}
+	if recipe == plan.FP8RowwiseGWHP {
+		if k.FP8Bwd > 0 {
+			bwd *= rowwiseOverTensorwise
+		}
+		bwd = 2 / (1/bwd + 1)
+	}
+	return fwd, bwd
 }

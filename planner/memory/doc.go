@@ -17,5 +17,6 @@
 // Step.Prediction, which planner decides by the traits' declarations):
 // it names no family.
 //
-// May import: graph/..., decision, evaluate/alloc, planner/eager, planner/plan
+// May import: graph/..., decision, evaluate/alloc, planner/eager, planner/plan,
+// planner/plan/adapters
 package memory

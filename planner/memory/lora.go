@@ -1,13 +1,16 @@
 package memory
 
-import "github.com/placer/placer/planner/plan"
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+)
 
 // loraActivations is what one block's adapters keep for their backward
 // for one micro-batch on one GPU, bytes: each A's r-wide output (B's
 // input; A's input is the layer's, kept already).
 func (c *counter) loraActivations() float64 {
 	var k float64
-	in, _, _ := plan.LoRAWidths(&c.m, float64(c.pl.TP))
+	in, _, _ := transformer.BlockLinearWidths(&c.m, float64(c.pl.TP))
 	for i := range in {
 		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
 			k++

@@ -1,6 +1,9 @@
 package memory
 
-import "github.com/placer/placer/planner/plan"
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+)
 
 // recipeBlock is a dense block's saved activations (blockUnits' attn,
 // mlp and replicated, in units of s b h bytes, in: a GEMM's saved input
@@ -189,10 +192,10 @@ func (c *counter) graphBuffers(s int) float64 {
 // GPU under fp8-transpose-cache=off, bytes: each is made for its GEMM in
 // the backward and freed after it (TE v1.6 _Linear.backward,
 // weight.transpose_2d(cache=False)), so one at a time, the block's
-// largest linear's (one byte an element, this GPU's shard: LoRAWidths'
+// largest linear's (one byte an element, this GPU's shard: transformer.BlockLinearWidths'
 // per-GPU widths).
 func (c *counter) transposeInFlight() float64 {
-	in, out, _ := plan.LoRAWidths(&c.m, float64(c.pl.TP))
+	in, out, _ := transformer.BlockLinearWidths(&c.m, float64(c.pl.TP))
 	var most float64
 	for i := range in {
 		most = max(most, in[i]*out[i])

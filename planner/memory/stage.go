@@ -3,6 +3,7 @@ package memory
 import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
+	"github.com/placer/placer/planner/plan/adapters"
 )
 
 // Stage is what one pipeline stage holds on one of its GPUs
@@ -111,7 +112,7 @@ func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64, pm Predictio
 		st.Experts, st.Layers = experts, layers
 	}
 	if pl.LoRA() {
-		st.Adapters = pl.FineTune.StageAdapterParams(m, pl.Stages[s], st.Dense, pl.TPs[s], pl.ETP)
+		st.Adapters = adapters.Stage(pl.FineTune, m, pl.Stages[s], st.Dense, pl.TPs[s], pl.ETP)
 	}
 	return st
 }

@@ -155,41 +155,6 @@ func (f FineTune) Targets() LoRATargets {
 	return f.LoRATargets
 }
 
-// LoRAWidths are the per-GPU input and output widths of a dense block's
-// four linear layers of model m at tensor-parallel degree T, in
-// LoRATargets' order, and whether each is column-parallel.
-func LoRAWidths(m *transformer.Spec, T float64) (in, out [4]float64, column [4]bool) {
-	h, d := float64(m.Hidden), float64(m.HeadDim())
-	heads, kv, f := float64(m.Heads), float64(m.KVHeads), float64(m.FFN)
-	qd := h // the attention's width
-	if m.Head > 0 {
-		qd = heads * d
-	}
-	fc1 := f
-	if m.SwiGLU() {
-		fc1 = 2 * f
-	}
-	in = [4]float64{h, qd / T, h, f / T}
-	out = [4]float64{(heads + 2*kv) * d / T, h, fc1 / T, h}
-	column = [4]bool{true, false, true, false}
-	return in, out, column
-}
-
-// AdapterParams is the adapters' parameters of one block of model m on
-// one GPU at tensor-parallel degree T: r x (in + out) for each targeted
-// layer at its per-GPU widths (LoRAWidths).
-func (f FineTune) AdapterParams(m *transformer.Spec, T int) float64 {
-	in, out, _ := LoRAWidths(m, float64(T))
-	r := float64(f.LoRARank)
-	var p float64
-	for i := range in {
-		if f.Targets().Has(LoRATargets(1) << i) {
-			p += r * (in[i] + out[i])
-		}
-	}
-	return p
-}
-
 // Alpha is LoRA's alpha (DefaultLoRAAlpha where none given).
 func (f FineTune) Alpha() int {
 	if f.LoRAAlpha == 0 {

@@ -1,7 +1,5 @@
 package plan
 
-import "github.com/placer/placer/planner/kernels"
-
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp)
 // as the plan language reads them: their keys, their refusal on stacks
 // that do not run torchao, and the speed of their GEMMs; what they cost
@@ -47,49 +45,6 @@ func rowwiseFits(s Strategy) error {
 		stack = "placer's default (Megatron-Core)"
 	}
 	return strategyError("fp8=%s on stack %s: Megatron-LM and Megatron-Bridge have no rowwise recipe (Transformer Engine's --fp8-recipe is tensorwise, delayed, mxfp8 or blockwise); torchao's rowwise runs with stack=torchtitan-0.2 or torch-eager", s.FP8, stack)
-}
-
-// rowwiseOverTensorwise is how many times faster a GEMM with rowwise
-// scales runs than one with per-tensor scales, both with fast
-// accumulation, on an H100 SXM: the median of torch._scaled_mm's rowwise
-// over its tensorwise speedup against BF16 at the nine Megatron rows'
-// 36 shard GEMMs (measurements/2026-11-26-h100/kernelbench.jsonl, torch
-// 2.11 on cuBLAS 13 and PyTorch's CUTLASS rowwise kernel: 1.8655 over
-// 1.850; TestH100RowwiseMeasured recomputes it). The H200's same file
-// gives 1.8835 over 1.843; per shape rowwise runs 0.90-1.19x tensorwise.
-const rowwiseOverTensorwise = 1.8655 / 1.850
-
-// RowwiseSpeedups is how many times faster recipe's GEMMs run than BF16
-// ones (a rowwise recipe: Rowwise), forward and backward, on a GPU of
-// BF16 tensor peak bf16Peak: forward, the per-tensor forward (fast
-// accumulation, FP8Fwd) times rowwiseOverTensorwise. Backward, rowwise's
-// two GEMMs (without fast accumulation) run cuBLAS's tensorwise kernel
-// with unit scales, torchao rescaling their outputs after them
-// (torchao/float8/float8_ops.py addmm_float8_unwrapped, from 6a177c90d
-// to 36027d8; the rescale's pass is planner/mechanisms'
-// RowwiseRescales): the per-tensor backward (without fast accumulation,
-// FP8Bwd), measured. rowwise_with_gw_hp's data-gradient GEMM pairs a
-// row-scaled output gradient with a tensorwise weight, which that
-// workaround does not take: the per-tensor backward times
-// rowwiseOverTensorwise, its rowwise kernel without fast accumulation
-// taken to lose what tensorwise loses (an assumption: not measured); its
-// weight-gradient GEMM is BF16: the two backward GEMMs (the same FLOPs)
-// are costed each at the mean of the FP8 data-gradient's time and the
-// BF16 weight-gradient's, one over the mean of their inverse speedups.
-// Where FP8Fwd is not measured (0), the peaks' ratio, as for the other
-// recipes.
-func RowwiseSpeedups(k kernels.Node, recipe string, bf16Peak float64) (fwd, bwd float64) {
-	fwd, bwd = k.FP8Speedups(false, bf16Peak)
-	if k.FP8Fwd > 0 {
-		fwd *= rowwiseOverTensorwise
-	}
-	if recipe == FP8RowwiseGWHP {
-		if k.FP8Bwd > 0 {
-			bwd *= rowwiseOverTensorwise
-		}
-		bwd = 2 / (1/bwd + 1)
-	}
-	return fwd, bwd
 }
 
 // fp8Recipes lists the fp8 key's values for its error.

@@ -1,6 +1,24 @@
-package plan
+package adapters
 
-import "github.com/placer/placer/graph/transformer"
+import (
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/planner/plan"
+)
+
+// Block is the adapters' parameters of one block of model m on
+// one GPU at tensor-parallel degree T: r x (in + out) for each targeted
+// layer at its per-GPU widths (transformer.BlockLinearWidths).
+func Block(f plan.FineTune, m *transformer.Spec, T int) float64 {
+	in, out, _ := transformer.BlockLinearWidths(m, float64(T))
+	r := float64(f.LoRARank)
+	var p float64
+	for i := range in {
+		if f.Targets().Has(plan.LoRATargets(1) << i) {
+			p += r * (in[i] + out[i])
+		}
+	}
+	return p
+}
 
 // LoRA on a model with routed experts, as Megatron-Bridge's PEFT runs it
 // (NVIDIA-NeMo/Megatron-Bridge 067f987, src/megatron/bridge/peft/lora.py
@@ -31,7 +49,7 @@ import "github.com/placer/placer/graph/transformer"
 // (GroupedExpertLinearAdapter, one adapter an expert) and
 // normalize_moe_lora (rank r / TopK on experts) are not modelled; the
 // dense layers' convention for which adapter half is whole on every
-// tensor rank (LoRAWidths) holds for the experts' at their expert-tensor
+// tensor rank (transformer.BlockLinearWidths) holds for the experts' at their expert-tensor
 // degree.
 //
 // The recipes: Qwen3-30B-A3B's LoRA (recipes/qwen/h100/qwen3_moe.py,
@@ -42,41 +60,16 @@ import "github.com/placer/placer/graph/transformer"
 // gpt_oss_20b_peft_1gpu_h100_bf16_config) Bridge's LoRA defaults, every
 // target, the experts adapted with shared adapters, on one GPU.
 
-// ExpertAdapterWidths are the per-GPU input and output widths of the
-// routed experts' linear_fc1 and linear_fc2 at expert-tensor degree
-// ETP, in that order, and whether each is column-parallel.
-func ExpertAdapterWidths(m *transformer.Spec, ETP float64) (in, out [2]float64, column [2]bool) {
-	h, fe := float64(m.Hidden), float64(m.ExpertFFN)
-	up := fe
-	if m.SwiGLU() {
-		up = 2 * fe
-	}
-	return [2]float64{h, fe / ETP}, [2]float64{up / ETP, h}, [2]bool{true, false}
-}
-
-// SharedExpertWidths are ExpertAdapterWidths of the shared experts
-// (their FFN the shared experts' together) at tensor-parallel degree T,
-// or zero widths without shared experts.
-func SharedExpertWidths(m *transformer.Spec, T float64) (in, out [2]float64) {
-	if m.SharedExperts == 0 {
-		return in, out
-	}
-	s := *m
-	s.ExpertFFN = m.SharedExperts * m.ExpertFFN
-	in, out, _ = ExpertAdapterWidths(&s, T)
-	return in, out
-}
-
-// ExpertAdapterParams is the parameters of one MoE block's expert
+// Experts is the parameters of one MoE block's expert
 // adapters on one GPU (Bridge's shared adapters: one for all the local
 // experts, at expert-tensor degree ETP) and its shared experts' (at
 // tensor-parallel degree T), where fc1 and fc2 are targets: r x (in +
 // out) of each.
-func (f FineTune) ExpertAdapterParams(m *transformer.Spec, T, ETP int) (routed, shared float64) {
+func Experts(f plan.FineTune, m *transformer.Spec, T, ETP int) (routed, shared float64) {
 	r := float64(f.LoRARank)
-	in, out, _ := ExpertAdapterWidths(m, float64(ETP))
-	sin, sout := SharedExpertWidths(m, float64(T))
-	for i, t := range [2]LoRATargets{LoRAFC1, LoRAFC2} {
+	in, out, _ := transformer.ExpertLinearWidths(m, float64(ETP))
+	sin, sout := transformer.SharedExpertLinearWidths(m, float64(T))
+	for i, t := range [2]plan.LoRATargets{plan.LoRAFC1, plan.LoRAFC2} {
 		if f.Targets().Has(t) {
 			routed += r * (in[i] + out[i])
 			shared += r * (sin[i] + sout[i])
@@ -85,48 +78,48 @@ func (f FineTune) ExpertAdapterParams(m *transformer.Spec, T, ETP int) (routed, 
 	return routed, shared
 }
 
-// AttentionAdapterParams is AdapterParams of the attention's targets
+// Attention is Block of the attention's targets
 // alone (linear_qkv, linear_proj).
-func (f FineTune) AttentionAdapterParams(m *transformer.Spec, T int) float64 {
+func Attention(f plan.FineTune, m *transformer.Spec, T int) float64 {
 	g := f
-	g.LoRATargets = f.Targets() & (LoRAQKV | LoRAProj)
+	g.LoRATargets = f.Targets() & (plan.LoRAQKV | plan.LoRAProj)
 	if g.LoRATargets == 0 {
 		return 0
 	}
-	return g.AdapterParams(m, T)
+	return Block(g, m, T)
 }
 
-// MoEAdapterParams is the adapters' parameters of one MoE block of model
+// MoE is the adapters' parameters of one MoE block of model
 // m on one GPU: the attention's at tensor-parallel degree T, the routed
 // experts' shared adapters at expert-tensor degree ETP and the shared
 // experts'.
-func (f FineTune) MoEAdapterParams(m *transformer.Spec, T, ETP int) float64 {
-	routed, shared := f.ExpertAdapterParams(m, T, ETP)
-	return f.AttentionAdapterParams(m, T) + routed + shared
+func MoE(f plan.FineTune, m *transformer.Spec, T, ETP int) float64 {
+	routed, shared := Experts(f, m, T, ETP)
+	return Attention(f, m, T) + routed + shared
 }
 
-// StageAdapterParams is the adapters' parameters of layers blocks on one
+// Stage is the adapters' parameters of layers blocks on one
 // GPU, dense of them dense blocks (the rest MoE blocks on a model with
 // experts), at tensor-parallel degree T and expert-tensor degree ETP.
-func (f FineTune) StageAdapterParams(m *transformer.Spec, layers, dense, T, ETP int) float64 {
+func Stage(f plan.FineTune, m *transformer.Spec, layers, dense, T, ETP int) float64 {
 	if !m.MoE() {
-		return float64(layers) * f.AdapterParams(m, T)
+		return float64(layers) * Block(f, m, T)
 	}
-	return float64(dense)*f.AdapterParams(m, T) + float64(layers-dense)*f.MoEAdapterParams(m, T, ETP)
+	return float64(dense)*Block(f, m, T) + float64(layers-dense)*MoE(f, m, T, ETP)
 }
 
-// TokenAdapterParams is the adapter parameters one token's forward
+// Token is the adapter parameters one token's forward
 // multiplies by, summed over model m's blocks (its FLOPs twice this): a
 // dense block's adapters; an MoE block's attention adapters, TopK times
 // the routed experts' shared adapters (each copy of the token passes
 // them) and the shared experts'.
-func (f FineTune) TokenAdapterParams(m *transformer.Spec) float64 {
+func Token(f plan.FineTune, m *transformer.Spec) float64 {
 	L := float64(m.Layers)
 	if !m.MoE() {
-		return L * f.AdapterParams(m, 1)
+		return L * Block(f, m, 1)
 	}
 	dense := float64(m.DenseLayers)
-	routed, shared := f.ExpertAdapterParams(m, 1, 1)
-	moe := f.AttentionAdapterParams(m, 1) + float64(m.TopK)*routed + shared
-	return dense*f.AdapterParams(m, 1) + (L-dense)*moe
+	routed, shared := Experts(f, m, 1, 1)
+	moe := Attention(f, m, 1) + float64(m.TopK)*routed + shared
+	return dense*Block(f, m, 1) + (L-dense)*moe
 }
