@@ -71,6 +71,20 @@ HARDWARE = {("V100", "16"): "v100", ("V100", "32"): "v100", ("A100", "80"): "a10
 SETTINGS_VERSION = 2  # 2: batch dimension recorded, the run's global batch (8-GPU rows: 8 x the batch per GPU)
 
 
+def build_net(model, channels_last):
+    """The example's network for model (NETS' torchvision or timm name),
+    untrained, in channels-last memory where channels_last."""
+    from placer_torch.classifier import channels_last_in_place
+    kind, name = NETS[model][0].split(":")
+    if kind == "torchvision":
+        import torchvision
+        m = getattr(torchvision.models, name)()
+    else:
+        import timm
+        m = timm.create_model(name, pretrained=False)
+    return channels_last_in_place(m) if channels_last else m
+
+
 def read_rows(d=DIR):
     with open(os.path.join(d, "rows.csv")) as f:
         return list(csv.DictReader(f))
@@ -198,19 +212,12 @@ def export_one(model, batch, img, prec, out):
     if model == "bert":
         return export_bert(batch, img, prec, out)
     import torch
-    from placer_torch.classifier import channels_last_in_place, image_inputs
+    from placer_torch.classifier import image_inputs
     from placer_torch.exporter import export_training_step
-    kind, name = NETS[model][0].split(":")
     cl = prec == "AMP"
 
     def build():
-        if kind == "torchvision":
-            import torchvision
-            m = getattr(torchvision.models, name)()
-        else:
-            import timm
-            m = timm.create_model(name, pretrained=False)
-        return channels_last_in_place(m) if cl else m
+        return build_net(model, cl)
 
     make_inputs = image_inputs(batch, img, cl)
 
@@ -284,19 +291,12 @@ def export_infer_one(model, batch, img, prec, out):
     its loss, then utils.accuracy's top-1 and top-5 on the GPU; the three
     .item() and the torch.cuda.synchronize() that end the timed span are
     host waits, not ops)."""
-    from placer_torch.classifier import channels_last_in_place, image_inputs
+    from placer_torch.classifier import image_inputs
     from placer_torch.inference import export_inference_step, topk_accuracy
-    kind, name = NETS[model][0].split(":")
     cl = prec == "AMP"
 
     def build():
-        if kind == "torchvision":
-            import torchvision
-            m = getattr(torchvision.models, name)()
-        else:
-            import timm
-            m = timm.create_model(name, pretrained=False)
-        return channels_last_in_place(m) if cl else m
+        return build_net(model, cl)
 
     def after(output, target):
         smoothed_loss(output, target)
