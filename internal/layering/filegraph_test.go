@@ -361,17 +361,21 @@ func TestFilesUseOneWay(t *testing.T) {
 		g := fileUses(p.Fset, p.Types, p.TypesInfo)
 		groups := fileGroups(g)
 		var lines []string
+		inGroups, inside := 0, 0
 		for _, group := range groups {
 			lines = append(lines, fmt.Sprintf("files that use each other: %s", strings.Join(group, " ")))
-			for _, a := range groupArrows(g, group) {
+			arrows := groupArrows(g, group)
+			for _, a := range arrows {
 				lines = append(lines, "  "+a)
 			}
+			inGroups += len(group)
+			inside += len(arrows)
 		}
 		arrows := 0
 		for _, m := range g {
 			arrows += len(m)
 		}
-		t.Logf("%s: %d files, %d arrows, %d groups%s", name, len(p.GoFiles), arrows, len(groups), indent(lines))
+		t.Logf("%s: %d files, %d arrows between them; groups of files that use each other: %d (%d files, %d arrows inside)%s", name, len(p.GoFiles), arrows, len(groups), inGroups, inside, indent(lines))
 		switch {
 		case twoWay[name] && len(groups) == 0:
 			t.Errorf("%s: its files use each other one way now: take it off twoWay", name)
