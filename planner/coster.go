@@ -4,13 +4,23 @@ import (
 	"sync"
 
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/codebases"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/families"
+	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/mechanisms"
-	"github.com/placer/placer/planner/plan"
 )
+
+// The package's vocabulary, on which every other file builds and which
+// builds on none of them: the terms every cost of a step is written in
+// (kernel, phase; a phase graphed, exposed to its host, drained after a
+// synchronization), the registered plug-ins, and the coster, which holds
+// one plan's shard, decided (decide), and the layer costs it asks
+// (LayerCoster). Above it, each on what is below: the blocks
+// (cost_*.go), the layers (layers.go; a profile's and fine-tuning's
+// around them; layercosts.go, which picks them), a tensor-parallel
+// degree's kit (kits.go), the stages (stages.go), and the step (steps.go,
+// the data-parallel communication, evaluate.go).
 
 // bf16 is the element size of activations, weights and their gradients
 // in BF16 mixed precision (cost.BF16).
@@ -25,12 +35,95 @@ const bf16 = cost.BF16
 // resolves its own (newCosterOf).
 var registered = cost.Resolve(families.Registered, mechanisms.Registered, codebases.Registered)
 
-// dispatcherOf is the token dispatch of shard s, the registered
-// cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
-// router mechanisms beside its top-k.
-func dispatcherOf(s *cost.Shard) cost.Dispatch {
-	return s.Points.TokenDispatcher.On(s, s.Points.RouterKernels)
+// kernel, phase and syncTail are the vocabulary every cost of a step is
+// written in, shared with the plug-ins (planner/cost).
+type (
+	kernel    = cost.Kernel
+	fusedAttn = cost.FusedAttn
+	phase     = cost.Phase
+	syncTail  = cost.SyncTail
+)
+
+// graphed is phase a captured in one CUDA graph and replayed: its
+// kernels (their GPU time unchanged) issued by one replay, not launch by
+// launch (Megatron-Core's Transformer Engine graphs, one per captured
+// scope of a layer and direction: cuda_graph_impl "transformer_engine").
+// A phase that syncs with its host cannot be captured: the caller keeps
+// such phases eager (resolveSoftware refuses the plans that would graph
+// them).
+func graphed(a phase) phase {
+	if a.Launches == 0 && a.Calls == 0 {
+		return a
+	}
+	a.Launches, a.Calls, a.Replays, a.Tail = 0, 0, 1, syncTail{}
+	return a
 }
+
+// expose is phase ph with its host's wait under host h, forward or
+// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
+// cost.Host's Expose); ph as it is without one.
+func expose(pts *cost.Points, h *kernels.Host, ph phase, bwd bool) phase {
+	if pts.Host == nil {
+		return ph
+	}
+	return pts.Host.Expose(h, ph, bwd)
+}
+
+// drain is the tail of steps host h issues after a device-to-host
+// synchronization with ahead seconds queued before it (cost.Host's
+// Drain); none without a registered Host.
+func drain(pts *cost.Points, h *kernels.Host, ahead float64, steps ...phase) syncTail {
+	if pts.Host == nil {
+		return syncTail{}
+	}
+	return pts.Host.Drain(h, ahead, steps...)
+}
+
+// coster holds what every layer of one plan shares: the shard its layers
+// are costed at (cost.Shard, what the plug-ins are given) and the layer
+// costs it asks.
+type coster struct {
+	cost.Shard
+	// layers are the layer costs it asks (layersOf: the plan's stack's,
+	// a profile's where the pod has one).
+	layers LayerCoster
+}
+
+// LayerCoster is what a stack's code costs of a training step's layers:
+// one transformer block, dense or with experts, and the two ends of the
+// model, the embedding and the output layer with its loss. It is the one
+// seam between the plan (the model, the plan's shard shapes, the
+// hardware and its measurements, all held by the coster it is given) and
+// the kernels a stack issues for them (DESIGN §13: the same layer under
+// two stacks is two lists of kernels, not one list and a fudge factor).
+//
+// Each method costs one micro-batch on one GPU of the plan's tensor
+// group, at the coster's shard shape (c.pl.TP, c.pl.SequenceParallel,
+// c.tokens, the experts' EP and ETP), and returns its forward and its
+// backward as phases: the kernels' time (busy), the tensor-, context-
+// and expert-parallel communication (all and exposed), the kernels and
+// collectives the host launches, the CUDA graphs it replays and the
+// device-to-host synchronizations it waits on. Where the coster says
+// noComm (a block's kernels alone) no communication is costed; where it
+// says noHost the host's wait is left out.
+//
+//   - Dense and MoE are a block's, its selective or full recomputation
+//     included in the backward and the host's wait exposed in both
+//     (coster.join does both for a block of two halves). Dense is a
+//     block with a dense MLP: every block of a dense model, the dense
+//     blocks before the experts in a model with experts. MoE is a block
+//     whose MLP is routed experts.
+//   - Embedding and Output are the first stage's lookup and the last
+//     stage's final norm, output layer and loss, their host's wait not
+//     exposed (the caller exposes it).
+//
+// A stack's layer costs are a code base (cost.CodeBase), one
+// implementation in a file of its own in planner/codebases
+// (fused.go, llamapy.go, ...), handed the coster's blocks (cost.Blocks),
+// registered by name in codebases.Registered and chosen by its
+// declaration of the stacks that run it (layerCoster). A profile wraps them (profiledLayers), answering where
+// it measured.
+type LayerCoster = cost.CodeBase
 
 // decide records on shard s which registered plug-ins price its step
 // (cost.Shard.Priced), once: the families' traits, the mechanisms and
@@ -58,55 +151,9 @@ func decide(s *cost.Shard) {
 
 var shardPool = sync.Pool{New: func() any { return new(cost.Shard) }}
 
-// kernel, phase and syncTail are the vocabulary every cost of a step is
-// written in, shared with the plug-ins (planner/cost).
-type (
-	kernel    = cost.Kernel
-	fusedAttn = cost.FusedAttn
-	phase     = cost.Phase
-	syncTail  = cost.SyncTail
-)
-
-// graphed is phase a captured in one CUDA graph and replayed: its
-// kernels (their GPU time unchanged) issued by one replay, not launch by
-// launch (Megatron-Core's Transformer Engine graphs, one per captured
-// scope of a layer and direction: cuda_graph_impl "transformer_engine").
-// A phase that syncs with its host cannot be captured: the caller keeps
-// such phases eager (resolveSoftware refuses the plans that would graph
-// them).
-func graphed(a phase) phase {
-	if a.Launches == 0 && a.Calls == 0 {
-		return a
-	}
-	a.Launches, a.Calls, a.Replays, a.Tail = 0, 0, 1, syncTail{}
-	return a
-}
-
-// coster holds what every layer of one plan shares: the shard its layers
-// are costed at (cost.Shard, what the plug-ins are given) and the layer
-// costs it asks.
-type coster struct {
-	cost.Shard
-	// layers are the layer costs it asks (layersOf: the plan's stack's,
-	// a profile's where the pod has one).
-	layers LayerCoster
-}
-
-// newCoster is the coster of plan pl's stages of tensor-parallel degree
-// T (its hardware p's: p is the caller's, not copied), its plug-ins the
-// registered ones (newCosterOf).
-func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
-	return newCosterOf(registered, m, pl, p, T, tokens)
-}
-
-// newCosterOf is newCoster with the plug-ins of pts.
-func newCosterOf(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
-	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, TPG: plan.Group{PerNode: T, Nodes: 1}, Tokens: tokens, Points: pts}}
-	c.Plan.TP = T
-	decide(&c.Shard)
-	c.layers = layersOf(&c.Plan.Run, p)
-	if c.Points.FineTune.Of(&c.Shard) != nil {
-		c.layers = loraLayers{c.layers}
-	}
-	return c
+// dispatcherOf is the token dispatch of shard s, the registered
+// cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
+// router mechanisms beside its top-k.
+func dispatcherOf(s *cost.Shard) cost.Dispatch {
+	return s.Points.TokenDispatcher.On(s, s.Points.RouterKernels)
 }
