@@ -108,57 +108,6 @@ func steadySends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64
 	return 4 * float64(pl.NumMicro) * float64(pl.VP) * slowest
 }
 
-// fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
-// weights all-gathered beside its forward and again beside its
-// backward, the gradients reduce-scattered (FP32) beside the backward;
-// under a registered FSDP (fsdpOf: FSDP2) each all-gather after its
-// copy-in and each reduce-scatter before its share of the gradient's
-// accumulation, on the same side streams (fsdpSideCopies), and what it
-// gathers, how often (fsdpGathers: as torchtitan reshards).
-// In a model with experts (Megatron-FSDP's two meshes) the experts'
-// weights are gathered and their gradients reduce-scattered over the
-// expert-data-parallel group and the rest's over the data-parallel one
-// (with context parallelism its C x D GPUs), one after the other beside
-// the same compute.
-func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
-	m, pl, p := &step.M, &step.Plan, step.Pod
-	f := fsdpOf(step)
-	gb := pl.GradBytes()
-	var exposed float64
-	if m.MoE() {
-		_, _, edpG := pl.ExpertGroups(*p)
-		for s, st := range stages {
-			_, dpG := pl.Groups(*p, s)
-			dense := st.Params - st.Experts
-			// Its gathers in BF16: the float8 all-gather's linears are
-			// the dense blocks' (torchao's Float8Linear), not the experts'.
-			gather, reduce := fsdpSideCopies(f, step, fsdpShard(m, &stages[s], dpG.Size(), edpG.Size()), 0, 0)
-			ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, dense*bf16)).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
-			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb)).Plus(reduce)
-			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
-		}
-		return float64(pl.NumMicro) * exposed
-	}
-	wire := gatherWireOf(step)
-	for s, st := range stages {
-		_, dpG := pl.Groups(*p, s)
-		fwd, bwd, times := fsdpGathers(f, step, &stages[s], s)
-		shard := fsdpShard(m, &stages[s], dpG.Size(), 1)
-		lin, linears := st.Layers/float64(dpG.Size()), blockLinears(wire)*float64(pl.Stages[s])
-		gather, reduce := fsdpSideCopies(f, step, shard, lin, linears)
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(wire, pl, p, fwd, st.Layers)))
-		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
-		if bwd > 0 {
-			// The blocks but the last gathered again: their linears.
-			k := bwd / st.Layers
-			again, _ := fsdpSideCopies(f, step, shard*bwd/fwd, k*lin, k*linears)
-			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(wire, pl, p, bwd, bwd))).Plus(rs)
-		}
-		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
-	}
-	return exposed
-}
-
 // expertsDP is the exposed data-parallel communication of a plan of a
 // model with experts: each stage's gradients reduced as a dense plan's
 // (dpExposed), the experts' over their expert-data-parallel group and
@@ -205,14 +154,4 @@ func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64
 		t = p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	}
 	return t
-}
-
-// fsdpShard is the parameters of stage st one GPU holds sharded: the
-// dense ones over the data-parallel group dp, the experts' over the
-// expert-data-parallel group edp.
-func fsdpShard(m *transformer.Spec, st *stageCost, dp, edp int) float64 {
-	if !m.MoE() {
-		return st.Params / float64(dp)
-	}
-	return (st.Params-st.Experts)/float64(dp) + st.Experts/float64(edp)
 }

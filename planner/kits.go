@@ -5,7 +5,6 @@ import (
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
-	"github.com/placer/placer/planner/kernels"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -49,24 +48,6 @@ func appendKit(kits []stageKit, pts *cost.Points, m transformer.Spec, pl plan.Pl
 	*t = cost.Shard{}
 	shardPool.Put(t)
 	return kits
-}
-
-// bf16Layers adds to stage st (stage s, layers of them, mrec of them
-// recomputing) what its layers that run in BF16 (the kit's bf16) take
-// over the plan's recipe: each a BF16 layer's forward and mean backward
-// in place of the kit's.
-func (st *stageCost) bf16Layers(k *stageKit, s int, layers, mrec float64) {
-	if k.bf16 == nil || layers <= 0 || k.bf16[s] <= 0 {
-		return
-	}
-	n := float64(k.bf16[s])
-	st.Stage.BF16Layers = k.bf16[s]
-	r := mrec / layers
-	bwd := func(ph *kitPhases) phase {
-		return cost.Scale(ph.layerBwd, r).Plus(cost.Scale(ph.layerBwdKeep, 1-r))
-	}
-	st.fwd = st.fwd.Plus(cost.Scale(k.high.layerFwd, n)).Plus(cost.Scale(k.layerFwd, -n))
-	st.bwd = st.bwd.Plus(cost.Scale(bwd(k.high), n)).Plus(cost.Scale(bwd(k.kitPhases), -n))
 }
 
 // kitPhases are a stageKit's phases, each a forward or a backward of
@@ -183,7 +164,7 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 			k.Plan.Recompute = plan.NoRecompute
 			keep = &k
 		}
-		c.hybridKit(ph, keep) // cost_mamba.go
+		c.hybridKit(ph, keep) // below
 	}
 	if p := c.Points.PredictionModules.Of(&c.Shard); p != nil {
 		// The modules predicting further tokens (a family's:
@@ -228,12 +209,24 @@ func kitIndex(kits []stageKit, T int) int {
 	return -1
 }
 
-// expose is phase ph with its host's wait under host h, forward or
-// backward (bwd), as the registered Host prices it (mechanisms.HostIssue:
-// cost.Host's Expose); ph as it is without one.
-func expose(pts *cost.Points, h *kernels.Host, ph phase, bwd bool) phase {
-	if pts.Host == nil {
-		return ph
+// hybridKit sets kit ph's layers of a hybrid with blocks of experts as
+// a stage's costs read them (stageCost.assemble, Plan.DenseOn): its
+// layers one block of experts (moeBlock's), its dense layers the mean
+// of its other blocks; each also as it runs keeping its activations
+// (keep: block recomputation's other layers).
+func (c *coster) hybridKit(ph *kitPhases, keep *coster) {
+	experts := func(c *coster) (fwd, bwd phase) {
+		f, b, r := c.moeBlock()
+		return c.Join(part{}, part{Fwd: f, Bwd: b, Rec: r}, true)
 	}
-	return pts.Host.Expose(h, ph, bwd)
+	others := func(c *coster) (fwd, bwd phase) {
+		return c.Join(c.hybridMean(float64(c.M.Layers-c.M.MoELayers())), part{}, false)
+	}
+	ph.layerFwd, ph.layerBwd = experts(c)
+	ph.denseFwd, ph.denseBwd = others(c)
+	ph.layerBwdKeep, ph.denseBwdKeep = ph.layerBwd, ph.denseBwd
+	if keep != nil {
+		_, ph.layerBwdKeep = experts(keep)
+		_, ph.denseBwdKeep = others(keep)
+	}
 }

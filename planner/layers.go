@@ -5,42 +5,6 @@ import (
 	"github.com/placer/placer/planner/plan"
 )
 
-// LayerCoster is what a stack's code costs of a training step's layers:
-// one transformer block, dense or with experts, and the two ends of the
-// model, the embedding and the output layer with its loss. It is the one
-// seam between the plan (the model, the plan's shard shapes, the
-// hardware and its measurements, all held by the coster it is given) and
-// the kernels a stack issues for them (DESIGN §13: the same layer under
-// two stacks is two lists of kernels, not one list and a fudge factor).
-//
-// Each method costs one micro-batch on one GPU of the plan's tensor
-// group, at the coster's shard shape (c.pl.TP, c.pl.SequenceParallel,
-// c.tokens, the experts' EP and ETP), and returns its forward and its
-// backward as phases: the kernels' time (busy), the tensor-, context-
-// and expert-parallel communication (all and exposed), the kernels and
-// collectives the host launches, the CUDA graphs it replays and the
-// device-to-host synchronizations it waits on. Where the coster says
-// noComm (a block's kernels alone) no communication is costed; where it
-// says noHost the host's wait is left out.
-//
-//   - Dense and MoE are a block's, its selective or full recomputation
-//     included in the backward and the host's wait exposed in both
-//     (coster.join does both for a block of two halves). Dense is a
-//     block with a dense MLP: every block of a dense model, the dense
-//     blocks before the experts in a model with experts. MoE is a block
-//     whose MLP is routed experts.
-//   - Embedding and Output are the first stage's lookup and the last
-//     stage's final norm, output layer and loss, their host's wait not
-//     exposed (the caller exposes it).
-//
-// A stack's layer costs are a code base (cost.CodeBase), one
-// implementation in a file of its own in planner/codebases
-// (fused.go, llamapy.go, ...), handed the coster's blocks (cost.Blocks),
-// registered by name in codebases.Registered and chosen by its
-// declaration of the stacks that run it (layerCoster). A profile wraps them (profiledLayers), answering where
-// it measured.
-type LayerCoster = cost.CodeBase
-
 // layerCoster is the layer costs a plan of settings st runs: the
 // registered code base whose declaration runs on st (codebases.Registered,
 // cost.Registry.CodeBase: a stack's eager layers where they run eager,
@@ -104,39 +68,6 @@ func (c *coster) DispatchComm(recv, rows, nl float64) phase {
 func (c *coster) blocks() cost.Blocks {
 	cc := *c
 	return &cc
-}
-
-// layersOf is the layer costs a coster of a plan of settings run on pod
-// p asks: the stack's (Settings.layerCoster), the profile's
-// measurements in their place where p has a profile (profiledLayers).
-func layersOf(run *plan.Settings, p *plan.Pod) LayerCoster {
-	lc := layerCoster(run)
-	if p != nil && p.Profile != nil {
-		return profiledLayers{stack: lc}
-	}
-	return lc
-}
-
-// layerCosts is the layer costs c asks: those newCoster chose, or for a
-// coster built field by field layersOf's.
-func (c *coster) layerCosts() LayerCoster {
-	if c.layers != nil {
-		return c.layers
-	}
-	return layersOf(&c.Plan.Run, c.Pod)
-}
-
-// layer is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included: in
-// a model with experts an MoE block.
-func (c *coster) layer() (fwd, bwd phase) {
-	if c.M.Hybrid() {
-		return c.hybridLayer() // below
-	}
-	if c.M.MoE() {
-		return c.layerCosts().MoE(c.blocks())
-	}
-	return c.layerCosts().Dense(c.blocks())
 }
 
 // block is a transformer block as the plan's stack costs it (no
@@ -222,26 +153,4 @@ func (c *coster) hybridMean(l float64) part {
 		add(f, b, r, nf)
 	}
 	return p
-}
-
-// hybridKit sets kit ph's layers of a hybrid with blocks of experts as
-// a stage's costs read them (stageCost.assemble, Plan.DenseOn): its
-// layers one block of experts (moeBlock's), its dense layers the mean
-// of its other blocks; each also as it runs keeping its activations
-// (keep: block recomputation's other layers).
-func (c *coster) hybridKit(ph *kitPhases, keep *coster) {
-	experts := func(c *coster) (fwd, bwd phase) {
-		f, b, r := c.moeBlock()
-		return c.Join(part{}, part{Fwd: f, Bwd: b, Rec: r}, true)
-	}
-	others := func(c *coster) (fwd, bwd phase) {
-		return c.Join(c.hybridMean(float64(c.M.Layers-c.M.MoELayers())), part{}, false)
-	}
-	ph.layerFwd, ph.layerBwd = experts(c)
-	ph.denseFwd, ph.denseBwd = others(c)
-	ph.layerBwdKeep, ph.denseBwdKeep = ph.layerBwd, ph.denseBwd
-	if keep != nil {
-		_, ph.layerBwdKeep = experts(keep)
-		_, ph.denseBwdKeep = others(keep)
-	}
 }

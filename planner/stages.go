@@ -23,6 +23,15 @@ type stageCost struct {
 	moeLayers float64
 }
 
+// epParts is one MoE layer's forward and backward for a micro-batch as
+// Megatron-Core's combined 1F1B schedule splits them, seconds: attn,
+// what the compute stream runs but the experts (attention, norms, the
+// router, the permutation: the "attn" node); mlp, the experts, routed
+// and shared (the "mlp" node, expertWork); comm, the exchanges on the
+// layer's path (dispatchComm's and a2aBookkeeping's), half of them the
+// dispatch and half the combine.
+type epParts struct{ attnF, mlpF, commF, attnB, mlpB, commB float64 }
+
 // assemble sets stage s's forward and backward per micro-batch from its
 // kit k's phases (k of the stage's tensor-parallel degree): its MoE
 // layers' and its dense layers', each with its share of the
@@ -42,7 +51,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	mrec := min(max(kk-drec, 0), layers-dense)
 	st.fwd = cost.Scale(k.layerFwd, layers-dense)
 	st.bwd = cost.Scale(k.layerBwd, mrec).Plus(cost.Scale(k.layerBwdKeep, layers-dense-mrec))
-	st.bf16Layers(k, s, layers-dense, mrec) // a mechanism's layers in BF16 (cost.HighPrecisionLayers)
+	st.addBF16Layers(k, s, layers-dense, mrec) // a mechanism's layers in BF16 (cost.HighPrecisionLayers)
 	if dn > 0 {
 		st.fwd = st.fwd.Plus(cost.Scale(k.denseFwd, dense))
 		st.bwd = st.bwd.Plus(cost.Scale(k.denseBwd, drec)).Plus(cost.Scale(k.denseBwdKeep, dense-drec))
@@ -163,4 +172,48 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 		p2ps += t
 	}
 	return first, same, p2ps
+}
+
+// addBF16Layers adds to stage st (stage s, layers of them, mrec of them
+// recomputing) what its layers that run in BF16 (the kit's bf16) take
+// over the plan's recipe: each a BF16 layer's forward and mean backward
+// in place of the kit's.
+func (st *stageCost) addBF16Layers(k *stageKit, s int, layers, mrec float64) {
+	if k.bf16 == nil || layers <= 0 || k.bf16[s] <= 0 {
+		return
+	}
+	n := float64(k.bf16[s])
+	st.Stage.BF16Layers = k.bf16[s]
+	r := mrec / layers
+	bwd := func(ph *kitPhases) phase {
+		return cost.Scale(ph.layerBwd, r).Plus(cost.Scale(ph.layerBwdKeep, 1-r))
+	}
+	st.fwd = st.fwd.Plus(cost.Scale(k.high.layerFwd, n)).Plus(cost.Scale(k.layerFwd, -n))
+	st.bwd = st.bwd.Plus(cost.Scale(bwd(k.high), n)).Plus(cost.Scale(bwd(k.kitPhases), -n))
+}
+
+// view is stage st, stage i of plan pl, as the step-level extension
+// points see it (cost.Stage).
+func (st *stageCost) view(i int, pl *plan.Plan) cost.Stage {
+	return cost.Stage{Index: i, Fwd: st.fwd, Bwd: st.bwd, FwdSM: st.fwdSM, BwdSM: st.bwdSM,
+		Params: st.Params, Experts: st.Experts, Layers: st.Layers, Trained: st.trained(pl)}
+}
+
+// stageViews is stages as the step-level extension points see them
+// (cost.Stage).
+func stageViews(stages []stageCost, pl *plan.Plan) []cost.Stage {
+	vs := make([]cost.Stage, len(stages))
+	for i := range stages {
+		vs[i] = stages[i].view(i, pl)
+	}
+	return vs
+}
+
+// trained is the parameters of stage st that get gradients and
+// optimizer state on one GPU: its adapters' under LoRA, else all.
+func (st *stageCost) trained(pl *plan.Plan) float64 {
+	if pl.LoRA() {
+		return st.Adapters
+	}
+	return st.Params
 }

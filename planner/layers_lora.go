@@ -1,17 +1,16 @@
 package planner
 
 import (
-	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/cost"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/planner/plan/adapters"
 )
 
-// Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
-// adapters, as layer costs around a stack's (loraLayers), and the
-// parameters it trains (stageCost.trained; its state in memory is
-// planner/memory's loraMemory); packing is the attention's
-// causal keys (Plan.PackedKeys, read by coreAttention).
+// Fine-tuning's layer costs (plan/finetune.go): LoRA's frozen base and
+// its adapters, as layer costs around a stack's (loraLayers). The
+// parameters it trains are stageCost.trained's, the FLOPs it counts
+// stepFLOPs's, its state in memory planner/memory's loraMemory; packing
+// is the attention's causal keys (Plan.PackedKeys, read by
+// coreAttention).
 //
 // LoRA's kernels are mechanisms.LoRA's (its frozen base's weight
 // gradients, its adapters): the registered cost.FineTune, which the
@@ -63,47 +62,6 @@ func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
 
 // minus is phase a less b (b's kernels taken out of a).
 func minus(a, b phase) phase { return a.Plus(cost.Scale(b, -1)) }
-
-// trained is the parameters of stage st that get gradients and
-// optimizer state on one GPU: its adapters' under LoRA, else all.
-func (st *stageCost) trained(pl *plan.Plan) float64 {
-	if pl.LoRA() {
-		return st.Adapters
-	}
-	return st.Params
-}
-
-// stepFLOPs is the FLOPs a step of plan pl runs on model m in
-// Megatron's count (transformer.ModelFLOPs: the matmuls, the scores
-// over the whole sequence's square, a backward twice the forward),
-// fine-tuning's counted as it runs: with packing the scores over each
-// sample's square (the sequence s replaced by sum L^2 / sum L over the
-// mix), with LoRA the frozen linear layers' and the output layer's
-// backward once their forward (the data gradient only) and the
-// adapters' three times theirs. Without either, ModelFLOPs.
-func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
-	full := transformer.ModelFLOPs(*m)
-	if !pl.LoRA() && !pl.Packed() {
-		return full
-	}
-	tokens := float64(m.Batch) * float64(m.Seq)
-	_, scores := transformer.AttentionFLOPs(*m, float64(m.Seq))
-	L := float64(m.Layers)
-	linear := full/(3*tokens) - L*scores // a token's forward matmuls but the scores
-	if pl.Packed() {
-		var sq, sum float64
-		for _, l := range pl.PackLens {
-			sq += float64(l) * float64(l)
-			sum += float64(l)
-		}
-		scores *= sq / sum / float64(m.Seq)
-	}
-	if !pl.LoRA() {
-		return 3 * tokens * (linear + L*scores)
-	}
-	adapters := 2 * adapters.Token(pl.FineTune, m)
-	return tokens * (2*linear + 3*L*scores + 3*adapters)
-}
 
 // expertFineTune is what fine-tuning prices of an MoE block beside a
 // dense block's (mechanisms.LoRA's): the attention's adapters and
