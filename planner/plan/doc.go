@@ -1,20 +1,19 @@
 // Package plan is the language a plan of a uniform transformer
-// (graph/transformer) at cluster scale is written and resolved in: the
-// strategy (Strategy, read by ParseStrategy and ParseWritten: tensor,
-// pipeline, context, data and expert parallelism, micro-batches,
-// interleaved and uneven stages, recomputation, the distributed
-// optimizer, FSDP, FP8), the software stack that runs it (Settings,
-// Stacks: Megatron-Core, torchtitan, plain PyTorch, transformers), the
-// pod of nodes it runs on (Pod, ParsePod, PodOf: planner/plan/pod's,
-// named in podnames.go) with what its node measures beyond the roofline
-// (Pod.Kernels, planner/kernels' data) or what a profile measured
-// (WithProfile, ProfilePod), and
-// the plan resolved against a model and a pod (Resolve: Plan, its mesh's
-// groups and each stage's layers), with the memory a GPU has for it
-// (Pod.Usable, the margin and the regime's error: pod's memory_fit.go).
-// Nothing here costs a step: the cost model (planner) and the
-// published tables and checks (planner/published) are its
-// clients.
+// (graph/transformer) at cluster scale is written and resolved in. Its
+// files use one another one way, from the words up: the parts of a
+// strategy (finetune.go, recipe.go, stack.go: Settings, Stacks) and the
+// pod (podnames.go: planner/plan/pod's Pod, ParsePod, PodOf, its node's
+// Kernels, WithProfile, Usable and the margin of memory_fit.go); the
+// Strategy (strategy.go: tensor, pipeline, context, data and expert
+// parallelism, micro-batches, stages, recomputation, FSDP, FP8) and the
+// Plan it resolves to (plan.go: its mesh's groups, each stage's layers);
+// a key's declaration (key.go); what a mechanism declares and checks
+// (rowwise.go, blockscaled.go, float8gather.go, hybrid.go,
+// rankcapacity.go); the keys (keys.go: Keys, AddKey, String, Plan.String);
+// a strategy read and checked (written.go: ParseStrategy, Check,
+// ParseWritten, what fits a model and a pod); Resolve (resolve.go).
+// Nothing here costs a step: the cost model (planner) and the published
+// tables and checks (planner/published) are its clients.
 //
 // May import: graph/..., decision, evaluate/roofline, evaluate/profile, planner/kernels, planner/plan/pod, internal/...
 package plan

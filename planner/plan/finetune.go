@@ -215,27 +215,3 @@ func (f *FineTune) finish(seen map[string]bool) error {
 	}
 	return nil
 }
-
-// FineTuneFits checks the fine-tuning of strategy s against model m:
-// LoRA is modelled for standard attention (no latent attention), with
-// experts on Megatron-Core's layers only (loramoe.go), its rank under
-// the model's width, and
-// each packed sample no longer than the model's sequence. The error is
-// one line.
-func FineTuneFits(m transformer.Spec, s Strategy) error {
-	f := s.FineTune
-	switch {
-	case f.LoRA() && m.MoE() && s.Software.Framework() != FrameworkMegatron:
-		return fmt.Errorf("peft=lora with experts on %s: LoRA over experts is modelled on Megatron-Core's layers (Megatron-Bridge's PEFT) only", s.Software.Framework())
-	case f.LoRA() && m.MLA():
-		return fmt.Errorf("peft=lora with latent attention: LoRA's costs are modelled for standard attention only")
-	case f.LoRA() && f.LoRARank >= m.Hidden:
-		return fmt.Errorf("lora-rank=%d: not under the model's hidden size %d", f.LoRARank, m.Hidden)
-	}
-	for _, l := range f.PackLens {
-		if l > m.Seq {
-			return fmt.Errorf("pack-len=%s: a sample of %d tokens is longer than the packed sequence (seq %d)", stageTP(f.PackLens), l, m.Seq)
-		}
-	}
-	return nil
-}

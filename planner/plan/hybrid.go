@@ -79,47 +79,6 @@ func (pl *Plan) checkHybridLoRA(m transformer.Spec, written asWritten) error {
 	return fmt.Errorf("strategy %s: LoRA on a hybrid (Mamba) model is not priced: its blocks are priced whole, without LoRA's frozen base or the adapters Megatron-Bridge's Nemotron-H PEFT puts on in_proj, out_proj, linear_qkv, linear_proj, linear_fc1 and linear_fc2", written)
 }
 
-// StagePattern is the layers of hybrid m's pattern pipeline stage s
-// holds: Megatron-Core's MambaStack gives pipeline rank s the layers
-// after those of the ranks before it, in order (NVIDIA/Megatron-LM
-// core_v0.16.1, 55ac7082, megatron/core/ssm/mamba_block.py:
-// _select_layers_for_pipeline_parallel, its first and last stages'
-// counts as get_transformer_layer_offset's; no virtual stages with
-// experts: checkHybridExperts), so the pattern's E layers may fall
-// unevenly.
-func (pl *Plan) StagePattern(m *transformer.Spec, s int) string {
-	first := 0
-	for _, n := range pl.Stages[:s] {
-		first += n
-	}
-	return m.Pattern[first : first+pl.Stages[s]]
-}
-
-// hybridDenseOn is DenseOn of a hybrid with blocks of experts: stage
-// s's layers other than blocks of experts (StagePattern's), priced as
-// the mean of the pattern's other blocks beside its blocks of experts
-// (planner's hybridKit), and how many of them recompute: every layer
-// under full recomputation, the stage's first RecomputeLayers under
-// block recomputation.
-func (pl *Plan) hybridDenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
-	k := 0
-	if pl.Recompute == FullRecompute {
-		k = pl.Stages[s]
-		if pl.RecomputeLayers > 0 {
-			k = pl.RecomputeLayers
-		}
-	}
-	for i, r := range pl.StagePattern(m, s) {
-		if r != transformer.KindExperts {
-			dense++
-			if i < k {
-				recomputed++
-			}
-		}
-	}
-	return dense, recomputed
-}
-
 // ssmFits checks a tensor-parallel degree T (named name) against a
 // hybrid's Mamba-2 heads and groups, which Megatron-Core's MambaMixer
 // splits over the tensor group (each rank whole heads and whole groups).

@@ -11,156 +11,6 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Key is one key of a plan written as text (--strategy, ParseStrategy),
-// declared once in Keys: its names, what it takes, its default, its line
-// for the docs, how String and Plan.String write it, and which exports
-// write a setting for it. ParseStrategy, String, Plan.String,
-// StrategyKeys, IsKey, KeyName, Written and the exports'
-// refusals (workloads/export/plans) all read Keys; the docs' key tables are
-// tested against it (TestDocsKeyTables).
-type Key struct {
-	// Name is the key as String writes it; Aliases are the other
-	// spellings ParseStrategy reads (the frameworks' flag names).
-	Name    string
-	Aliases []string
-	// Values is what the key takes ("on|off", "N", ...) and Default what
-	// a plan left without it has, as the docs say them.
-	Values, Default string
-	// Help is what the key does, in one line.
-	Help string
-	// Doc is the file whose key table has the key's row.
-	Doc string
-	// Exports are the export targets (ExportMegatron, ...) that write a
-	// setting for the key; the others refuse a plan that writes it
-	// (workloads/export/plans).
-	Exports []string
-	// group is where String and Plan.String write the key: String
-	// writes the groups in their order, Plan.String its degrees first
-	// (planGroups); inside a group, Keys' order.
-	group keyGroup
-	// set sets the key to v in s (seen: the keys given so far, as
-	// written, this one among them). A refusal (a whole sentence) is
-	// written after the strategy alone; another error after the key too.
-	set func(s *Strategy, v string, seen map[string]bool) error
-	// write is the key's value in s as String writes it; "": not written
-	// (its default, or another key writes it).
-	write func(s Strategy) string
-	// planWrite is Plan.String's value where it is not write's of the
-	// plan's strategy (nil: write's).
-	planWrite func(pl Plan) string
-	// Writes is, for a key declared outside this package (AddKey), what
-	// each export target among Exports writes for the key's value v (a
-	// value other than its default): Megatron-LM's arguments, as words
-	// (DeclaredWrites). Keys' own keys are written by the exports' code.
-	Writes map[string]func(v string) []string
-	// Resolved refuses, for a declared key set to v, a plan pl of model
-	// m that the key does not go with (a whole sentence; Resolve writes
-	// it after the strategy); nil: none.
-	Resolved func(m *transformer.Spec, pl *Plan, v string) error
-}
-
-// The export targets of Key.Exports, as the exports name themselves.
-const (
-	ExportMegatron    = "megatron"
-	ExportBridge      = "megatron-bridge"
-	ExportTorchtitan  = "torchtitan"
-	ExportDeepSpeed   = "deepspeed"
-	ExportTorchPlan   = "torch-plan"
-	docClusterScale   = "docs/cluster-scale.md"
-	docStacks         = "docs/stacks.md"
-	docDecisionFormat = "docs/decision-format.md"
-)
-
-// keyGroup is where a key is written in a plan's text (Key.group).
-type keyGroup uint8
-
-// The groups, in String's order.
-const (
-	groupBatch     keyGroup = iota // dp, mb, schedule, shard
-	groupDegrees                   // tp, cp, pp, vp, mbs
-	groupSP                        // sp
-	groupRecompute                 // recompute and its modules and layers
-	groupOverlap                   // the overlaps, the queues, distopt (Plan.String's)
-	groupStages                    // the pipeline's end stages, stage-tp
-	groupRest                      // experts, precision, sharding, fine-tuning, memory, software
-	numGroups
-)
-
-// planGroups is Plan.String's order after its degrees: the overlaps
-// before recomputation, the schedule last.
-var planGroups = []keyGroup{groupSP, groupOverlap, groupRecompute, groupStages, groupRest, groupBatch}
-
-// refusal is a set error that is a whole sentence: written after the
-// strategy, not after the key.
-type refusal struct{ msg string }
-
-func (r refusal) Error() string { return r.msg }
-
-func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
-
-// never is planWrite for a key Plan.String writes among its degrees, or
-// not at all.
-func never(Plan) string { return "" }
-
-// onOffKey is a key of a switch (on|off, default off) at field f.
-func onOffKey(k Key, f func(*Strategy) *bool) Key {
-	k.Values, k.Default = "on|off", "off"
-	k.set = func(s *Strategy, v string, _ map[string]bool) (err error) {
-		*f(s), err = onOff(v)
-		return err
-	}
-	k.write = func(s Strategy) string { return map[bool]string{true: "on"}[*f(&s)] }
-	return k
-}
-
-// countKey is a key of a whole number of at least 1 at field f, written
-// where it is above over.
-func countKey(k Key, over int, f func(*Strategy) *int) Key {
-	if k.Values == "" {
-		k.Values = "N"
-	}
-	k.set = func(s *Strategy, v string, _ map[string]bool) (err error) {
-		*f(s), err = positive(v)
-		return err
-	}
-	k.write = func(s Strategy) string {
-		if n := *f(&s); n > over {
-			return strconv.Itoa(n)
-		}
-		return ""
-	}
-	return k
-}
-
-// toggleKey is a software setting at field f: on, off or the stack's.
-func toggleKey(k Key, f func(*Strategy) *Toggle) Key {
-	k.Values, k.Doc, k.group = "on|off", docStacks, groupRest
-	if k.Default == "" {
-		k.Default = "the stack's"
-	}
-	k.set = func(s *Strategy, v string, _ map[string]bool) error {
-		on, err := onOff(v)
-		if err != nil {
-			return err
-		}
-		*f(s) = Off
-		if on {
-			*f(s) = On
-		}
-		return nil
-	}
-	k.write = func(s Strategy) string { return map[Toggle]string{On: "on", Off: "off"}[*f(&s)] }
-	return k
-}
-
-// float is v's value, or "" at 0.
-func float(v float64) string {
-	if v == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
 // The targets of Key.Exports.
 var (
 	toAll       = []string{ExportMegatron, ExportBridge, ExportTorchtitan, ExportDeepSpeed, ExportTorchPlan}
@@ -796,4 +646,181 @@ func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
 		return fmt.Errorf("strategy %q: %s", text, r.msg)
 	}
 	return fmt.Errorf("strategy %q: %s: %v", text, k, err)
+}
+
+// String writes s as ParseStrategy reads it, in the order of
+// Keys: "dp=48,shard=zero1,tp=8,pp=6" (Plan.String writes a resolved
+// plan degrees first); "" for the zero plan.
+func (s Strategy) String() string {
+	var parts []string
+	for g := range numGroups {
+		parts = writeKeys(parts, g, func(k *Key) string { return k.write(s) })
+	}
+	return strings.Join(parts, ",")
+}
+
+func (w asWritten) String() string {
+	if s := Strategy(w).String(); s != "" {
+		return s
+	}
+	return "(every key at its default: tp=1, pp=1, every GPU a data-parallel replica)"
+}
+
+// String writes the plan as ParseStrategy reads it, degrees
+// first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on", with context
+// parallelism "tp=8,cp=16,pp=16,dp=8,..." (the
+// micro-batches and the 1F1B schedule follow from it), then the other
+// keys of Keys in planGroups' order.
+func (pl Plan) String() string {
+	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.TP, pl.PP, pl.DP)
+	if !pl.Uniform() {
+		s = fmt.Sprintf("stage-tp=%s,pp=%d,dp=%d", stageTP(pl.TPs), pl.PP, pl.DP)
+	}
+	if pl.CP > 1 {
+		s = fmt.Sprintf("tp=%d,cp=%d,pp=%d,dp=%d", pl.TP, pl.CP, pl.PP, pl.DP)
+	}
+	if pl.VP > 1 {
+		s += fmt.Sprintf(",vp=%d", pl.VP)
+	}
+	s += fmt.Sprintf(",mbs=%d", pl.MBS)
+	var parts []string
+	for _, g := range planGroups {
+		parts = writeKeys(parts, g, func(k *Key) string {
+			if k.planWrite != nil {
+				return k.planWrite(pl)
+			}
+			return k.write(pl.Strategy)
+		})
+	}
+	for _, kv := range parts {
+		s += "," + kv
+	}
+	return s
+}
+
+// Stack is the stack plan pl is costed on.
+func (pl Plan) Stack() StackInfo {
+	name := pl.Software.Stack
+	if name == "" {
+		name = "default"
+	}
+	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: Strategy{Software: pl.Software}.String()}
+}
+
+// StackInfo says which software stack a plan is costed on: what
+// placer eval and search print on their "stack" line and write as
+// "stack" in --json and in a search's plan file (-o), which placer
+// export reads to write the plan for the framework it was costed for.
+type StackInfo struct {
+	// Name is the named stack (stack=NAME), "default" for placer's
+	// default stack (Megatron-Core with Transformer Engine's fused
+	// kernels).
+	Name string `json:"name"`
+	// Framework is whose run the stack is (Software.Framework).
+	Framework string `json:"framework"`
+	// Compiled is whether the dense layers are costed as fused kernels
+	// (Transformer Engine's, or torch.compile's: compile=on) rather than
+	// as the ATen ops eager PyTorch issues.
+	Compiled bool `json:"compiled"`
+	// Keys are the plan's software keys as written in its strategy
+	// (stack=..., compile=..., dispatcher=...; "" for none).
+	Keys string `json:"keys,omitempty"`
+}
+
+// String is the stack as the "stack" line says it: its name, whose run
+// it is and how its layers are costed (the keys are the strategy's).
+func (si StackInfo) String() string {
+	name := si.Name
+	if name == "default" {
+		name = "placer's default"
+	}
+	who := map[string]string{FrameworkMegatron: "Megatron-Core", FrameworkTorchTitan: "torchtitan",
+		FrameworkPyTorch: "a plain PyTorch loop", FrameworkTransformers: "Hugging Face transformers' layers"}[si.Framework]
+	switch {
+	case si.Framework == FrameworkMegatron && si.Compiled:
+		return name + ": Megatron-Core, Transformer Engine's fused kernels"
+	case si.Framework == FrameworkTorchTitan && si.Compiled:
+		// torchtitan compiles each TransformerBlock alone.
+		return name + " compiled: torchtitan's blocks under torch.compile costed as fused kernels, its output layer and loss as the ATen ops eager PyTorch issues"
+	case si.Compiled:
+		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
+	case si.Name == "default":
+		return name + " with compile=off: its layers costed as the ATen ops eager PyTorch issues"
+	}
+	return fmt.Sprintf("%s: %s, eager: its layers costed as the ATen ops eager PyTorch issues", name, who)
+}
+
+// AddKey adds key k (SwitchKey's or ValueKey's) after Keys' own:
+// ParseStrategy reads it, String and Plan.String write it, StrategyKeys
+// and the exports' refusals name it, as they do a key of Keys; the
+// exports it names (Exports) write it from its declaration
+// (DeclaredWrites), every other export refuses a plan that sets it. It
+// refuses a key whose name or alias is taken, one without a name, a
+// docs file or a help line, one naming an export it has no Writes for
+// (or Writes for an export it does not name), or one no constructor
+// made (no way to set or write it). A plug-in's registration adds its
+// keys (planner/mechanisms' Registered).
+func AddKey(k Key) error {
+	names := append([]string{k.Name}, k.Aliases...)
+	switch {
+	case k.Name == "" || k.Help == "" || k.Doc == "":
+		return fmt.Errorf("key %q: a declared key needs a name, a help line and a docs file", k.Name)
+	case len(k.Exports) != len(k.Writes) || slices.ContainsFunc(k.Exports, func(t string) bool { return k.Writes[t] == nil }):
+		return fmt.Errorf("key %q: a declared key's exports (%s) are those its declaration writes (Writes)", k.Name, strings.Join(k.Exports, ", "))
+	case k.set == nil || k.write == nil:
+		return fmt.Errorf("key %q: not made by a key constructor (SwitchKey, ValueKey, CountKey)", k.Name)
+	case strings.ToLower(k.Name) != k.Name || strings.ContainsAny(k.Name, ",= "):
+		return fmt.Errorf("key %q: want lower case, no comma, '=' or space", k.Name)
+	}
+	for _, n := range names {
+		if keyIndex[n] != nil || n == "bucket" {
+			return fmt.Errorf("key %q named twice", n)
+		}
+	}
+	Keys = append(slices.Clip(Keys), k)
+	reindexKeys()
+	return nil
+}
+
+// ReindexKeys rebuilds what reads Keys by name (ParseStrategy's index,
+// StrategyKeys) after Keys is set back (a test's cleanup of AddKey).
+func ReindexKeys() { reindexKeys() }
+
+// reindexKeys rebuilds keyIndex and StrategyKeys from Keys.
+func reindexKeys() {
+	keyIndex = indexKeys()
+	StrategyKeys = keyNames()
+}
+
+// DeclaredWrites is what export target writes for the declared keys s
+// sets (Key.Writes), in Keys' order: none where s sets none.
+func DeclaredWrites(target string, s Strategy) []string {
+	var out []string
+	for _, k := range Keys {
+		if w := k.Writes[target]; w != nil {
+			if v := s.Declared.Value(k.Name); v != "" {
+				out = append(out, w(v)...)
+			}
+		}
+	}
+	return out
+}
+
+// resolveDeclared refuses, in one line, plan pl of model m where a
+// declared key it sets does not go with it (Key.Resolved).
+func (pl *Plan) resolveDeclared(m *transformer.Spec, written asWritten) error {
+	if pl.Declared == "" {
+		return nil
+	}
+	for _, k := range Keys {
+		if k.Resolved == nil {
+			continue
+		}
+		if v := pl.Declared.Value(k.Name); v != "" {
+			if err := k.Resolved(m, pl, v); err != nil {
+				return fmt.Errorf("strategy %s: %s=%s: %w", written, k.Name, v, err)
+			}
+		}
+	}
+	return nil
 }

@@ -67,16 +67,3 @@ func CollCTAs(k kernels.Node, g Group, p2p bool) int { return pod.CollCTAs(k, g,
 
 // CopyComm is pod.CopyComm.
 func CopyComm(t, bytes float64) Comm { return pod.CopyComm(t, bytes) }
-
-// NCCLBuffers is NCCL's buffers on one GPU of plan pl: one set for each
-// of its communicators (tensor, context, data, pipeline neighbours,
-// expert and expert-data parallel) of more than one rank.
-func NCCLBuffers(pl *Plan) int64 {
-	var groups int64
-	for _, n := range []int{pl.TP, pl.CP, pl.DP * pl.CP, pl.PP, pl.EP, pl.EDP} {
-		if n > 1 {
-			groups++
-		}
-	}
-	return groups * NCCLBuffersPerGroup
-}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/placer/placer/graph/transformer"
 )
 
 // Software is a plan's software stack (docs/stacks.md): the settings of
@@ -394,54 +392,6 @@ func (sw Software) moeKeys() bool {
 	return sw.Dispatcher != "" || sw.PermuteFusion != Unset || sw.RouterFusion != Unset || sw.GroupedGEMM != Unset || sw.Routing != "" || sw.RankCapacity != 0
 }
 
-// check is sw's first setting out of range, as a one-line error.
-func (sw Software) check() error {
-	if sw.Stack != "" {
-		if _, err := LookupStack(sw.Stack); err != nil {
-			return strategyError("%v", err)
-		}
-	}
-	switch sw.Dispatcher {
-	case "", DispatcherAllToAll, DispatcherAllGather, DispatcherFlex, DispatcherHybridEP:
-	default:
-		return strategyError("dispatcher %q: want alltoall, allgather, flex (deepep) or hybridep", sw.Dispatcher)
-	}
-	switch sw.Graphs {
-	case "", GraphsOff, GraphsDense, GraphsFull:
-	default:
-		return strategyError("cuda-graphs %q: want off, dense or full", sw.Graphs)
-	}
-	if sw.GraphSync < 0 {
-		return strategyError("graph-sync %d: want the steps of one graph, at least 1", sw.GraphSync)
-	}
-	switch {
-	case sw.Routing == RoutingCapacity && !(sw.Capacity > 0 && sw.Capacity <= 64):
-		return strategyError("routing capacity:%g: want a capacity factor above 0, at most 64", sw.Capacity)
-	case sw.Routing != RoutingCapacity && sw.Capacity != 0:
-		return strategyError("capacity %g without routing=capacity", sw.Capacity)
-	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
-		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
-	case sw.RankCapacity != 0 && !(sw.RankCapacity >= 1 && sw.RankCapacity <= 64):
-		return strategyError("rank-capacity %g: want a budget factor from 1 to 64", sw.RankCapacity)
-	}
-	switch sw.CPRotate {
-	case "", CPRingAllGather, CPRingAllToAll:
-	default:
-		return strategyError("cp-rotate %q: want allgather or alltoall", sw.CPRotate)
-	}
-	switch sw.CPComm {
-	case "", CPCommP2P, CPCommAllGather, CPCommA2A:
-	default:
-		return strategyError("cp-comm-type %q: want p2p, all_gather or a2a", sw.CPComm)
-	}
-	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
-		if t > Off {
-			return strategyError("a fusion, grouped-gemm or allocator setting %d: want on or off", t)
-		}
-	}
-	return nil
-}
-
 // Short is st in a plan's short form where it differs from
 // DefaultSettings (report's tables): "ag", "flex" or "hybridep" for the dispatcher,
 // "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
@@ -489,87 +439,6 @@ func (st Settings) Short(moe bool) string {
 	return strings.Join(parts, " ")
 }
 
-// resolveSoftware sets pl.Run from the plan's software and checks it
-// against model m, each error one line naming the strategy as written:
-// on a model without experts a written MoE setting (dispatcher,
-// permute-fusion, router-fusion, grouped-gemm, routing) is refused, as
-// ep= is, since it could only be a mistake; a named stack's MoE settings
-// are ignored there (a stack names every setting of its release, and a
-// dense model runs none of them). CUDA graphs over a whole dropless MoE
-// layer are refused (Megatron-Core core_v0.16.0 transformer_config.py:
-// "moe cuda graph is only supported with drop-padding MoE": the
-// dispatcher's token counts are a host synchronization a graph cannot
-// hold) but under HybridEP's static budget (rank-capacity=F,
-// checkRankCapacity: no such synchronization), graphs with full recomputation likewise ("full recompute is only
-// supported with full iteration CUDA graph"), and the all-gather
-// dispatcher with epoverlap=on ("overlap_moe_expert_parallel_comm is
-// supported with alltoall/flex token dispatcher").
-func (pl *Plan) resolveSoftware(m transformer.Spec, written asWritten) error {
-	sw := pl.Software
-	pl.Run = sw.Settings()
-	if pl.Run.GraphSync > 0 && pl.Run.Graphs != GraphsFull {
-		return fmt.Errorf("strategy %s: graph-sync=%d without cuda-graphs=full: the host's wait before a replay is of a graph of whole steps", written, pl.Run.GraphSync)
-	}
-	if pl.Titan() && pl.TPOverlap {
-		// torchtitan's async tensor parallelism takes effect only
-		// compiled (its config: "enable_async_tensor_parallel" needs
-		// compile): the layers are compiled, fused.
-		if sw.Compile == Off {
-			return fmt.Errorf("strategy %s: tpoverlap=on with compile=off: torchtitan's async tensor parallelism runs only compiled", written)
-		}
-		pl.Run.Eager = false
-	}
-	if base := sw; sw.CPRotate != "" {
-		// The rotater is torch's: a stack that runs Transformer Engine's
-		// ring has none to choose.
-		base.CPRotate = ""
-		if r := base.Settings().CPRing; r != CPRingAllGather && r != CPRingAllToAll {
-			return fmt.Errorf("strategy %s: cp-rotate=%s: the stack runs Transformer Engine's context-parallel ring, not torch's context_parallel (stack=torchtitan-0.2 runs it)", written, sw.CPRotate)
-		}
-	}
-	if base := sw; sw.CPComm != "" {
-		// The exchange is Transformer Engine's: a stack that runs
-		// torch's context_parallel has none to choose.
-		base.CPComm = ""
-		if r := base.Settings().CPRing; r == CPRingAllGather || r == CPRingAllToAll {
-			return fmt.Errorf("strategy %s: cp-comm-type=%s: the stack runs torch's context_parallel, not Transformer Engine's context parallelism (cp-rotate picks its rotater)", written, sw.CPComm)
-		}
-	}
-	if sw.CPComm == CPCommA2A && pl.CP > 1 {
-		// Transformer Engine's a2a splits each TP rank's heads over
-		// the CP ranks (AttnFuncWithCPAndQKVOA2A.forward: "cp_comm_type='a2a'
-		// requires num_heads % cp_size == 0 for Q, K, V").
-		for _, T := range pl.TPs {
-			for _, h := range []struct {
-				n    int
-				what string
-			}{{m.Heads, "attention heads"}, {m.KVHeads, "key/value heads"}} {
-				if h.n%(T*pl.CP) != 0 {
-					return fmt.Errorf("strategy %s: cp-comm-type=a2a: tp=%d x cp=%d does not divide the %d %s (each CP rank attends to heads/(tp x cp) of them)", written, T, pl.CP, h.n, h.what)
-				}
-			}
-		}
-	}
-	if !m.MoE() {
-		if sw.moeKeys() {
-			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm, routing or rank-capacity on a model without experts", written)
-		}
-		return nil
-	}
-	if err := pl.checkRankCapacity(written); err != nil {
-		return err
-	}
-	switch {
-	case pl.Run.Graphs == GraphsFull && pl.Run.Capacity == 0 && pl.Run.RankCapacity == 0:
-		return fmt.Errorf("strategy %s: cuda-graphs=full with dropless routing: a dropless MoE layer syncs its token counts to the host and cannot be graphed (Megatron-Core; use cuda-graphs=dense, routing=capacity:F, or dispatcher=hybridep with rank-capacity=F)", written)
-	case pl.Run.Graphs != GraphsOff && pl.Recompute == FullRecompute:
-		return fmt.Errorf("strategy %s: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers only without full recomputation", written, pl.Run.Graphs)
-	case pl.Run.Dispatcher == DispatcherAllGather && pl.EPOverlap:
-		return fmt.Errorf("strategy %s: epoverlap=on with dispatcher=allgather: Megatron-Core overlaps the alltoall and flex dispatchers' exchanges only", written)
-	}
-	return nil
-}
-
 // The frameworks a stack is the run of (Software.Framework): whose code
 // issues the kernels placer costs.
 const (
@@ -594,58 +463,6 @@ func (sw Software) Framework() string {
 		return FrameworkTransformers
 	}
 	return FrameworkMegatron
-}
-
-// StackInfo says which software stack a plan is costed on: what
-// placer eval and search print on their "stack" line and write as
-// "stack" in --json and in a search's plan file (-o), which placer
-// export reads to write the plan for the framework it was costed for.
-type StackInfo struct {
-	// Name is the named stack (stack=NAME), "default" for placer's
-	// default stack (Megatron-Core with Transformer Engine's fused
-	// kernels).
-	Name string `json:"name"`
-	// Framework is whose run the stack is (Software.Framework).
-	Framework string `json:"framework"`
-	// Compiled is whether the dense layers are costed as fused kernels
-	// (Transformer Engine's, or torch.compile's: compile=on) rather than
-	// as the ATen ops eager PyTorch issues.
-	Compiled bool `json:"compiled"`
-	// Keys are the plan's software keys as written in its strategy
-	// (stack=..., compile=..., dispatcher=...; "" for none).
-	Keys string `json:"keys,omitempty"`
-}
-
-// Stack is the stack plan pl is costed on.
-func (pl Plan) Stack() StackInfo {
-	name := pl.Software.Stack
-	if name == "" {
-		name = "default"
-	}
-	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: Strategy{Software: pl.Software}.String()}
-}
-
-// String is the stack as the "stack" line says it: its name, whose run
-// it is and how its layers are costed (the keys are the strategy's).
-func (si StackInfo) String() string {
-	name := si.Name
-	if name == "default" {
-		name = "placer's default"
-	}
-	who := map[string]string{FrameworkMegatron: "Megatron-Core", FrameworkTorchTitan: "torchtitan",
-		FrameworkPyTorch: "a plain PyTorch loop", FrameworkTransformers: "Hugging Face transformers' layers"}[si.Framework]
-	switch {
-	case si.Framework == FrameworkMegatron && si.Compiled:
-		return name + ": Megatron-Core, Transformer Engine's fused kernels"
-	case si.Framework == FrameworkTorchTitan && si.Compiled:
-		// torchtitan compiles each TransformerBlock alone.
-		return name + " compiled: torchtitan's blocks under torch.compile costed as fused kernels, its output layer and loss as the ATen ops eager PyTorch issues"
-	case si.Compiled:
-		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
-	case si.Name == "default":
-		return name + " with compile=off: its layers costed as the ATen ops eager PyTorch issues"
-	}
-	return fmt.Sprintf("%s: %s, eager: its layers costed as the ATen ops eager PyTorch issues", name, who)
 }
 
 // The context-parallel rings a stack runs (Settings.CPRing).

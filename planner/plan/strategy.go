@@ -511,219 +511,62 @@ func (s Strategy) unitKeys() string {
 	return "loss-layer=on"
 }
 
-// strategyError is a plan's field out of range, as a one-line error.
-func strategyError(format string, args ...any) error {
-	return fmt.Errorf("scale: strategy: "+format, args...)
-}
-
-// Check reports the first field out of range, or two that do not go
-// together, as a one-line error. What depends on the model and the pod is
-// Resolve's.
-func (s Strategy) Check() error {
-	switch {
-	case s.Replicas < 0:
-		return strategyError("replicas %d: want at least 1", s.Replicas)
-	case s.MicroBatches < 0:
-		return strategyError("micro_batches %d: want at least 1", s.MicroBatches)
-	case s.Tensor < 0:
-		return strategyError("tensor %d: want at least 1", s.Tensor)
-	case s.Pipeline < 0:
-		return strategyError("pipeline %d: want at least 1", s.Pipeline)
-	case s.Virtual < 0:
-		return strategyError("virtual_stages %d: want at least 1", s.Virtual)
-	case s.MicroBatchSize < 0:
-		return strategyError("micro_batch_size %d: want at least 1", s.MicroBatchSize)
-	case s.FirstLayers < 0 || s.LastLayers < 0:
-		return strategyError("first_stage_layers %d, last_stage_layers %d: want at least 1", s.FirstLayers, s.LastLayers)
-	case s.RecomputeLayers < 0:
-		return strategyError("recompute_layers %d: want at least 1", s.RecomputeLayers)
-	case s.RecomputeLayers > 0 && s.Recompute != FullRecompute:
-		return strategyError("recompute-layers without recompute=full: it counts the layers that recompute their whole forward")
-	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.PipelineDegree() == 1:
-		return strategyError("first= or last= with one pipeline stage: they set the end stages of a pipeline")
-	case s.Virtual > 1 && s.PipelineDegree() == 1:
-		return strategyError("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)
-	case s.TensorStages != nil && s.Tensor > 0:
-		return strategyError("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageTP(s.TensorStages))
-	case s.TensorStages != nil && len(s.TensorStages) != s.PipelineDegree():
-		return strategyError("stage-tp=%s names %d stages, pp=%d has %d", stageTP(s.TensorStages), len(s.TensorStages), s.PipelineDegree(), s.PipelineDegree())
-	case s.Context < 0:
-		return strategyError("context %d: want at least 1", s.Context)
-	case s.Context > 1 && s.TensorStages != nil:
-		return strategyError("cp=%d with stage-tp=%s: context parallelism is modelled with one tensor-parallel degree (use tp=)", s.Context, stageTP(s.TensorStages))
-	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
-		return strategyError("stage-tp=%s: want every degree at least 1", stageTP(s.TensorStages))
-	case s.SequenceParallel && s.MaxTensor() == 1:
-		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
-	case s.TPOverlap && !s.SequenceParallel:
-		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
-	case s.AmaxSync != "" && s.FP8 != FP8Delayed:
-		return strategyError("amax-sync=%s without fp8=delayed: the amaxes reduced are delayed scaling's", s.AmaxSync)
-	case s.QueueAhead && !s.OneQueue:
-		return strategyError("queue-ahead=on without connections=1: it says how the run overlaps at one hardware queue")
-	case s.OneQueue && s.FSDP:
-		return strategyError("connections=1 with fsdp=on: Megatron's FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (megatron/training/arguments.py)")
-	case s.NoGradOverlap && s.FSDP:
-		return strategyError("grad-overlap=off with fsdp=on: FSDP reduces each layer's gradients beside the backward (modelled so only)")
-	case s.Experts < 0 || s.ExpertTensor < 0:
-		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
-	case s.FSDP && s.DistOpt:
-		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
-	case s.FSDP && s.Replicas == 1 && s.ContextDegree() == 1:
-		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
-	case (s.EmbeddingLayer || s.LossLayer) && s.PipelineDegree() == 1:
-		return strategyError("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
-	case s.RecomputeModules != 0 && s.Recompute != SelectiveRecompute:
-		return strategyError("recompute-modules=%s without recompute=selective: the modules are selective recomputation's (Megatron-Core's --recompute-granularity selective)", s.RecomputeModules)
-	case s.RecomputeModules >= 1<<len(recomputeNames):
-		return strategyError("recompute-modules %#x: not a set of Megatron-Core's modules", uint8(s.RecomputeModules))
-	case s.EPOverlap && s.Recomputes().Has(RecomputeMoE):
-		return strategyError("epoverlap=on with recompute-modules=%s: Megatron-Core's all-to-all overlap runs without the moe module's recomputation", s.RecomputeModules)
-	case s.EPOverlap && s.Recompute == FullRecompute:
-		return strategyError("epoverlap=on with recompute=full: Megatron-Core's all-to-all overlap runs without full recomputation")
-	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
-		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
-	}
-	if err := s.Software.check(); err != nil {
-		return err
-	}
-	if err := checkFP8(s); err != nil {
-		return err
-	}
-	if err := fp8GatherFits(s); err != nil {
-		return err
-	}
-	if err := s.MemoryRecipe.check(s); err != nil {
-		return err
-	}
-	switch s.Recompute {
-	case NoRecompute, SelectiveRecompute, FullRecompute:
-	default:
-		return strategyError("recompute %q: want none, selective or full", s.Recompute)
-	}
-	switch s.Schedule {
-	case "", decision.GPipe, decision.OneFOneB:
-	default:
-		return strategyError("schedule %q: want gpipe or 1f1b", s.Schedule)
-	}
-	// dp may be left to the GPUs the other degrees leave; Resolve checks
-	// it then. The context ranks hold the same weights as the replicas:
-	// sharding runs over both (dp=1,cp=8,fsdp=on shards over 8).
-	if s.DistOpt && s.Replicas == 1 && s.ContextDegree() == 1 {
-		return strategyError("shard zero1 with one replica: sharding needs replicas to shard over")
-	}
-	return nil
-}
-
-// String writes s as ParseStrategy reads it, in the order of
-// Keys: "dp=48,shard=zero1,tp=8,pp=6" (Plan.String writes a resolved
-// plan degrees first); "" for the zero plan.
-func (s Strategy) String() string {
-	var parts []string
-	for g := range numGroups {
-		parts = writeKeys(parts, g, func(k *Key) string { return k.write(s) })
-	}
-	return strings.Join(parts, ",")
-}
-
-// ParseStrategy reads a plan written as comma-separated key=value pairs,
-// each key one of Keys (by its name or an alias: what it takes, its
-// default and what it does are declared there, keys.go). The keys only
-// an op graph's strategy has (bucket; shard=fsdp or zero2) are refused,
-// each in one line. "" is the zero plan.
-func ParseStrategy(text string) (Strategy, error) {
-	var s Strategy
-	pairs, err := SplitStrategy(text)
-	if err != nil {
-		return s, err
-	}
-	seen := map[string]bool{}
-	for _, kv := range pairs {
-		k, v := kv.Key, kv.Value
-		if k == "shard" && seen["distopt"] {
-			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
-		}
-		seen[k] = true
-		if err := s.setKey(text, k, v, seen); err != nil {
-			return s, err
-		}
-	}
-	if err := s.FineTune.finish(seen); err != nil {
-		return s, fmt.Errorf("strategy %q: %w", text, err)
-	}
-	if s.RecomputeModules != 0 {
-		// The modules are selective recomputation's: alone they mean it.
-		if !seen["recompute"] {
-			s.Recompute = SelectiveRecompute
-		}
-		if s.RecomputeModules == RecomputeCoreAttn && s.Recompute == SelectiveRecompute {
-			s.RecomputeModules = 0 // recompute=selective's own
-		}
-	}
-	// A degree of 1 is the default's: written back it is left out. Not
-	// dp's and mb's: left out, they are what the GPUs and the batch leave
-	// (Resolve), so dp=1 and mb=1 are kept as written, never replaced.
-	for _, d := range []*int{&s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
-		if *d == 1 {
-			*d = 0
-		}
-	}
-	if err := s.Check(); err != nil {
-		return s, fmt.Errorf("strategy %q: %w", text, err)
-	}
-	return s, nil
-}
-
-// degrees reads "4:8:8:4".
-func degrees(v string) ([]int, error) {
-	var out []int
-	for _, x := range strings.Split(v, ":") {
-		n, err := positive(x)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func onOff(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "on", "true", "1", "yes":
-		return true, nil
-	case "off", "false", "0", "no":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not on or off", v)
-}
-
-// MaxDegree is the largest count a strategy's key takes (a degree, a
-// micro-batch size, a stage's layers): 2^20, past any pod's GPUs, any
-// batch and any model's layers, and small enough that the products its
-// checks form (tp x cp x pp x dp, dp x mbs) stay inside int64 (pp=2^62
-// made a slice of 2^62 stages and panicked).
-const MaxDegree = 1 << 20
-
-func positive(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > MaxDegree {
-		return 0, fmt.Errorf("%q is not a whole number of at least 1 and at most %d", v, MaxDegree)
-	}
-	return n, nil
-}
-
 // asWritten is a strategy as its errors name it ("strategy tp=2,pp=4:
 // ..."): its String, or, where that is empty (every key at its default:
 // nothing written, or tp=1), what it then is, never nothing.
 type asWritten Strategy
 
-func (w asWritten) String() string {
-	if s := Strategy(w).String(); s != "" {
-		return s
-	}
-	return "(every key at its default: tp=1, pp=1, every GPU a data-parallel replica)"
-}
-
 // Serialized is whether one hardware queue exposes the run's
 // communication: connections=1 without queue-ahead=on.
 func (s Strategy) Serialized() bool { return s.OneQueue && !s.QueueAhead }
+
+// Declared is the values of the keys declared outside this package
+// (AddKey: a mechanism's key, declared in the mechanism's own file), as
+// "name=value" pairs in the order set, comma-separated: a string, so
+// that a Strategy stays a comparable value. A key at its default is not
+// in it.
+type Declared string
+
+// Value is key name's value in d ("": its default).
+func (d Declared) Value(name string) string {
+	// Read in place (no split): every step's plug-ins ask it.
+	for rest := string(d); rest != ""; {
+		var kv string
+		kv, rest, _ = strings.Cut(rest, ",")
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// On is whether switch name (SwitchKey) is on in d.
+func (d Declared) On(name string) bool { return d.Value(name) == "on" }
+
+// with is d with key name's value v ("": the default, left out).
+func (d Declared) with(name, v string) Declared {
+	var kvs []string
+	for _, kv := range strings.Split(string(d), ",") {
+		if k, _, _ := strings.Cut(kv, "="); kv != "" && k != name {
+			kvs = append(kvs, kv)
+		}
+	}
+	if v != "" {
+		kvs = append(kvs, name+"="+v)
+	}
+	return Declared(strings.Join(kvs, ","))
+}
+
+// Count is count key name's value in d (CountKey), 0 where not set.
+func (d Declared) Count(name string) int {
+	n, err := strconv.Atoi(d.Value(name))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// strategyError is a plan's field out of range, as a one-line error.
+func strategyError(format string, args ...any) error {
+	return fmt.Errorf("scale: strategy: "+format, args...)
+}

@@ -100,11 +100,3 @@ func Verdict(peak, usable int64, e float64) string {
 	}
 	return VerdictTight
 }
-
-// RegimeError is a memory regime's measured error of the peak (the
-// largest relative error over a measured sweep's plans, allocated and
-// reserved) and where it was measured.
-type RegimeError struct {
-	Frac   float64
-	Source string
-}
