@@ -305,8 +305,6 @@ var twoWay = map[string]bool{
 	"planner/kernels":           true,
 	"planner/mechanisms":        true,
 	"planner/memory":            true,
-	"planner/plan":              true,
-	"planner/plan/pod":          true,
 	"planner/published":         true,
 	"planner/search":            true,
 }
