@@ -169,3 +169,22 @@ func (h *highCounters) blend(step *Step, s int, st *Stage, sm stageMem) stageMem
 	sm.acts += f * (bf.acts - sm.acts)
 	return sm
 }
+
+// stages is every stage's parameters (StageOf's) in stages, a buffer
+// of the caller's (a pipeline of up to its capacity stays on its
+// stack).
+func (step *Step) stages(stages []Stage) []Stage {
+	pl := &step.Plan
+	if pl.PP > cap(stages) {
+		stages = make([]Stage, 0, pl.PP)
+	}
+	stages = stages[:pl.PP]
+	lp := float64(transformer.LayerParams(step.Model))
+	for s := range stages {
+		stages[s] = StageOf(&step.Model, pl, s, lp, step.Prediction)
+		if step.BF16Layers != nil {
+			stages[s].BF16Layers = step.BF16Layers(s)
+		}
+	}
+	return stages
+}

@@ -214,22 +214,6 @@ func (c *counter) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
 	return eagerStepTrace(c, c.eager.Layer, max(1, min(micro, c.pl.NumMicro))), c.eager.Error, true
 }
 
-// traced sets pk from a step's trace t: the peak instant's bytes, by
-// part.
-func (pk *Peak) traced(t *memTrace) {
-	peak, by := t.peak()
-	pk.Bytes = peak
-	pk.Weights, pk.Grads, pk.OptState = by[catWeights]+by[catCopies], by[catGrads], by[catOpt]
-	pk.Activations = by[catActs] + by[catLoss]
-	pk.Parts = pk.Parts[:0]
-	for k, b := range by {
-		if memCat(k) == catComm && b == 0 {
-			continue
-		}
-		pk.Parts = append(pk.Parts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
-	}
-}
-
 // eagerTraceable is whether eagerStepTrace writes plan pl's step: one
 // GPU's whole model (no pipeline, tensor, context or data parallelism:
 // no collective's buffers and no DDP gradient buckets), dense, no FP8,
