@@ -9,13 +9,13 @@ import (
 // stage, its logits and the loss's (the output layer's and the
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
-func (c *counter) stageActivations(s int, st *Stage, lm *layerMemory) (acts, logits float64) {
+func (c *counter) stageActivations(s int, st *Stage, lm *layerMem) (acts, logits float64) {
 	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
 // flight (the allocator's trace reads what one micro-batch adds).
-func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight float64) (acts, logits float64) {
+func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMem, inflight float64) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.TP)
 	n, kv := c.tokens, float64(m.KVHeads)

@@ -206,7 +206,7 @@ func (b *traceBuilder) free(sp tensorSpan) {
 //     their FP32 copy and gradient are held from the backward's start
 //     through its first layer (counted at the peak with the rest, as
 //     stageMemory counts them).
-func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory, ev []alloc.Event) ([]alloc.Event, float64) {
+func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMem, ev []alloc.Event) ([]alloc.Event, float64) {
 	pl := &c.pl
 	sm := c.stageMemory(s, st, lm)
 	b := traceBuilder{ev: ev}

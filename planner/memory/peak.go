@@ -101,7 +101,7 @@ func (step *Step) Count(stages []Stage) Peak {
 	}
 	// One layer's activations at each counter's degree, shared by its
 	// stages (at most three counters: kept on the stack).
-	var lmBuf [3]layerMemory
+	var lmBuf [3]layerMem
 	lms := lmBuf[:0]
 	for i := range cs {
 		lms = append(lms, cs[i].layerMemory())
