@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/planner/plan"
 )
 
@@ -9,13 +8,13 @@ import (
 // stage, its logits and the loss's (the output layer's and the
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
-func (c *counter) stageActivations(s int, st *Stage, lm *layerMemory) (acts, logits float64) {
+func (c *counter) stageActivations(s int, st *Stage, lm *layerMem) (acts, logits float64) {
 	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
 // flight (the allocator's trace reads what one micro-batch adds).
-func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight float64) (acts, logits float64) {
+func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMem, inflight float64) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.TP)
 	n, kv := c.tokens, float64(m.KVHeads)
@@ -245,80 +244,4 @@ func titanOutputChunks(pl *plan.Plan) float64 {
 		return 0
 	}
 	return float64(pl.NumMicro - 1)
-}
-
-// inflight is the micro-batches whose activations stage s holds at
-// its peak (stageMemory's): with 1F1B P - s of them at most M;
-// interleaved the warm-up's model chunks and the one it runs, each 1/V
-// of the stage, (P-s-1)2 + (V-1)P + 1 chunks capped at the step's M V
-// (Megatron-Core's schedules.py forward_backward_pipelining_with_interleaving:
-// num_warmup_microbatches = (P - rank - 1) 2 + (V - 1)
-// microbatch_group_size_per_vp_stage, P by default, at most
-// total_num_microbatches; torch's ScheduleInterleaved1F1B the same,
-// warmup_ops = (n_local_stages - 1) microbatches_per_round +
-// 2 (pp_group_size - 1 - rank)): on the first stage 1 + (P-1)/(P V)
-// times P, and with M = P, as torchtitan runs by default, every chunk
-// of the step, M micro-batches of the whole stage; on the last
-// (V-1)P + 1 chunks, not one micro-batch. Past the first stage this is
-// torchtitan's count only: Megatron-Core's stages past the first keep
-// 1F1B's P - s, as before, because with its warm-up the published
-// Qwen3-235B-A22B plan of the model zoo (TP2 EP8 PP32 VPP3, which ran
-// on H100s) is told over memory on its second stage: its MoE
-// activations are over-counted elsewhere, and this count waits for
-// them. With GPipe all M; with the experts' all-to-alls overlapped one
-// model chunk more.
-func inflight(pl *plan.Plan, s int) float64 {
-	inflight := float64(min(pl.NumMicro, pl.PP-s))
-	if V := pl.VP; V > 1 && (s == 0 || pl.Titan()) {
-		chunks := min((pl.PP-s-1)*2+(V-1)*pl.PP+1, pl.NumMicro*V)
-		inflight = float64(chunks) / float64(V)
-	}
-	if pl.PP > 1 && pl.Sched() == decision.GPipe {
-		inflight = float64(pl.NumMicro)
-	}
-	if pl.EPOverlap && pl.NumMicro > 1 {
-		// A merged pair runs the next forward before the backward before
-		// it has freed its activations: one model chunk more.
-		inflight += 1 / float64(pl.VP)
-	}
-	return inflight
-}
-
-// chunkShare is the share of stage s's layer activations in flight
-// that Megatron-Core's interleaved schedule holds where stage 0's model
-// chunks are uneven, against inflight's even count: the embedding counted
-// as a layer of its first chunk (embedding-layer=on), or a first stage
-// whose blocks do not split evenly over V (first=), leaves its first
-// chunk one block fewer (Plan.ChunkLayers: the smaller chunks first), and
-// that chunk runs more micro-batches ahead than the others.
-// Megatron-Core's schedule (core_v0.16.0 pipeline_parallel/schedules.py
-// forward_backward_pipelining_with_interleaving) runs stage 0's
-// forwards in groups of microbatch_group_size_per_vp_stage (P by
-// default) micro-batches a chunk, chunk 0 to V-1, and holds (P - 1) x 2
-// + (V - 1) x P + 1 chunk forwards at the first backward (inflight's
-// count): 2P - 1 of chunk 0 and P of each other. Llama 3.1 405B on PP 16
-// x VP 4 (stage 0: the embedding and 7 blocks, chunks of 1, 2, 2, 2):
-// 31 x 1 + 3 x 16 x 2 = 127 blocks' activations, not 79 / 4 x 7 =
-// 138.25. 1 with even chunks, on the stages past the first (inflight
-// counts them whole), without interleaving, under torchtitan's schedules
-// and with fewer micro-batches than a group. Applied to the layers'
-// activations where they are kept whole (no full recomputation, whose
-// layers keep their input alone).
-func chunkShare(pl *plan.Plan, s int) float64 {
-	if s != 0 || pl.VP <= 1 || pl.Titan() || pl.Sched() == decision.GPipe || pl.NumMicro < pl.PP || pl.Stages[0] <= 0 {
-		return 1
-	}
-	uneven := false
-	for v := 1; v < pl.VP; v++ {
-		uneven = uneven || pl.ChunkLayers(0, v) != pl.ChunkLayers(0, 0)
-	}
-	if !uneven {
-		return 1
-	}
-	chunks := min((pl.PP-1)*2+(pl.VP-1)*pl.PP+1, pl.NumMicro*pl.VP)
-	var held float64
-	for k := range chunks {
-		held += float64(pl.ChunkLayers(0, k%(pl.PP*pl.VP)/pl.PP))
-	}
-	return held / (float64(chunks) / float64(pl.VP) * float64(pl.Stages[0]))
 }

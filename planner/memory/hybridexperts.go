@@ -1,31 +1,6 @@
 package memory
 
-import (
-	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/planner/plan"
-)
-
-// hybridStageParams is stageLayerParams' for a hybrid with blocks of
-// experts (transformer.KindExperts, E: Nemotron 3), counted on the
-// layers stage s holds (plan.Plan.StagePattern's: the E layers may fall
-// unevenly, and each stage holds its own). A block of experts keeps its local experts (Experts/EP
-// of them, 1/ETP of each) and, over the tensor group, its norm, router
-// (replicated) and shared expert (a 1/T shard, as moeDenseParams'); a
-// Mamba-2, attention or MLP block 1/T of its parameters
-// (transformer.HybridBlockParams).
-func hybridStageParams(m *transformer.Spec, pl *plan.Plan, s int) (experts, layers float64) {
-	T := float64(pl.TPs[s])
-	local := float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
-	for _, k := range pl.StagePattern(m, s) {
-		if k != transformer.KindExperts {
-			layers += float64(transformer.HybridBlockParams(*m, k)) / T
-			continue
-		}
-		experts += local
-		layers += local + float64(int64(m.Hidden)+int64(m.SharedExperts)*transformer.ExpertParams(*m))/T + float64(transformer.RouterParams(*m))
-	}
-	return experts, layers
-}
+import "github.com/placer/placer/planner/plan"
 
 // hybridExpertsMemory is what one of a hybrid's blocks of experts keeps
 // for its backward on one GPU for one micro-batch, bytes (hybridMemory's

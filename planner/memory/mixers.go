@@ -38,7 +38,7 @@ func mambaUnits(m *transformer.Spec, fp8 bool) (units, replicated float64) {
 // layers are those (hybridExpertsMemory) and its dense layers the mean
 // of its other blocks (Plan.DenseOn's). Selective recomputation of the
 // core attention drops the attention blocks' outputs, as layerMemory's.
-func (c *counter) hybridMemory() layerMemory {
+func (c *counter) hybridMemory() layerMem {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden)
@@ -82,9 +82,9 @@ func (c *counter) hybridMemory() layerMemory {
 		layerInput /= T
 	}
 	if ne > 0 {
-		return layerMemory{perLayer: c.hybridExpertsMemory(split), perDense: per, layerInput: layerInput}
+		return layerMem{perLayer: c.hybridExpertsMemory(split), perDense: per, layerInput: layerInput}
 	}
-	return layerMemory{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
+	return layerMem{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
 }
 
 // mixerUnits is what the layers' mixers keep for their backward on
@@ -113,7 +113,7 @@ func mixerUnits(m *transformer.Spec) float64 {
 // 1, as Resolve asks of experts), and the experts' activations
 // (moeActivations); selective recomputation of the core attention drops
 // the attention layers' outputs.
-func (c *counter) mixerMemory() layerMemory {
+func (c *counter) mixerMemory() layerMem {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden)
@@ -126,7 +126,7 @@ func (c *counter) mixerMemory() layerMemory {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	return layerMemory{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
+	return layerMem{perLayer: per, perDense: per, wholeBlock: per, layerInput: layerInput}
 }
 
 // fp8Bytes is the bytes an element of a saved GEMM input takes in the

@@ -1,45 +1,6 @@
 package memory
 
-import (
-	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/planner/eager"
-	"github.com/placer/placer/planner/plan"
-)
-
-// bf16 is the element size of activations, weights and their gradients
-// in BF16 mixed precision.
-const bf16 = 2
-
-// Step is one training step of a resolved plan (plan.Resolve) as the
-// memory model counts it: model Model under Plan on Pod (the caller's,
-// not copied). Eager, where the plan's stack is a plain PyTorch loop
-// whose step is written tensor by tensor on one GPU (eagerTraceable),
-// is its layers' code base and the measured error of that trace's peak
-// (nil: the stack writes none). Attention and Prediction are the
-// family's traits that count the model's attention in place of the
-// block's own and its prediction modules (traits.go; nil: none), as
-// planner decided them of the step.
-type Step struct {
-	Model      transformer.Spec
-	Plan       plan.Plan
-	Pod        *plan.Pod
-	Eager      *EagerTrace
-	Attention  Attention
-	Prediction Prediction
-	// BF16Layers is how many of stage s's layers run outside the plan's
-	// low-precision recipe (the cost model's cost.HighPrecisionLayers;
-	// nil: none), its stages' Stage.BF16Layers.
-	BF16Layers func(s int) int
-}
-
-// EagerTrace is a plain PyTorch loop's layers as eagerStepTrace writes
-// them: the eager code base (eager.LayerOps') and the measured error of
-// the traced peak, the verdict's margin either side of the usable
-// memory (Peak.Verdict).
-type EagerTrace struct {
-	Layer eager.CodeBase
-	Error plan.RegimeError
-}
+import "github.com/placer/placer/planner/plan"
 
 // Peak is the memory of a step's most loaded GPU, bytes: Bytes in all
 // (the allocator's tensors: weights, gradients, optimizer state,
@@ -68,82 +29,6 @@ type Peak struct {
 // Fits is whether the peak is not over the usable memory (a tight peak
 // fits).
 func (pk *Peak) Fits() bool { return pk.Verdict != plan.VerdictOver }
-
-// counter is what the memory model reads of a plan at one
-// tensor-parallel degree: the model, the plan with that degree T, the
-// pod, the tokens of a micro-batch on one GPU (its 1/C with context
-// parallelism), the step's eager trace (Step.Eager) and the family's
-// traits (Step.Attention, Step.Prediction).
-type counter struct {
-	m          transformer.Spec
-	pl         plan.Plan
-	pod        *plan.Pod
-	tokens     float64
-	eager      *EagerTrace
-	attention  Attention
-	prediction Prediction
-}
-
-// newCounter is the counter of step's stages of tensor-parallel degree
-// T.
-func newCounter(step *Step, T int) counter {
-	pl := &step.Plan
-	c := counter{m: step.Model, pl: *pl, pod: step.Pod, eager: step.Eager, attention: step.Attention, prediction: step.Prediction,
-		tokens: float64(pl.MBS) * float64(step.Model.Seq) / float64(pl.CP)}
-	c.pl.TP = T
-	return c
-}
-
-// counterOf is the index in cs of the counter of tensor-parallel degree
-// T (-1: none), the counters looked at in place.
-func counterOf(cs []counter, T int) int {
-	for i := range cs {
-		if cs[i].pl.TP == T {
-			return i
-		}
-	}
-	return -1
-}
-
-// sp is the share of a sequence-split activation on this GPU: 1/T with
-// sequence parallelism, else 1.
-func (c *counter) sp() float64 {
-	if c.pl.SequenceParallel {
-		return 1 / float64(c.pl.TP)
-	}
-	return 1
-}
-
-// counters appends to cs a counter for each tensor-parallel degree of
-// the step's stages (cs a buffer of the caller's: a plan has at most
-// three degrees, kept on its stack).
-func (step *Step) counters(cs []counter) []counter {
-	for _, T := range step.Plan.TPs {
-		if counterOf(cs, T) < 0 {
-			cs = append(cs, newCounter(step, T))
-		}
-	}
-	return cs
-}
-
-// stages is every stage's parameters (StageOf's) in stages, a buffer
-// of the caller's (a pipeline of up to its capacity stays on its
-// stack).
-func (step *Step) stages(stages []Stage) []Stage {
-	pl := &step.Plan
-	if pl.PP > cap(stages) {
-		stages = make([]Stage, 0, pl.PP)
-	}
-	stages = stages[:pl.PP]
-	lp := float64(transformer.LayerParams(step.Model))
-	for s := range stages {
-		stages[s] = StageOf(&step.Model, pl, s, lp, step.Prediction)
-		if step.BF16Layers != nil {
-			stages[s].BF16Layers = step.BF16Layers(s)
-		}
-	}
-	return stages
-}
 
 // Fits is whether the step fits the GPUs' memory, as Peak's Verdict
 // says (tight: a "tight" peak counted as fitting), its stages weighed
@@ -216,7 +101,7 @@ func (step *Step) Count(stages []Stage) Peak {
 	}
 	// One layer's activations at each counter's degree, shared by its
 	// stages (at most three counters: kept on the stack).
-	var lmBuf [3]layerMemory
+	var lmBuf [3]layerMem
 	lms := lmBuf[:0]
 	for i := range cs {
 		lms = append(lms, cs[i].layerMemory())
@@ -253,6 +138,22 @@ func (step *Step) Count(stages []Stage) Peak {
 	return pk
 }
 
+// traced sets pk from a step's trace t: the peak instant's bytes, by
+// part.
+func (pk *Peak) traced(t *memTrace) {
+	peak, by := t.peak()
+	pk.Bytes = peak
+	pk.Weights, pk.Grads, pk.OptState = by[catWeights]+by[catCopies], by[catGrads], by[catOpt]
+	pk.Activations = by[catActs] + by[catLoss]
+	pk.Parts = pk.Parts[:0]
+	for k, b := range by {
+		if memCat(k) == catComm && b == 0 {
+			continue
+		}
+		pk.Parts = append(pk.Parts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
+	}
+}
+
 // finish adds to pk (Bytes and its parts counted) what the allocator
 // does not hold (the CUDA context, NCCL's buffers, DeepEP's or
 // HybridEP's buffers under the flex dispatcher: DispatcherBuffers), the GPU's usable memory
@@ -286,14 +187,6 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 	pk.Error, pk.ErrorSource = e.Frac, e.Source
 	pk.Reserved = pk.Bytes
 	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)
-}
-
-// bytesOf is the memory model's count f in bytes, checked
-// (transformer.Bytes): past int64's range (or no count at all, NaN)
-// math.MaxInt64, which no GPU's memory fits.
-func bytesOf(f float64) int64 {
-	n, _ := transformer.Bytes(f)
-	return n
 }
 
 // ReservedBound is the most by which PyTorch's caching allocator's

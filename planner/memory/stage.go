@@ -33,7 +33,7 @@ type Stage struct {
 // and output layer not). dn is the stage's dense layers (DenseOn's).
 func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int, pm Prediction) (experts, layers float64) {
 	if m.Hybrid() && m.MoE() {
-		return hybridStageParams(m, pl, s) // hybridexperts.go
+		return hybridStageParams(m, pl, s)
 	}
 	l := float64(pl.Stages[s])
 	T := float64(pl.TPs[s])
@@ -58,6 +58,28 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int, pm Predicti
 			block = e + moeDenseParams(m, pl.TPs[s])
 		}
 		layers += x * pm.ModuleParams(*m, T, block)
+	}
+	return experts, layers
+}
+
+// hybridStageParams is stageLayerParams' for a hybrid with blocks of
+// experts (transformer.KindExperts, E: Nemotron 3), counted on the
+// layers stage s holds (plan.Plan.StagePattern's: the E layers may fall
+// unevenly, and each stage holds its own). A block of experts keeps its local experts (Experts/EP
+// of them, 1/ETP of each) and, over the tensor group, its norm, router
+// (replicated) and shared expert (a 1/T shard, as moeDenseParams'); a
+// Mamba-2, attention or MLP block 1/T of its parameters
+// (transformer.HybridBlockParams).
+func hybridStageParams(m *transformer.Spec, pl *plan.Plan, s int) (experts, layers float64) {
+	T := float64(pl.TPs[s])
+	local := float64(m.Experts/pl.EP) * float64(transformer.ExpertParams(*m)) / float64(pl.ETP)
+	for _, k := range pl.StagePattern(m, s) {
+		if k != transformer.KindExperts {
+			layers += float64(transformer.HybridBlockParams(*m, k)) / T
+			continue
+		}
+		experts += local
+		layers += local + float64(int64(m.Hidden)+int64(m.SharedExperts)*transformer.ExpertParams(*m))/T + float64(transformer.RouterParams(*m))
 	}
 	return experts, layers
 }
@@ -125,47 +147,21 @@ func (sm stageMem) total() float64 {
 	return sm.weights + sm.fp8 + sm.grads + sm.opt + sm.acts + sm.logits
 }
 
-// stageMemory is stage s's memory by part on one of its GPUs, bytes, at
-// c's tensor-parallel degree; lm is c's layerMemory.
-func (c *counter) stageMemory(s int, st *Stage, lm *layerMemory) stageMem {
-	var sm stageMem
-	sm.acts, sm.logits = c.stageActivations(s, st, lm)
-	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
-	return c.loraMemory(s, st, sm)
-}
-
-// highCounters counts a step's stages as plan.Plan.InBF16 (the layers
-// outside the low-precision recipe), made the first time a stage has
-// such layers.
-type highCounters struct {
-	cs  []counter
-	lms []layerMemory
-}
-
-// blend is step's stage s's memory sm (counted under the plan's recipe) with
-// st.BF16Layers of its st's layers counted as InBF16 counts them: each
-// part that a layer's precision moves (the weights, their low-precision
-// copies, the activations) the plan's over its other layers and
-// InBF16's over those, the layers being alike; the embedding's, the
-// output layer's and the logits' parts, the gradients and the optimizer
-// state are the same either way. The output layer's MXFP8 copies
-// (fp8-output-proj) are not of a layer: a plan of both is refused
-// (the key that runs layers in BF16 refuses it).
-func (h *highCounters) blend(step *Step, s int, st *Stage, sm stageMem) stageMem {
-	if h.cs == nil {
-		bf := Step{Model: step.Model, Plan: step.Plan.InBF16(), Pod: step.Pod}
-		h.cs = bf.counters(nil)
-		for i := range h.cs {
-			h.lms = append(h.lms, h.cs[i].layerMemory())
+// stages is every stage's parameters (StageOf's) in stages, a buffer
+// of the caller's (a pipeline of up to its capacity stays on its
+// stack).
+func (step *Step) stages(stages []Stage) []Stage {
+	pl := &step.Plan
+	if pl.PP > cap(stages) {
+		stages = make([]Stage, 0, pl.PP)
+	}
+	stages = stages[:pl.PP]
+	lp := float64(transformer.LayerParams(step.Model))
+	for s := range stages {
+		stages[s] = StageOf(&step.Model, pl, s, lp, step.Prediction)
+		if step.BF16Layers != nil {
+			stages[s].BF16Layers = step.BF16Layers(s)
 		}
 	}
-	k := counterOf(h.cs, step.Plan.TPs[s])
-	lo := *st
-	lo.BF16Layers = 0
-	bf := h.cs[k].stageMemory(s, &lo, &h.lms[k])
-	f := float64(st.BF16Layers) / float64(step.Plan.Stages[s])
-	sm.weights += f * (bf.weights - sm.weights)
-	sm.fp8 += f * (bf.fp8 - sm.fp8)
-	sm.acts += f * (bf.acts - sm.acts)
-	return sm
+	return stages
 }

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/eager"
 	"github.com/placer/placer/planner/plan"
@@ -15,102 +14,6 @@ import (
 // cached by autocast, a temporary its consumer frees). The peak is the
 // trace's maximum (memTrace.peak), and the caching allocator replays
 // the same trace (Step.Allocator).
-
-// memCat is what a traced tensor is part of (Peak.Parts at the peak
-// instant).
-type memCat uint8
-
-const (
-	catWeights memCat = iota
-	catCopies
-	catGrads
-	catOpt
-	catActs
-	catLoss
-	// catComm is a collective's buffer (FSDP2's all-gather and
-	// reduce-scatter buffers, titanStageTrace's): a part named only
-	// where a trace holds one at its peak.
-	catComm
-	nMemCats
-)
-
-var memCatNames = [nMemCats]string{"weights", "autocast weight copies", "gradients", "optimizer state",
-	"activations in flight", "logits and loss", "collective buffers"}
-
-// memTrace is a step's allocation trace on one GPU, with each tensor's
-// part.
-type memTrace struct {
-	ev  []alloc.Event
-	cat []memCat
-	// peakOnly keeps no events: the peak is counted as the trace is
-	// written (size, the tensors' bytes; live, tot, best, by the
-	// running counts), where the allocator will not replay it.
-	peakOnly  bool
-	size      []int64
-	tot, best int64
-	live, by  [nMemCats]int64
-}
-
-// alloc allocates bytes of part c and returns the tensor's id (-1:
-// under a byte, nothing allocated).
-func (t *memTrace) alloc(bytes float64, c memCat) int32 {
-	if bytes < 1 {
-		return -1
-	}
-	id := int32(len(t.cat))
-	t.cat = append(t.cat, c)
-	if t.peakOnly {
-		b := bytesOf(bytes)
-		t.size = append(t.size, b)
-		t.tot += b
-		t.live[c] += b
-		if t.tot > t.best {
-			t.best, t.by = t.tot, t.live
-		}
-		return id
-	}
-	t.ev = append(t.ev, alloc.Event{Tensor: id, Size: bytesOf(bytes)})
-	return id
-}
-
-func (t *memTrace) free(ids ...int32) {
-	for _, id := range ids {
-		switch {
-		case id < 0:
-		case t.peakOnly:
-			t.tot -= t.size[id]
-			t.live[t.cat[id]] -= t.size[id]
-		default:
-			t.ev = append(t.ev, alloc.Event{Tensor: id, Free: true})
-		}
-	}
-}
-
-// peak is the most bytes the trace's tensors hold at once (the first
-// instant it is reached) and those bytes by part.
-func (t *memTrace) peak() (int64, [nMemCats]int64) {
-	if t.peakOnly {
-		return t.best, t.by
-	}
-	var live, by [nMemCats]int64
-	var tot, best int64
-	size := make([]int64, len(t.cat))
-	for _, e := range t.ev {
-		c := t.cat[e.Tensor]
-		if e.Free {
-			tot -= size[e.Tensor]
-			live[c] -= size[e.Tensor]
-			continue
-		}
-		size[e.Tensor] = e.Size
-		tot += e.Size
-		live[c] += e.Size
-		if tot > best {
-			best, by = tot, live
-		}
-	}
-	return best, by
-}
 
 // partRun is one part's (a block's, the output's) tensors between its
 // forward and its backward in one micro-batch.
@@ -212,22 +115,6 @@ func (c *counter) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
 		return memTrace{}, plan.RegimeError{}, false
 	}
 	return eagerStepTrace(c, c.eager.Layer, max(1, min(micro, c.pl.NumMicro))), c.eager.Error, true
-}
-
-// traced sets pk from a step's trace t: the peak instant's bytes, by
-// part.
-func (pk *Peak) traced(t *memTrace) {
-	peak, by := t.peak()
-	pk.Bytes = peak
-	pk.Weights, pk.Grads, pk.OptState = by[catWeights]+by[catCopies], by[catGrads], by[catOpt]
-	pk.Activations = by[catActs] + by[catLoss]
-	pk.Parts = pk.Parts[:0]
-	for k, b := range by {
-		if memCat(k) == catComm && b == 0 {
-			continue
-		}
-		pk.Parts = append(pk.Parts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
-	}
 }
 
 // eagerTraceable is whether eagerStepTrace writes plan pl's step: one
