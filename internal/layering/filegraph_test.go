@@ -304,7 +304,6 @@ var twoWay = map[string]bool{
 	"planner/eager":             true,
 	"planner/kernels":           true,
 	"planner/mechanisms":        true,
-	"planner/memory":            true,
 	"planner/published":         true,
 	"planner/search":            true,
 }
