@@ -92,7 +92,7 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 // the mechanisms and the code base whose declarations hold for s
 // (Registry.Decide; a code base's, the stack's settings that run it).
 func (p *Points) Decide(s *Shard) Record {
-	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBase: p.CodeBases.Decide(s)}
+	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBases: p.CodeBases.Decide(s)}
 }
 
 // eachPricing is every plug-in that implements T with its bit, the

@@ -10,14 +10,15 @@ type Set uint64
 // Record is what the framework decided prices a step, once, when it
 // made the step's shard: the families' traits and the mechanisms (each
 // registry's Set), and the code base whose layer costs price its
-// layers.
-type Record struct{ Families, Mechanisms, CodeBase Set }
+// layers (CodeBases: a Set of the code bases' registry, as the other
+// two are of theirs, with one bit).
+type Record struct{ Families, Mechanisms, CodeBases Set }
 
 // Union is the families' traits and the mechanisms that price the step
 // of r's shard or of q's (a plan's stages of two tensor-parallel degrees
 // are two shards), with r's code base (a plan's first stage's).
 func (r Record) Union(q Record) Record {
-	return Record{Families: r.Families | q.Families, Mechanisms: r.Mechanisms | q.Mechanisms, CodeBase: r.CodeBase}
+	return Record{Families: r.Families | q.Families, Mechanisms: r.Mechanisms | q.Mechanisms, CodeBases: r.CodeBases}
 }
 
 // maxPlugins is the most plug-ins one registry holds (Set's bits).
