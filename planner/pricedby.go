@@ -29,7 +29,7 @@ func (r Result) PricedBy() PricedBy {
 	if pts == nil {
 		pts = registered
 	}
-	if names := pts.CodeBases.Named(r.priced.CodeBase); len(names) > 0 {
+	if names := pts.CodeBases.Named(r.priced.CodeBases); len(names) > 0 {
 		by.CodeBase = names[0]
 	}
 	by.Families = pts.Families.Named(r.priced.Families)

@@ -301,9 +301,6 @@ var twoWay = map[string]bool{
 	"planner/bench":             true,
 	"planner/bench/calibration": true,
 	"planner/cost":              true,
-	"planner/eager":             true,
-	"planner/kernels":           true,
-	"planner/mechanisms":        true,
 	"planner/published":         true,
 	"planner/search":            true,
 }

@@ -11,6 +11,19 @@
 // package of a plug-in's, and holds no family's, code base's or
 // mechanism's rule.
 //
+// Its files, from what every other names to what names the rest: a
+// kernel and a phase (phase.go) and the record of which plug-ins price
+// a step (record.go); the shard (shard.go) with the primitives a
+// plug-in prices kernels by (kernels.go, comm.go); a plug-in's
+// declaration (when.go); the plug-in (plugin.go, with a layer's
+// extension points) and how a Pricing or EachPricing point is asked by
+// a shard's record (pricing.go); the code base and its blocks
+// (blocks.go), the token dispatcher (dispatch.go) and the step's
+// extension points (step.go); the registry (registry.go); the points
+// resolved from the registries (points.go) and each point's dispatch
+// rule (rules.go). One use runs back: the shard carries its step's
+// resolved points (Shard.Points), whose interfaces take the shard.
+//
 // May import: graph/..., evaluate/roofline, planner/kernels,
 // planner/plan
 package cost

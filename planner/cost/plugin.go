@@ -16,6 +16,14 @@ type Plugin interface {
 	When() When
 }
 
+// Applies is whether p's declaration holds on shard s (When.Holds): what
+// the framework decides once a shard (Registry.Decide), for a test or a
+// listing to ask again.
+func Applies(p Plugin, s *Shard) bool {
+	w := p.When()
+	return w.Holds(s)
+}
+
 // RingMsg is what a GPU's context-parallel exchange moves and merges: KV
 // the bytes of its K and V as the ring exchanges them (BF16; the query
 // heads' count of them where the model repeats its key-value heads
@@ -81,18 +89,6 @@ type (
 		Heads(s *Shard) (fwd, bwd Phase)
 	}
 )
-
-// Each is every plug-in of r that implements extension point T, in the
-// order registered.
-func Each[T Plugin](r *Registry) []T {
-	var ts []T
-	for _, p := range r.plugins {
-		if t, ok := p.(T); ok {
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
 
 // FineTune is the extension point of fine-tuning's adapters on a frozen
 // base, which a code base's layer costs are wrapped with where the first

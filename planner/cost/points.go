@@ -92,29 +92,8 @@ func Resolve(fams, mechs, bases *Registry) *Points {
 // the mechanisms and the code base whose declarations hold for s
 // (Registry.Decide; a code base's, the stack's settings that run it).
 func (p *Points) Decide(s *Shard) Record {
-	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBase: p.CodeBases.Decide(s)}
+	return Record{Families: p.Families.Decide(s), Mechanisms: p.Mechanisms.Decide(s), CodeBases: p.CodeBases.Decide(s)}
 }
-
-// Priced is a plug-in at a Pricing or EachPricing point with its bit in
-// a record: a family's trait's in Record.Families, a mechanism's in
-// Record.Mechanisms (the other zero).
-type Priced[T Plugin] struct {
-	P   T
-	Bit Record
-}
-
-// in is whether r records p as pricing its step.
-func (p *Priced[T]) in(r *Record) bool {
-	return r.Families&p.Bit.Families|r.Mechanisms&p.Bit.Mechanisms != 0
-}
-
-// EachPricing is an EachPricing point's implementers with their bits
-// (RuleEachPricing): On asks them by a shard's record, the one way in.
-type EachPricing[T Plugin] struct{ ps []Priced[T] }
-
-// Pricing is a Pricing point's implementers with their bits
-// (RulePricing): Of asks them by a shard's record, the one way in.
-type Pricing[T Plugin] struct{ ps []Priced[T] }
 
 // eachPricing is every plug-in that implements T with its bit, the
 // families' traits fams' (nil: none) then the mechanisms mechs'.
@@ -123,52 +102,14 @@ func eachPricing[T Plugin](fams, mechs *Registry) EachPricing[T] {
 	if fams != nil {
 		for i, q := range fams.plugins {
 			if t, ok := q.(T); ok {
-				ps.ps = append(ps.ps, Priced[T]{P: t, Bit: Record{Families: 1 << i}})
+				ps.ps = append(ps.ps, implementer[T]{P: t, Bit: Record{Families: 1 << i}})
 			}
 		}
 	}
 	for i, q := range mechs.plugins {
 		if t, ok := q.(T); ok {
-			ps.ps = append(ps.ps, Priced[T]{P: t, Bit: Record{Mechanisms: 1 << i}})
+			ps.ps = append(ps.ps, implementer[T]{P: t, Bit: Record{Mechanisms: 1 << i}})
 		}
 	}
 	return ps
-}
-
-// Of is the first of ps that shard s's record says prices its step
-// (Shard.Priced); the zero T where none does.
-func (ps Pricing[T]) Of(s *Shard) T {
-	for i := range ps.ps {
-		if ps.ps[i].in(&s.Priced) {
-			return ps.ps[i].P
-		}
-	}
-	var zero T
-	return zero
-}
-
-// On is those of ps that shard s's record says price its step
-// (Shard.Priced), in the order registered.
-func (ps EachPricing[T]) On(s *Shard) func(yield func(T) bool) {
-	return func(yield func(T) bool) {
-		for i := range ps.ps {
-			if ps.ps[i].in(&s.Priced) && !yield(ps.ps[i].P) {
-				return
-			}
-		}
-	}
-}
-
-// Plugins is ps's plug-ins, in the order registered, whatever a record
-// says (for listing: the framework asks them by Of).
-func (ps Pricing[T]) Plugins() []T { return EachPricing[T](ps).Plugins() }
-
-// Plugins is ps's plug-ins, in the order registered, whatever a record
-// says (for listing: the framework asks them by On).
-func (ps EachPricing[T]) Plugins() []T {
-	ts := make([]T, len(ps.ps))
-	for i, p := range ps.ps {
-		ts[i] = p.P
-	}
-	return ts
 }

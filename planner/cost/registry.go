@@ -83,29 +83,6 @@ func (r *Registry) Names() string {
 	return strings.Join(names, ", ")
 }
 
-// Set is a record of which plug-ins of one registry price a step: bit
-// i the i-th registered (a registry holds at most 64: Register refuses
-// more). The framework decides it once, when it makes a step's shard
-// (Decide, recorded as the shard's Priced), and reads it at each
-// extension point and for a figure's provenance (Named).
-type Set uint64
-
-// Record is what the framework decided prices a step, once, when it
-// made the step's shard: the families' traits and the mechanisms (each
-// registry's Set), and the code base whose layer costs price its
-// layers.
-type Record struct{ Families, Mechanisms, CodeBase Set }
-
-// Union is the families' traits and the mechanisms that price the step
-// of r's shard or of q's (a plan's stages of two tensor-parallel degrees
-// are two shards), with r's code base (a plan's first stage's).
-func (r Record) Union(q Record) Record {
-	return Record{Families: r.Families | q.Families, Mechanisms: r.Mechanisms | q.Mechanisms, CodeBase: r.CodeBase}
-}
-
-// maxPlugins is the most plug-ins one registry holds (Set's bits).
-const maxPlugins = 64
-
 // Decide is the set of r's plug-ins that price the step of one shard
 // of ss at least (their declarations, Plugin.When, read: a plan's stages
 // of two tensor-parallel degrees are two shards).
@@ -172,4 +149,16 @@ func First[T Plugin](r *Registry) T {
 	}
 	var zero T
 	return zero
+}
+
+// Each is every plug-in of r that implements extension point T, in the
+// order registered.
+func Each[T Plugin](r *Registry) []T {
+	var ts []T
+	for _, p := range r.plugins {
+		if t, ok := p.(T); ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

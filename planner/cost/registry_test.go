@@ -94,8 +94,8 @@ func TestDecide(t *testing.T) {
 	if r.Bit(named("b")) != 2 || r.Bit(other("c")) != 4 || r.Bit(other("d")) != 0 {
 		t.Errorf("Bit: b %b, c %b, d %b; want 10, 100, 0", r.Bit(named("b")), r.Bit(other("c")), r.Bit(other("d")))
 	}
-	u := Record{Families: 1, Mechanisms: 2, CodeBase: 1}.Union(Record{Families: 4, Mechanisms: 2, CodeBase: 2})
-	if u != (Record{Families: 5, Mechanisms: 2, CodeBase: 1}) {
+	u := Record{Families: 1, Mechanisms: 2, CodeBases: 1}.Union(Record{Families: 4, Mechanisms: 2, CodeBases: 2})
+	if u != (Record{Families: 5, Mechanisms: 2, CodeBases: 1}) {
 		t.Errorf("Union: %+v, want families 101, mechanisms 10, code base 1", u)
 	}
 	full := &Registry{}

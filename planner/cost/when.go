@@ -184,11 +184,3 @@ func (w When) String() string {
 	}
 	return strings.Join(says, ", ")
 }
-
-// Applies is whether p's declaration holds on shard s (When.Holds): what
-// the framework decides once a shard (Registry.Decide), for a test or a
-// listing to ask again.
-func Applies(p Plugin, s *Shard) bool {
-	w := p.When()
-	return w.Holds(s)
-}

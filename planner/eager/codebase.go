@@ -1,6 +1,9 @@
 package eager
 
-import "github.com/placer/placer/graph"
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
 
 // CodeBase is an eager code base's Llama layer: how it writes the ATen
 // ops of one layer (Layer) and of the loss under tensor parallelism
@@ -63,86 +66,86 @@ type Traits struct {
 // held (Keep).
 type Writer struct{ o *layerOps }
 
-// Dims is a writer's shard, in elements (Writer.Dims).
-type Dims struct {
-	// Hidden, HeadDim, Heads, KVHeads and FFN are this GPU's: the query
-	// and key/value heads and the FFN over the tensor degree.
-	Hidden, HeadDim, Heads, KVHeads, FFN float64
-	// Tokens is the GEMMs' tokens (gathered with sp), Elem the residual
-	// stream's element size (FP32's 4 under autocast), BF16 BF16's.
-	Tokens, Elem, BF16 float64
-	// DType is the residual stream's dtype.
-	DType graph.DType
+// Shape is one GPU's shard of a layer for one micro-batch as eager
+// PyTorch runs it.
+type Shape struct {
+	// T is the tensor-parallel degree (heads/T query heads, max(1,
+	// kv/T) key/value heads, FFN/T of the MLP), SP sequence parallelism
+	// (the residual stream, its norms and adds on Seq/T of the tokens).
+	T  int
+	SP bool
+	// Batch is the micro-batch, Seq the sequence on this GPU (with
+	// context parallelism its share).
+	Batch, Seq int
+	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
+	FP32Weights bool
+	// Layer is whose layer: a code base (LayerLlamaPy:
+	// placer_torch/profile/layers.py, LayerHF: transformers'
+	// LlamaDecoderLayer, LayerTitan: torchtitan's TransformerBlock, or
+	// one written elsewhere; nil: LayerLlamaPy).
+	Layer CodeBase
+	// NoMLP leaves the MLP out (its GEMMs, activation and their
+	// backward; the norm before it and the residual after it stay): an
+	// MoE layer's attention half, its experts MoEOps'.
+	NoMLP bool
 }
 
-// Dims is w's shard.
-func (w Writer) Dims() Dims {
-	o := w.o
-	return Dims{Hidden: o.h, HeadDim: o.d, Heads: o.nh, KVHeads: o.nkv, FFN: o.f, Tokens: o.N, Elem: o.a, BF16: o.b, DType: o.at}
+// layerOps writes one eager layer's ATen ops at shard shape s (eagerOps):
+// the parts every code base's Llama layer has (RMS norm, nn.Linear, the
+// residual adds, SDPA, autograd's gradient sums and AccumulateGrad), each
+// code base (CodeBase: llamaPyLayer, hfLayer, titanLayer here, each in
+// the file of its op list; others through Writer) putting them in its
+// order with its own rotary embedding, projections and MLP.
+type layerOps struct {
+	opList
+	s Shape
+	// The shard: hidden, head dim, query and key/value heads and FFN on
+	// this GPU, the sequence and batch, the GEMMs' tokens N (gathered
+	// with sp) and the residual stream's Ns.
+	h, d, nh, nkv, f, S, B, N, Ns float64
+	// ac: autocast over FP32 weights; a and at the residual stream's
+	// (and weights') element, b and bt BF16's.
+	ac     bool
+	a, b   float64
+	at, bt graph.DType
+	// c and ct are the norm's arithmetic: the residual stream's dtype, FP32
+	// in transformers' and torchtitan's (upcast, with a cast each way
+	// where the stream is BF16: up).
+	c  float64
+	ct graph.DType
+	up bool
+	// V is the vocabulary (the output part's).
+	V float64
+	// cos is one rotary table's bytes ([seq, d/2], FP32 under autocast;
+	// transformers' [batch, seq, d]); Eq and Ek the query's and a key's
+	// elements, lse SDPA's log-sum-exp bytes, q layers.py's QKV width.
+	cos, Eq, Ek, lse, q float64
 }
 
-// NoMLP is whether the layer is written without its MLP (Shape.NoMLP).
-func (w Writer) NoMLP() bool { return w.o.s.NoMLP }
-
-// Add appends an op the parts do not write (its class, dtype, FLOPs
-// and bytes as Op says), one launch, held to the next op.
-func (w Writer) Add(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *Op {
-	return w.o.add(typ, cl, dt, flops, read, written)
+func newLayerOps(m transformer.Spec, s Shape) *layerOps {
+	T := max(1, s.T)
+	o := &layerOps{s: s, h: float64(m.Hidden), d: float64(m.HeadDim()), nh: float64(m.Heads / T), nkv: float64(max(1, m.KVHeads/T)),
+		f: float64(m.FFN / T), S: float64(s.Seq), B: float64(s.Batch), ac: s.FP32Weights, a: 2, b: 2, at: graph.BF16, bt: graph.BF16}
+	o.N = o.S * o.B
+	o.Ns = o.N
+	o.V = float64(m.Vocab)
+	if s.SP && T > 1 {
+		o.Ns = o.N / float64(T)
+	}
+	if o.ac {
+		o.a, o.at = 4, graph.F32
+	}
+	o.c, o.ct = o.a, o.at
+	o.cos = o.S * o.d / 2 * o.a
+	t := s.Layer.Traits()
+	if t.FP32Norm {
+		o.c, o.ct, o.up = 4, graph.F32, !o.ac
+	}
+	if t.BatchTables {
+		o.cos = o.B * o.S * o.d * o.a
+	}
+	o.Eq, o.Ek = o.N*o.nh*o.d, o.N*o.nkv*o.d
+	o.lse = o.B * o.nh * o.S * 4
+	o.q = (o.nh + 2*o.nkv) * o.d
+	return o
 }
-
-// Op is the op at index i, Last the last op's index.
-func (w Writer) Op(i int32) *Op { return &w.o.ops[i] }
-func (w Writer) Last() int32    { return w.o.last() }
-
-// Norm and NormB are RMS norm over the residual stream and its backward
-// (resid: the residual's gradient added to its input's).
-func (w Writer) Norm()            { w.o.norm() }
-func (w Writer) NormB(resid bool) { w.o.normB(resid) }
-
-// Linear is nn.Linear of k inputs and out outputs (its input FP32 under
-// autocast where castIn; role the collective beside it), returning its
-// GEMM's index; LinearB its backward (the weight's gradient, then the
-// input's), returning the input gradient's GEMM.
-func (w Writer) Linear(k, out float64, castIn bool, role TPRole) int32 {
-	return w.o.linear(k, out, castIn, role)
-}
-func (w Writer) LinearB(k, out float64, castIn bool, wRole, xRole TPRole) int32 {
-	return w.o.linearB(k, out, castIn, wRole, xRole)
-}
-
-// Projections are separate q, k and v projections (transformers',
-// torchtitan's); SplitMLP and SplitMLPB transformers' LlamaMLP (gate
-// and up a GEMM each, silu(gate) * up, down) and its backward.
-func (w Writer) Projections() { w.o.projections() }
-func (w Writer) SplitMLP()    { w.o.splitMLP() }
-func (w Writer) SplitMLPB()   { w.o.splitMLPB() }
-
-// RotaryHalves is layers.py's rotary embedding of heads heads on
-// interleaved halves (returning its stack's index), RotateHalf
-// transformers' (rotate_half), ComplexRotary torchtitan's; each with
-// its backward.
-func (w Writer) RotaryHalves(heads float64) int32 { return w.o.rotaryHalves(heads) }
-func (w Writer) RotaryHalvesB(heads float64)      { w.o.rotaryHalvesB(heads) }
-func (w Writer) RotateHalf(heads float64)         { w.o.rotateHalf(heads) }
-func (w Writer) RotateHalfB(heads float64)        { w.o.rotateHalfB(heads) }
-func (w Writer) ComplexRotary(heads float64)      { w.o.complexRotary(heads) }
-
-// SDPACasts are autocast's casts of the rotary outputs at ops q and k
-// for SDPA, SDPACastsB their backward.
-func (w Writer) SDPACasts(q, k int32) { w.o.sdpaCasts(q, k) }
-func (w Writer) SDPACastsB()          { w.o.sdpaCastsB() }
-
-// Attention is the forward from SDPA (over kvs key elements) to the
-// MLP's norm, returning SDPA's FLOPs; AttentionB its backward.
-func (w Writer) Attention(kvs float64) float64 { return w.o.attention(kvs) }
-func (w Writer) AttentionB(sdpa, kvs float64)  { w.o.attentionB(sdpa, kvs) }
-
-// CloseBlock is the block's last residual add, where the backward
-// starts.
-func (w Writer) CloseBlock() { w.o.closeBlock() }
-
-// Clone is the copy a reshape of heads heads makes of e elements (none
-// of one head); Join autograd's sum of the gradients of a tensor of e
-// elements of size bytes read by two ops.
-func (w Writer) Clone(heads, e float64)               { w.o.clone(heads, e) }
-func (w Writer) Join(e, size float64, dt graph.DType) { w.o.join(e, size, dt) }

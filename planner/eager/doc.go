@@ -14,5 +14,15 @@
 // prices them kernel by kernel and traces their memory, and holds them
 // against the exporter's record in its tests.
 //
+// Its files, from what every other names to what names the rest: an op
+// and its hold (op.go, keep.go); a code base and what it writes into
+// (codebase.go: CodeBase, Shape, Writer over the layer's op list); the
+// parts every code base's layer has (layer.go) and the MoE blocks
+// (moe.go); the in-tree code bases (llamapy.go, hf.go, titan.go: each
+// its layer's order and its own parts); Writer's parts for a code base
+// written elsewhere (writer.go); and the op lists a caller asks for,
+// with the in-tree code bases' values (layerops.go: LayerOps, OutputOps,
+// LayerLlamaPy, ...).
+//
 // May import: graph/..., evaluate/roofline
 package eager

@@ -168,27 +168,6 @@ func (l *opList) routerScoresBwd(N, h, E float64) {
 	l.add("mm", gmm, graph.BF16, 2*N*h*E, N*E*b+E*h*b, N*h*b)
 }
 
-type opList struct {
-	ops []Op
-	bwd bool
-}
-
-func (l *opList) add(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *Op {
-	l.ops = append(l.ops, Op{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: l.bwd, Launches: 1})
-	return &l.ops[len(l.ops)-1]
-}
-
-// last is the index of the op added last.
-func (l *opList) last() int32 { return int32(len(l.ops) - 1) }
-
-const (
-	ew  = graph.ClassElementwise
-	red = graph.ClassReduction
-	dmv = graph.ClassDataMovement
-	gmm = graph.ClassMatMul
-	emb = graph.ClassEmbedding
-)
-
 // hfMoE is the sizes hfMoEOps costs transformers' eager MoE block with:
 // N tokens of hidden size h, E local experts of FFN size f, top-k, r
 // token copies an expert; the weights and hidden states a bytes an

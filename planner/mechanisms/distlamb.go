@@ -53,14 +53,6 @@ var distLAMBWhen = cost.When{
 	cost.Key("distopt", "distopt=on, dp x cp>1", func(pl *plan.Plan) bool { return pl.DistOpt && pl.DP*pl.CP > 1 }),
 }
 
-// distributedLAMB is whether s's stack runs LAMB sharded over its
-// data-parallel replicas (distopt=on: --distributed_lamb): a fact of the
-// plan that DistLAMB prices the exchange by and LAMB its step's share
-// by, each on its own (no plug-in asks another).
-func distributedLAMB(s *cost.Shard) bool {
-	return s.Plan.Run.LAMB && s.Plan.DistOpt && s.Plan.DP*s.Plan.CP > 1
-}
-
 var _ cost.DataParallel = DistLAMB{}
 
 // DPExposed is the exchange's time in the step, on its slowest stage:

@@ -10,8 +10,9 @@
 // FP8's padding of the experts' rows (FP8Padding: cost.ExpertOutput),
 // fine-tuning's adapters (LoRA: cost.FineTune), the experts' grouped
 // GEMM (TEGroupedGEMM: cost.GroupedGEMM), the FP8 and FP4 recipes' casts
-// (FP8Casts: cost.LowPrecision, with the block-scaled and rowwise
-// recipes' rules in blockscaled.go and rowwise.go); torchao's float8 weights' all-gather (TorchaoFloat8:
+// (FP8Casts: cost.LowPrecision, with the casts in casts.go and the
+// block-scaled and rowwise recipes' rules in blockscaled.go and
+// rowwise.go); torchao's float8 weights' all-gather (TorchaoFloat8:
 // cost.GatherWire); and the mechanisms of the step beyond
 // its layers, behind the step-level extension points
 // (planner/cost/step.go): the optimizers (Adam, LAMB:
@@ -24,6 +25,10 @@
 // cost.StepClock).
 // planner composes a step from them and names those that priced
 // it (planner.Result.PricedBy). No plug-in makes another to ask it.
+// What two mechanisms' files share stands in a file below both, named
+// for it, no mechanism's: the casts (casts.go), Adam's step arithmetic
+// that LAMB's extends (adamstep.go), LAMB as a stack runs it
+// (lambsharding.go), Transformer Engine's ring merges (teringmerges.go).
 // docs/stacks.md, "Adding a mechanism", walks
 // through adding one.
 //

@@ -12,7 +12,7 @@ import (
 // quantisation of the blocks' GEMM inputs as the recipe runs it, where
 // the pod prices its GEMMs in FP8 (Shard.FP8Fwd), under every recipe,
 // with the block-scaled recipes' and torchao's rowwise ones' own rules
-// (blockscaled.go, rowwise.go: rules of this plug-in, not plug-ins). Casts and BwdCasts are its
+// (casts.go, blockscaled.go, rowwise.go: rules of this plug-in, not plug-ins). Casts and BwdCasts are its
 // casts on a shard for a plug-in that composes a block of its own (a
 // code base's, a family's).
 type FP8Casts struct{}
@@ -43,7 +43,7 @@ func (FP8Casts) BwdCasts(s *cost.Shard, es ...float64) cost.Phase { return BwdCa
 // its own GEMMs). Asked where it prices the shard, as it declares (the
 // GEMMs in FP8 or FP4).
 func (FP8Casts) Linears(s *cost.Shard, in, mid float64, outs [2]float64, firsts float64) (fwd, bwd cost.Phase) {
-	c := fp8{s}
+	c := castShard{s}
 	x := in * c.rowwiseInput()
 	if plan.Rowwise(s.Plan.FP8) {
 		return c.casts(x, mid), c.rowwiseBwd([]float64{x, mid}, outs[:]).Plus(RowwiseRescales(s, x, mid, outs, firsts))
@@ -65,83 +65,6 @@ func (FP8Casts) Speedups(pl *plan.Plan, p *plan.Pod, bf16Peak float64) (fwd, bwd
 		fwd, bwd = BlockSpeedups(pl.FP8, p, bf16Peak)
 	}
 	return fwd, bwd
-}
-
-// Casts is the FP8 quantisations of GEMM inputs of es elements each on
-// shard s, forward (casts'); nothing in BF16.
-func Casts(s *cost.Shard, es ...float64) cost.Phase { return fp8{s}.casts(es...) }
-
-// BwdCasts is the backward's (bwdCasts').
-func BwdCasts(s *cost.Shard, es ...float64) cost.Phase { return fp8{s}.bwdCasts(es...) }
-
-// RowwiseBwd is the rowwise recipes' backward casts of GEMMs of inputs
-// ins and output gradients outs (rowwiseBwd's).
-func RowwiseBwd(s *cost.Shard, ins, outs []float64) cost.Phase { return fp8{s}.rowwiseBwd(ins, outs) }
-
-// RowwiseInput is the share of a sequence-split input a rowwise recipe
-// casts on one GPU (rowwiseInput's).
-func RowwiseInput(s *cost.Shard) float64 { return fp8{s}.rowwiseInput() }
-
-// fp8 is the shard a recipe's casts are priced on.
-type fp8 struct{ *cost.Shard }
-
-// cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
-// as the recipe runs it, a memory-bound pass or two (0 in BF16): current
-// scaling reads the tensor for its amax and again to cast it (Transformer
-// Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
-// amax history's scale in one pass; blockwise computes each block's
-// scale in the casting pass (its FP32 scales, one per 128, left out).
-// kernelbench's fp8cast lines (measurements/2026-11-26-h100) time eager
-// PyTorch's current scaling (abs, amax, to FP32, scale, to FP8: five
-// kernels, about 25 bytes an element) at 10.5-17 ps an element, about
-// 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
-// costed here, but not Transformer Engine's fused kernels' bytes, so
-// the 5 (current) and 3 (delayed) bytes an element stay assumptions.
-// MXFP8 and NVFP4 cast in one pass to both copies (blockCast), NVFP4
-// after an amax pass of its own (AmaxFirst); torchao's rowwise recipes
-// along the rows in one pass forward (rowwise.go; their backward's:
-// bwdCasts).
-func (c fp8) cast(e float64) float64 {
-	if c.FP8Fwd == 0 || e <= 0 {
-		return 0
-	}
-	if plan.Rowwise(c.Plan.FP8) {
-		return RowwiseCast(e).Time(c.H)
-	}
-	one := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}
-	if plan.BlockScaled(c.Plan.FP8) {
-		one = BlockCast(c.Plan.FP8, e)
-	}
-	if AmaxFirst(c.Plan.FP8) {
-		return one.Time(c.H) + cost.Kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}.Time(c.H)
-	}
-	return one.Time(c.H)
-}
-
-// AmaxFirst is whether recipe reads a tensor for its amax before the
-// pass that casts it: current scaling (its per-tensor scale), and NVFP4
-// (its per-tensor FP32 scale over the blocks' E4M3 ones: blockCast).
-func AmaxFirst(recipe string) bool { return recipe == plan.FP8Current || recipe == plan.FP4NV }
-
-// casts is the FP8 quantisations of GEMM inputs of es elements each
-// (cast's), as a phase: one kernel each, two with current scaling and
-// NVFP4 (their amax first).
-func (c fp8) casts(es ...float64) cost.Phase {
-	var p cost.Phase
-	if c.FP8Fwd == 0 {
-		return p
-	}
-	per := 1.0
-	if AmaxFirst(c.Plan.FP8) {
-		per = 2
-	}
-	for _, e := range es {
-		p.Busy += c.cast(e)
-		if e > 0 {
-			p.Launches += per
-		}
-	}
-	return p
 }
 
 var _ cost.StepKernels = FP8Casts{}

@@ -1,9 +1,6 @@
 package mechanisms
 
-import (
-	"github.com/placer/placer/planner/cost"
-	"github.com/placer/placer/planner/plan"
-)
+import "github.com/placer/placer/planner/cost"
 
 // LAMB is the optimizer of You et al., "Large Batch Optimization for Deep
 // Learning: Training BERT in 76 minutes" (arXiv 1904.00962, Algorithm 2):
@@ -42,10 +39,7 @@ func (LAMB) Name() string { return "lamb" }
 // When is LAMB's declaration: a stack that runs it.
 func (LAMB) When() cost.When { return lambWhen }
 
-var (
-	lambWhen    = cost.When{lambSetting}
-	lambSetting = cost.Setting("lamb", func(st *plan.Settings) bool { return st.LAMB })
-)
+var lambWhen = cost.When{lambSetting}
 
 var _ cost.Optimizer = LAMB{}
 
@@ -59,22 +53,4 @@ func (LAMB) OptimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
 		return adamStepOver(s, stages, LAMBExtraRead, LAMBExtraWrite, DistLAMBShards(s))
 	}
 	return adamStep(s, stages, LAMBExtraRead, LAMBExtraWrite)
-}
-
-// DistLAMBShards is the GPUs apex's DistributedFusedLAMB shards its FP32
-// master weights, moments and update over: its dwu_group_size, which
-// NVIDIA's MLPerf BERT configs leave at 0 (run_pretraining.py
-// --dwu-group-size: "If arg is 0, defaults to one node"), and then
-// `self._group_size = torch.cuda.device_count() if dwu_group_size <= 0`
-// (apex contrib/optimizers/distributed_fused_lamb.py, 7972dd2): the
-// node's GPUs, at most the data-parallel replicas. Across nodes
-// (full_ar) every rank all-reduces the whole gradient, then updates its
-// node-local 1/group_size shard (_mega_shard_size = total /
-// group_size: _fp32_p, _fp32_m, _fp32_v, _fp32_u) and all-gathers the new
-// parameters over the node (_ag_pg): the shard does not shrink with the
-// nodes. On stage 0's data-parallel group (BERT runs no model
-// parallelism).
-func DistLAMBShards(s *cost.Shard) float64 {
-	_, dpG := s.Plan.Groups(*s.Pod, 0)
-	return float64(max(1, min(dpG.PerNode, s.Plan.DP*s.Plan.CP)))
 }

@@ -97,7 +97,7 @@ func (c ring) attention(f cost.FusedAttn, backward bool, msg cost.RingMsg) cost.
 	if backward {
 		sends *= 2
 	}
-	merges, mergeLaunches := c.teRingMerges(backward, msg)
+	merges, mergeLaunches := teRingMerges(c.Shard, backward, msg)
 	return cost.Phase{Busy: ringed + merges, CPExposed: ringed - compute, Launches: float64(C) + sends + mergeLaunches}
 }
 

@@ -93,7 +93,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 		got := co.attention(f, false, cost.RingMsg{KV: c.kv})
 		// ... and TE's merges and copies (teRingMerges, by hand in
 		// TestTERingMergesByHand) on the compute stream.
-		merges, ml := co.teRingMerges(false, cost.RingMsg{KV: c.kv})
+		merges, ml := teRingMerges(co.Shard, false, cost.RingMsg{KV: c.kv})
 		if math.Abs(got.Busy-c.busy-merges) > 1e-12 || math.Abs(got.CPExposed-c.exp) > 1e-12 || got.Launches != 4+ml {
 			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, %g", c.name, got.Busy, got.CPExposed, got.Launches, c.busy+merges, c.exp, 4+ml)
 		}
@@ -281,7 +281,7 @@ func TestTERingMergesByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := ring{&cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096 / float64(c.cp)}}
-		busy, launches := co.teRingMerges(c.backward, msg)
+		busy, launches := teRingMerges(co.Shard, c.backward, msg)
 		if math.Abs(busy-c.busy) > 1e-15 || launches != c.launches {
 			t.Errorf("cp %d backward %t: %g s, %g launches; want %g, %g", c.cp, c.backward, busy, launches, c.busy, c.launches)
 		}

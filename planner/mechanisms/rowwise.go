@@ -15,8 +15,8 @@ import (
 
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp;
 // plan/rowwise.go says what each casts and which GEMMs run in FP8):
-// their GEMMs at the speed RowwiseSpeedups gives, their
-// casts here, and what they keep for the backward.
+// their GEMMs at the speed RowwiseSpeedups gives, their casts' kernels
+// here (casts.go composes them), and what they keep for the backward.
 //
 // What torchao's matmul_with_hp_or_float8_args (torchao/float8/
 // float8_linear.py at 36027d8) casts for one linear, each to E4M3 with a
@@ -63,115 +63,6 @@ func RowwiseCast(e float64) cost.Kernel {
 // ColumnAmax is the amax pass of a cast along the columns of e elements.
 func ColumnAmax(e float64) cost.Kernel {
 	return cost.Kernel{Class: graph.ClassReduction, FLOPs: e, Read: 2 * e}
-}
-
-// rowwiseCasts is the casts of GEMM inputs of es elements each under a
-// rowwise recipe, forward (bwd false) or backward, as a phase.
-func (c fp8) rowwiseCasts(bwd bool, es ...float64) cost.Phase {
-	var p cost.Phase
-	for _, e := range es {
-		if e <= 0 {
-			continue
-		}
-		p.Busy += RowwiseCast(e).Time(c.H)
-		p.Launches++
-		if bwd && c.Plan.FP8 == plan.FP8Rowwise {
-			p.Busy += 2*RowwiseCast(e).Time(c.H) + 2*ColumnAmax(e).Time(c.H)
-			p.Launches += 4
-		}
-	}
-	return p
-}
-
-// bwdCasts is the backward's casts of GEMM inputs of es elements each:
-// casts' under every recipe but the rowwise ones (rowwiseCasts).
-func (c fp8) bwdCasts(es ...float64) cost.Phase {
-	if c.FP8Fwd > 0 && plan.Rowwise(c.Plan.FP8) {
-		return c.rowwiseCasts(true, es...)
-	}
-	if c.FP8Fwd > 0 && c.Plan.FP8 == plan.FP8Current && c.Plan.Software.Framework() == plan.FrameworkTorchTitan {
-		return c.torchaoTensorwiseBwd(es...)
-	}
-	return c.casts(es...)
-}
-
-// torchaoTensorwiseBwd is the backward's casts of GEMM inputs of es
-// elements each under torchao's tensorwise recipe: casts' (the output
-// gradient's amax and cast, the gradient counted at the input's
-// elements), and the layouts torch._scaled_mm asks of the weight
-// gradient's GEMM, grad_output_fp8.t() @ input_fp8, whose first operand
-// must be row-major and second column-major (torchao/float8/
-// float8_ops.py preprocess_addmm at eab345c, 890e0ac8 and 6243040:
-// a_data.contiguous(), b_data.t().contiguous().t()): the output
-// gradient's float8 written a second time, transposed, by its cast's
-// pass (1 byte an element more), and the input's float8 copied
-// column-major (1 read, 1 written, a kernel). torchao from 890e0ac8 on
-// casts the BF16 input again instead of copying a saved float8 one
-// (matmul_with_hp_or_float8_args saves input_hp): 5 bytes where this
-// counts 2, left out as the stack does not say which torchao runs.
-func (c fp8) torchaoTensorwiseBwd(es ...float64) cost.Phase {
-	p := c.casts(es...)
-	for _, e := range es {
-		if e <= 0 {
-			continue
-		}
-		two := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: 2 * e}.Time(c.H)
-		one := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 2 * e, Writes: e}.Time(c.H)
-		p.Busy += two - one + cost.Kernel{Class: graph.ClassElementwise, Read: e, Writes: e}.Time(c.H)
-		p.Launches++
-	}
-	return p
-}
-
-// torchtitan's tensor parallelism under a rowwise recipe runs the plain
-// ColwiseParallel and RowwiseParallel styles (torchtitan/models/llama3/
-// parallelize_llama.py at 820504e, parallelize_llama:
-// enable_float8_tensorwise_tp is off for "rowwise" and
-// "rowwise_with_gw_hp"; "all-gather happens in high precision"), so a
-// column-parallel linear's Float8Linear casts the input after its BF16
-// all-gather: n x h elements, not the sequence shard n x h / T that
-// Float8ColwiseParallel casts under tensorwise. wq, wk and wv (and w1 and
-// w3) cast the same input with the same recipe: one cast, AOTAutograd
-// merging the identical nodes before it partitions the graph
-// (torch/_functorch/config.py at 00a1abb: cse = True). A row-parallel
-// linear's output gradient arrives gathered (the reduce-scatter's
-// backward, or the all-reduce's): n x h. So the backward casts the output
-// gradients of the GEMMs, each at its own width, not at its input's.
-
-// rowwiseInput is the share of a block's n x h activation that the
-// first GEMMs' input cast covers: all of it under a rowwise recipe (cast
-// after the BF16 all-gather), else the sequence share (c.sp).
-func (c fp8) rowwiseInput() float64 {
-	if plan.Rowwise(c.Plan.FP8) {
-		return 1
-	}
-	return c.SP()
-}
-
-// rowwiseBwd is the backward's casts under a rowwise recipe of linears
-// whose distinct inputs have ins elements and whose outputs' gradients
-// outs: each input along its columns for the weight gradient (a column
-// amax and a cast pass), each output gradient along its rows for the
-// input gradient and along its columns for the weight gradient;
-// rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
-func (c fp8) rowwiseBwd(ins, outs []float64) cost.Phase {
-	var p cost.Phase
-	full := c.Plan.FP8 == plan.FP8Rowwise
-	for _, g := range outs {
-		p.Busy += RowwiseCast(g).Time(c.H)
-		p.Launches++
-		if full {
-			p.Busy += ColumnAmax(g).Time(c.H) + RowwiseCast(g).Time(c.H)
-			p.Launches += 2
-		}
-	}
-	for _, e := range ins {
-		if full {
-			p.Busy += ColumnAmax(e).Time(c.H) + RowwiseCast(e).Time(c.H)
-			p.Launches += 2
-		}
-	}
-	return p
 }
 
 // torchao's rowwise recipe runs its backward's two GEMMs (the input's

@@ -36,7 +36,7 @@ import (
 // from Megatron's sbhd to bshd around the ring (removed in later releases,
 // which take sbhd) are left out too: the figure is what every release
 // read runs.
-func (c ring) teRingMerges(backward bool, msg cost.RingMsg) (busy, launches float64) {
+func teRingMerges(c *cost.Shard, backward bool, msg cost.RingMsg) (busy, launches float64) {
 	C := float64(c.Plan.CP)
 	E, K := msg.Out, msg.KV/cost.BF16
 	pass := func(n, elems, read, write float64) {
