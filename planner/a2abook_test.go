@@ -47,7 +47,7 @@ func TestA2ABookkeeping(t *testing.T) {
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:1")
 		local := float64(c.M.Experts / c.Plan.EP)
-		f, b := dispatcherOf(&c.Shard).Bookkeeping(tc.recv, tc.rows, local)
+		f, b := dispatcherOf(c.Points, &c.Shard).Bookkeeping(tc.recv, tc.rows, local)
 		var wantF, wantB float64
 		if tc.sorts {
 			r, h := tc.rows, tc.hidden
@@ -106,9 +106,9 @@ func TestA2APreprocess(t *testing.T) {
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:1")
 		local := float64(c.M.Experts / c.Plan.EP)
-		with, _ := dispatcherOf(&c.Shard).Bookkeeping(0, 0, local)
+		with, _ := dispatcherOf(c.Points, &c.Shard).Bookkeeping(0, 0, local)
 		c.NoComm = true // the exchanges' launches out: the preprocess and the (zero-row) sorts
-		without, _ := dispatcherOf(&c.Shard).Bookkeeping(0, 0, local)
+		without, _ := dispatcherOf(c.Points, &c.Shard).Bookkeeping(0, 0, local)
 		if got := without.Launches - tc.sorts; got != tc.launches || with.Launches < without.Launches {
 			t.Errorf("%s: %g preprocess launches (%g with the exchanges); want %g", tc.name, got, with.Launches, tc.launches)
 		}

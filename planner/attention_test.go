@@ -29,7 +29,7 @@ func TestSlidingWindowCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096, NoComm: true, Points: registered}}
+		c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: 4096, NoComm: true}, Points: registered}
 		f, _ := c.layer()
 		return f.Busy
 	}

@@ -29,7 +29,7 @@ func TestOverlappedHBM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: big, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: big, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512}, Points: registered}
 	bf16Rate, hbm := 989.4e12*0.756, 3.35e12*0.8
 	ct := 7.0/8*1e9/362e9 + 7*6e-6
 	for _, k := range []struct {

@@ -21,15 +21,15 @@ import (
 // reductions run after the backward (afterBwd). A registered
 // cost.DataParallel that prices the step prices it in place of all this
 // (mechanisms.DistLAMB: apex's DistributedFusedLAMB).
-func dpExposed(step *cost.Shard, stages []stageCost) float64 {
+func dpExposed(pts *cost.Points, step *cost.Shard, stages []stageCost) float64 {
 	m, pl, p := &step.M, &step.Plan, step.Pod
-	if d := step.Points.DataParallel.Of(step); d != nil {
+	if d := pts.DataParallel.Of(step); d != nil {
 		return d.DPExposed(step, stageViews(stages, pl))
 	}
 	gb := pl.GradBytes()
 	switch {
 	case pl.FSDP:
-		return fsdpExposed(step, stages)
+		return fsdpExposed(pts, step, stages)
 	case m.MoE():
 		return expertsDP(*pl, *p, stages)
 	case pl.DP*pl.CP > 1:

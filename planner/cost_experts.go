@@ -56,7 +56,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	mods := c.Plan.Recomputes()
 	t := c.Run
 	router, scores, permute, unpermute := moeGlue(c.M, nl)
-	d := dispatcherOf(&c.Shard) // the registered cost.TokenDispatcher's
+	d := dispatcherOf(c.Points, &c.Shard) // the registered cost.TokenDispatcher's
 	var comm phase
 	if !c.NoComm {
 		comm = d.DispatchComm(recv, rows, nl)

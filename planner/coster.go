@@ -29,9 +29,9 @@ const bf16 = cost.BF16
 // registered is the registered plug-ins at each extension point
 // (planner/cost), resolved once from the registries (families.Registered,
 // mechanisms.Registered, codebases.Registered) by each point's
-// rule (cost.Resolve), and handed down on every shard a step is costed
-// on (cost.Shard.Points): the coster asks a point's plug-ins there, not
-// here. Nothing changes it; a test that registers a plug-in of its own
+// rule (cost.Resolve), and handed down beside every shard a step is
+// costed on (coster.Points): the coster asks a point's plug-ins there,
+// not here. Nothing changes it; a test that registers a plug-in of its own
 // resolves its own (newCosterOf).
 var registered = cost.Resolve(families.Registered, mechanisms.Registered, codebases.Registered)
 
@@ -80,10 +80,13 @@ func drain(pts *cost.Points, h *kernels.Host, ahead float64, steps ...phase) syn
 }
 
 // coster holds what every layer of one plan shares: the shard its layers
-// are costed at (cost.Shard, what the plug-ins are given) and the layer
-// costs it asks.
+// are costed at (cost.Shard, what the plug-ins are given), the
+// registered plug-ins it asks at each extension point (the shard does
+// not carry them: a plug-in is given the shard, never the points) and
+// the layer costs it asks.
 type coster struct {
 	cost.Shard
+	Points *cost.Points
 	// layers are the layer costs it asks (layersOf: the plan's stack's,
 	// a profile's where the pod has one).
 	layers LayerCoster
@@ -125,9 +128,9 @@ type coster struct {
 // it measured.
 type LayerCoster = cost.CodeBase
 
-// decide records on shard s which registered plug-ins price its step
-// (cost.Shard.Priced), once: the families' traits, the mechanisms and
-// the code base whose declarations hold for s (cost.Points.Decide). The extension points ask their
+// decide records on shard s which of the plug-ins pts resolved price its
+// step (cost.Shard.Priced), once: the families' traits, the mechanisms
+// and the code base whose declarations hold for s (cost.Points.Decide). The extension points ask their
 // plug-ins by the record (cost.Pricing, cost.EachPricing), and a
 // figure's provenance names it (Result.PricedBy). Where the record has
 // a plug-in price the plan's low-precision recipe (cost.LowPrecision),
@@ -136,13 +139,13 @@ type LayerCoster = cost.CodeBase
 // The plug-ins are asked on a pooled copy of s, so that s, a coster's
 // shard on its caller's stack, is not moved to the heap by being handed
 // to them.
-func decide(s *cost.Shard) {
+func decide(pts *cost.Points, s *cost.Shard) {
 	t := shardPool.Get().(*cost.Shard)
 	*t = *s
-	s.Priced = s.Points.Decide(t)
+	s.Priced = pts.Decide(t)
 	*t = cost.Shard{}
 	shardPool.Put(t)
-	if lp := s.Points.LowPrecision.Of(s); lp != nil {
+	if lp := pts.LowPrecision.Of(s); lp != nil {
 		bf16 := s.H.PeakFLOPS(graph.ClassMatMul, graph.BF16)
 		fwd, bwd := lp.Speedups(&s.Plan, s.Pod, bf16)
 		s.FP8Fwd, s.FP8Bwd = 1/fwd, 1/bwd
@@ -151,9 +154,8 @@ func decide(s *cost.Shard) {
 
 var shardPool = sync.Pool{New: func() any { return new(cost.Shard) }}
 
-// dispatcherOf is the token dispatch of shard s, the registered
-// cost.TokenDispatcher's (mechanisms.TokenDispatch), the registered
-// router mechanisms beside its top-k.
-func dispatcherOf(s *cost.Shard) cost.Dispatch {
-	return s.Points.TokenDispatcher.On(s, s.Points.RouterKernels)
+// dispatcherOf is the token dispatch of shard s, pts' cost.TokenDispatcher's
+// (mechanisms.TokenDispatch), pts' router mechanisms beside its top-k.
+func dispatcherOf(pts *cost.Points, s *cost.Shard) cost.Dispatch {
+	return pts.TokenDispatcher.On(s, pts.RouterKernels)
 }

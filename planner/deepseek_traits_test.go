@@ -52,7 +52,7 @@ func TestDeepSeekTraits(t *testing.T) {
 	}
 	bare := ds
 	bare.Points = cost.Resolve(fams, mechanisms.Registered, codebases.Registered)
-	decide(&bare.Shard)
+	decide(bare.Points, &bare.Shard)
 	if bf, _, _ := bare.attnBlock(); bf.Busy == f.Busy {
 		t.Errorf("without the trait the attention is still %g s: the coster did not price the block's own", bf.Busy)
 	}

@@ -167,9 +167,10 @@ func embedsPlugin(it *ast.InterfaceType) bool {
 // TestNoPluginAsksAnother: no registered plug-in's code makes another
 // registered plug-in to ask it (a family's, mechanism's or code base's
 // composite literal outside its package's registration lines and the
-// `var _ cost.X = T{}` assertions), nor reads the resolved points a
-// shard carries (cost.Shard.Points): plug-ins share facts of the plan as
-// functions, and the framework composes them (cost.Rules).
+// `var _ cost.X = T{}` assertions), nor reads resolved points
+// (cost.Points: the shard a plug-in is given carries none, the framework
+// holds them): plug-ins share facts of the plan as functions, and the
+// framework composes them (cost.Rules).
 func TestNoPluginAsksAnother(t *testing.T) {
 	types := map[string]bool{}
 	for _, r := range []*cost.Registry{families.Registered, mechanisms.Registered} {

@@ -46,8 +46,8 @@ func TestMLALayer(t *testing.T) {
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
-	decide(&c.Shard) // the record that asks families.LatentAttention
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n}, Points: registered}
+	decide(c.Points, &c.Shard) // the record that asks families.LatentAttention
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.Busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.Busy, want)
@@ -76,7 +76,7 @@ func TestMLALayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true, Points: registered}}
+	c2 := &coster{Shard: cost.Shard{M: m, Plan: pl2, H: &p2.Hardware, Pod: &p2, Tokens: n, NoComm: true}, Points: registered}
 	c2.TPG = plan.Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := families.LatentAttention{}.AttentionBlock(&c2.Shard)
 	f1, _, _ := families.LatentAttention{}.AttentionBlock(&c.Shard)

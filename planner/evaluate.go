@@ -20,7 +20,7 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if p.Profile != nil {
 		mid := pl.PP / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
-		_, pm := memoryTraitsOf(&c.Shard)
+		_, pm := memoryTraitsOf(c.Points, &c.Shard)
 		r.Sources = sources(&c.Plan, &c, &p, memory.StageOf(&m, &pl, mid, float64(transformer.LayerParams(m)), pm).Params)
 	}
 	return r, nil
@@ -77,9 +77,9 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
-	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens, Points: pts}
-	decide(&step)
-	if c := contendedBy(&step); c != nil {
+	step := cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Tokens: tokens}
+	decide(pts, &step)
+	if c := contendedBy(pts, &step); c != nil {
 		smBound(pts, c, &m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
@@ -97,7 +97,7 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 	busiest, sum := r.busiest(stages)
 	last := &kits[kitIndex(kits, pl.TPs[pl.PP-1])]
 	r.OutputLayer = float64(pl.NumMicro+1) * (last.outputFwd.Busy + last.outputBwd.Busy)
-	if w := stepWait(&step, &p.Kernels.Host); w > 0 {
+	if w := stepWait(pts, &step, &p.Kernels.Host); w > 0 {
 		r.Compute += w
 		r.HostExposed += w
 	}
@@ -106,9 +106,9 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 		// With connections=1 the steady state's sends are exposed too.
 		r.Bubble += steadySends(&m, &pl, p, tokens)
 	}
-	r.DPExposed = dpExposed(&step, stages)
+	r.DPExposed = dpExposed(pts, &step, stages)
 	r.Embedding = embeddingAllReduce(&m, &pl, p)
-	r.Optimizer = optimizerStep(&step, stageViews(stages, &pl))
+	r.Optimizer = optimizerStep(pts, &step, stageViews(stages, &pl))
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = stepFLOPs(&m, &pl) / r.Step / gpus / 1e12

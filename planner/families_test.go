@@ -27,8 +27,8 @@ func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, Points: registered}}
-	decide(&c.Shard)
+	c = coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true}, Points: registered}
+	decide(c.Points, &c.Shard)
 	fwd, bwd = c.layer()
 	return fwd, bwd, c
 }
@@ -134,7 +134,7 @@ func TestSandwichNorms(t *testing.T) {
 		f, b, _ := half.of(&c)
 		bare := c
 		bare.Points = without
-		decide(&bare.Shard)
+		decide(bare.Points, &bare.Shard)
 		bf, bb, _ := half.of(&bare)
 		if f.Launches-bf.Launches != 1 || b.Launches-bb.Launches != 1 || !near(f.Busy-bf.Busy, wantF.Busy) || !near(b.Busy-bb.Busy, wantB.Busy) {
 			t.Errorf("%s: +%g s in +%g launches forward, +%g s in +%g backward; want +%g in 1, +%g in 1",

@@ -19,9 +19,9 @@ import (
 // expert-data-parallel group and the rest's over the data-parallel one
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
-func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
+func fsdpExposed(pts *cost.Points, step *cost.Shard, stages []stageCost) float64 {
 	m, pl, p := &step.M, &step.Plan, step.Pod
-	f := fsdpOf(step)
+	f := fsdpOf(pts, step)
 	gb := pl.GradBytes()
 	var exposed float64
 	if m.MoE() {
@@ -38,7 +38,7 @@ func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
 		}
 		return float64(pl.NumMicro) * exposed
 	}
-	wire := gatherWireOf(step)
+	wire := gatherWireOf(pts, step)
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
 		fwd, bwd, times := fsdpGathers(f, step, &stages[s], s)
@@ -58,17 +58,17 @@ func fsdpExposed(step *cost.Shard, stages []stageCost) float64 {
 	return exposed
 }
 
-// fsdpOf is the registered fully sharded data parallelism that prices
+// fsdpOf is pts' fully sharded data parallelism that prices
 // step shard s (cost.FSDP: mechanisms.FSDP2); nil: Megatron-FSDP's.
-func fsdpOf(s *cost.Shard) cost.FSDP {
-	return s.Points.FSDP.Of(s)
+func fsdpOf(pts *cost.Points, s *cost.Shard) cost.FSDP {
+	return pts.FSDP.Of(s)
 }
 
 // gatherWireOf is the format step shard s's FSDP all-gathers its
 // parameters in (the first registered cost.GatherWire that prices it:
 // mechanisms.TorchaoFloat8), nil where none does.
-func gatherWireOf(s *cost.Shard) cost.GatherWire {
-	return s.Points.GatherWire.Of(s)
+func gatherWireOf(pts *cost.Points, s *cost.Shard) cost.GatherWire {
+	return pts.GatherWire.Of(s)
 }
 
 // gatheredBytes is the bytes FSDP's all-gather moves for n parameters,

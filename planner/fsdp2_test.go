@@ -54,7 +54,7 @@ func TestFSDP2CopiesByHand(t *testing.T) {
 		}
 		var st stageCost
 		st.Params, st.Layers = 1e9, 0.8e9
-		st.addStageKernels(stepShard(m, pl, &p), 0)
+		st.addStageKernels(registered, stepShard(m, pl, &p), 0)
 		if !close5(st.fwd.Busy, c.fwd) || !close5(st.bwd.Busy, c.bwd) || st.fwd.Launches != c.fwdLaun || st.bwd.Launches != c.bwdLaun {
 			t.Errorf("%s: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand %.7g (%g), %.7g (%g)",
 				c.name, st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
@@ -141,7 +141,7 @@ func TestFSDP2Gathers(t *testing.T) {
 		var st stageCost
 		st.Params, st.Layers = 1e9, 0.8e9
 		sh := stepShard(m, pl, &p)
-		f, b, n := fsdpGathers(fsdpOf(sh), sh, &st, 0)
+		f, b, n := fsdpGathers(fsdpOf(registered, sh), sh, &st, 0)
 		if !close5(f, c.fwd) || !close5(b, c.bwd) || n != c.times {
 			t.Errorf("%s: %g forward, %g backward, %g times a step; by hand %g, %g, %g", c.name, f, b, n, c.fwd, c.bwd, c.times)
 		}
@@ -151,13 +151,13 @@ func TestFSDP2Gathers(t *testing.T) {
 // stepShard is the step's shard of plan pl of m on p, as evaluateAt
 // hands the step-level extension points.
 func stepShard(m transformer.Spec, pl plan.Plan, p *plan.Pod) *cost.Shard {
-	s := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, Points: registered}
-	decide(s)
+	s := &cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p}
+	decide(registered, s)
 	return s
 }
 
 // sideCopies is what the step's FSDP copies on its side streams
 // (fsdpSideCopies of fsdpOf's).
 func sideCopies(s *cost.Shard, shard, lin, linears float64) (gather, reduce plan.Comm) {
-	return fsdpSideCopies(fsdpOf(s), s, shard, lin, linears)
+	return fsdpSideCopies(fsdpOf(registered, s), s, shard, lin, linears)
 }

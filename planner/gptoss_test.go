@@ -53,7 +53,7 @@ func TestGLUClamp(t *testing.T) {
 		{"no clamp", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := asked(&c.Shard, families.SwiGLUClamp{}, func() (cost.Phase, cost.Phase) {
+		f, b := asked(c.Points, &c.Shard, families.SwiGLUClamp{}, func() (cost.Phase, cost.Phase) {
 			return families.SwiGLUClamp{}.ExpertActivation(&c.Shard, 16384, 2880)
 		})
 		wf, lf := kernelsTime(c, tc.fwd)
@@ -97,7 +97,7 @@ func TestExpertBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := asked(&c.Shard, families.LinearBias{}, func() (cost.Phase, cost.Phase) { return families.LinearBias{}.ExpertOutput(&c.Shard, 16384, 16, 0) })
+		f, b := asked(c.Points, &c.Shard, families.LinearBias{}, func() (cost.Phase, cost.Phase) { return families.LinearBias{}.ExpertOutput(&c.Shard, 16384, 16, 0) })
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -145,7 +145,7 @@ func TestYarnRope(t *testing.T) {
 		{"no yarn", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := asked(&c.Shard, families.YaRNRope{}, func() (cost.Phase, cost.Phase) { return families.YaRNRope{}.Attention(&c.Shard) })
+		f, b := asked(c.Points, &c.Shard, families.YaRNRope{}, func() (cost.Phase, cost.Phase) { return families.YaRNRope{}.Attention(&c.Shard) })
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -171,7 +171,7 @@ func TestProjBias(t *testing.T) {
 		{"no biases", stackMoE, "dp=64,ep=8,mbs=1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:8")
-		f, b := asked(&c.Shard, families.LinearBias{}, func() (cost.Phase, cost.Phase) { return families.LinearBias{}.Attention(&c.Shard) })
+		f, b := asked(c.Points, &c.Shard, families.LinearBias{}, func() (cost.Phase, cost.Phase) { return families.LinearBias{}.Attention(&c.Shard) })
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {

@@ -35,7 +35,7 @@ func hybridCoster(t *testing.T, m transformer.Spec) coster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, NoHost: true, Points: registered}}
+	return coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: 1, Nodes: 1}, Tokens: float64(m.Seq), NoComm: true, NoHost: true}, Points: registered}
 }
 
 // TestMambaBlockCost: one Mamba-2 block's forward and backward kernels

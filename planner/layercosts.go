@@ -15,12 +15,12 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 
 // newCosterOf is newCoster with the plug-ins of pts.
 func newCosterOf(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
-	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, TPG: plan.Group{PerNode: T, Nodes: 1}, Tokens: tokens, Points: pts}}
+	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: p, TPG: plan.Group{PerNode: T, Nodes: 1}, Tokens: tokens}, Points: pts}
 	c.Plan.TP = T
-	decide(&c.Shard)
+	decide(pts, &c.Shard)
 	c.layers = layersOf(&c.Plan.Run, p)
 	if c.Points.FineTune.Of(&c.Shard) != nil {
-		c.layers = loraLayers{c.layers}
+		c.layers = loraLayers{c.layers, pts}
 	}
 	return c
 }

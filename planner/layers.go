@@ -60,7 +60,7 @@ func (c *coster) CoreAttention() (fwd, bwd phase)  { return c.coreAttention() }
 func (c *coster) Embedding() (fwd, bwd phase)      { return c.embedding() }
 func (c *coster) FusedOutput() (fwd, bwd phase)    { return c.fusedOutput() }
 func (c *coster) DispatchComm(recv, rows, nl float64) phase {
-	return dispatcherOf(&c.Shard).DispatchComm(recv, rows, nl)
+	return dispatcherOf(c.Points, &c.Shard).DispatchComm(recv, rows, nl)
 }
 
 // blocks is a copy of c as the blocks a code base is handed (a code

@@ -20,7 +20,10 @@ import (
 // loraLayers are a stack's layer costs with fine-tuning's adapters (the
 // registered cost.FineTune that prices the shard): the stack's, less the
 // base's weight gradients, plus the adapters.
-type loraLayers struct{ stack LayerCoster }
+type loraLayers struct {
+	stack LayerCoster
+	pts   *cost.Points // the plug-ins asked: the coster's
+}
 
 func (l loraLayers) Name() string { return l.stack.Name() }
 
@@ -33,7 +36,7 @@ func (l loraLayers) When() cost.When { return l.stack.When() }
 func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Dense(b)
 	s := b.Base()
-	ft := s.Points.FineTune.Of(s)
+	ft := l.pts.FineTune.Of(s)
 	af, ab := ft.Adapters(s)
 	fwd = fwd.Plus(af)
 	bwd = minus(bwd, ft.FrozenWeightGrads(s)).Plus(ab)
@@ -47,7 +50,7 @@ func (l loraLayers) Dense(b cost.Blocks) (fwd, bwd phase) {
 // and the adapters added (moeLoRA).
 func (l loraLayers) MoE(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.MoE(b)
-	return moeLoRA(b, fwd, bwd)
+	return moeLoRA(l.pts, b, fwd, bwd)
 }
 
 // Embedding is the stack's (its weight gradient left in: above).
@@ -57,7 +60,7 @@ func (l loraLayers) Embedding(b cost.Blocks) (fwd, bwd phase) { return l.stack.E
 func (l loraLayers) Output(b cost.Blocks) (fwd, bwd phase) {
 	fwd, bwd = l.stack.Output(b)
 	s := b.Base()
-	return fwd, minus(bwd, s.Run(s.Points.FineTune.Of(s).OutputWeightGrad(s)))
+	return fwd, minus(bwd, s.Run(l.pts.FineTune.Of(s).OutputWeightGrad(s)))
 }
 
 // minus is phase a less b (b's kernels taken out of a).
@@ -79,13 +82,13 @@ type expertFineTune interface {
 // (expertWork's wgrad) and the router's (frozen, not a target), and the
 // adapters of the attention's targets and of the experts added (their
 // forward again in the backward under full recomputation).
-func moeLoRA(b cost.Blocks, fwd, bwd phase) (phase, phase) {
+func moeLoRA(pts *cost.Points, b cost.Blocks, fwd, bwd phase) (phase, phase) {
 	s := b.Base()
-	x, ok := s.Points.FineTune.Of(s).(expertFineTune)
+	x, ok := pts.FineTune.Of(s).(expertFineTune)
 	if !ok {
 		return fwd, bwd
 	}
-	c := coster{Shard: *s}
+	c := coster{Shard: *s, Points: pts}
 	w := c.expertWork()
 	router, _, _, _ := moeGlue(c.M, w.nl)
 	af, ab := x.AttentionAdapters(s)

@@ -70,7 +70,7 @@ func TestAddedMechanism(t *testing.T) {
 	pts := withMechanism(t, attnOutDropout{})
 	with := c
 	with.Points = pts
-	decide(&with.Shard)
+	decide(with.Points, &with.Shard)
 	f1, b1, _ := with.attnBlock()
 	const e = 8388608.0
 	wantF := cost.Kernel{Class: graph.ClassElementwise, FLOPs: e, Read: 16777216, Writes: 25165824}.Time(c.H)
@@ -87,7 +87,7 @@ func TestAddedMechanism(t *testing.T) {
 	if got := pricedByOf(pts, with.M, with.Plan, with.Pod).Mechanisms; !reflect.DeepEqual(got, before.Mechanisms) {
 		t.Errorf("no attention dropout: priced by %v, want %v", got, before.Mechanisms)
 	}
-	decide(&with.Shard)
+	decide(with.Points, &with.Shard)
 	if f2, _, _ := with.attnBlock(); f2.Launches != f0.Launches {
 		t.Errorf("no attention dropout: %g launches forward, want %g", f2.Launches, f0.Launches)
 	}

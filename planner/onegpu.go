@@ -42,8 +42,8 @@ func (g OneGPU) Block(m transformer.Spec, s plan.Strategy, attention string) (bl
 		return 0, 0, err
 	}
 	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1},
-		Tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.CP), NoComm: true, Points: registered}}
-	decide(&c.Shard)
+		Tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.CP), NoComm: true}, Points: registered}
+	decide(c.Points, &c.Shard)
 	f, b := c.layer()
 	of, ob := c.output()
 	return f.Busy + b.Busy, of.Busy + ob.Busy, nil
@@ -92,8 +92,8 @@ func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (
 		return StepParts{}, err
 	}
 	c := coster{Shard: cost.Shard{M: m, Plan: pl, H: &q.Hardware, Pod: &q, TPG: plan.Group{PerNode: 1, Nodes: 1},
-		Tokens: float64(m.Seq), NoComm: true, Points: registered}}
-	decide(&c.Shard)
+		Tokens: float64(m.Seq), NoComm: true}, Points: registered}
+	decide(c.Points, &c.Shard)
 	lf, lb := c.layer()
 	of, ob := c.output()
 	ef, eb := c.embedding()

@@ -103,7 +103,7 @@ func TestHeldGEMMByHand(t *testing.T) {
 	// forward 1e9 x 1.144174 / 663.2e12 + 0.5461e-12 x 1e6 + 11.62e-6
 	// (no causal last row).
 	a := fusedAttn{K: kernel{Class: graph.ClassMatMul, FLOPs: 1e9}, Elems: 1e6, HeadDim: 128}
-	c := coster{Shard: cost.Shard{Pod: &held, H: &held.Hardware, Points: registered}}
+	c := coster{Shard: cost.Shard{Pod: &held, H: &held.Hardware}, Points: registered}
 	want = 1e9*1.144174/663.2e12 + 0.5461e-12*1e6 + 11.62e-6
 	if got := c.Attention(a, false); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held attention %.6g s, by hand %.6g", got, want)

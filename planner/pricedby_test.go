@@ -59,16 +59,16 @@ func TestPricesMeansKernels(t *testing.T) {
 				var sum cost.Phase
 				add := func(f, b cost.Phase) { sum = sum.Plus(f).Plus(b) }
 				if h, ok := p.(cost.AttentionKernels); ok {
-					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.Attention(s) }))
+					add(asked(c.Points, s, p, func() (cost.Phase, cost.Phase) { return h.Attention(s) }))
 				}
 				if h, ok := p.(cost.ExpertActivation); ok && c.M.MoE() {
-					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.ExpertActivation(s, nl, float64(c.M.ExpertFFN)) }))
+					add(asked(c.Points, s, p, func() (cost.Phase, cost.Phase) { return h.ExpertActivation(s, nl, float64(c.M.ExpertFFN)) }))
 				}
 				if h, ok := p.(cost.ExpertOutput); ok && c.M.MoE() {
-					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.ExpertOutput(s, nl, float64(c.M.Experts/c.Plan.EP), nl) }))
+					add(asked(c.Points, s, p, func() (cost.Phase, cost.Phase) { return h.ExpertOutput(s, nl, float64(c.M.Experts/c.Plan.EP), nl) }))
 				}
 				if h, ok := p.(cost.RouterKernels); ok && c.M.MoE() {
-					add(asked(s, p, func() (cost.Phase, cost.Phase) { return h.Router(s, nl) }))
+					add(asked(c.Points, s, p, func() (cost.Phase, cost.Phase) { return h.Router(s, nl) }))
 				}
 				if priced := sum.Busy > 0; priced != cost.Applies(p, s) {
 					t.Errorf("%s: %s prices %t, its kernels %g s", tc.name, name, cost.Applies(p, s), sum.Busy)

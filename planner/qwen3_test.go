@@ -48,7 +48,7 @@ func TestQKNorm(t *testing.T) {
 		{"no norms", "mixtral-8x7b:seq=4096,batch=512", "ep=8,dp=8,mbs=1", "dgx-h100:1", nil, nil},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := asked(&c.Shard, families.QKNorm{}, func() (cost.Phase, cost.Phase) { return families.QKNorm{}.Attention(&c.Shard) })
+		f, b := asked(c.Points, &c.Shard, families.QKNorm{}, func() (cost.Phase, cost.Phase) { return families.QKNorm{}.Attention(&c.Shard) })
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		if !near(f.Busy, wf) || !near(b.Busy, wb) || f.Launches != lf || b.Launches != lb {
@@ -116,7 +116,7 @@ func TestAuxLoss(t *testing.T) {
 		{"gpt-oss", ossModel, ossPlan, "dgx-h100:8", 4096, nil, nil, false},
 	} {
 		c := stackCoster(t, tc.model, tc.keys, tc.pod)
-		f, b := asked(&c.Shard, mechanisms.RouterAuxLoss{}, func() (cost.Phase, cost.Phase) { return mechanisms.RouterAuxLoss{}.Router(&c.Shard, tc.nl) })
+		f, b := asked(c.Points, &c.Shard, mechanisms.RouterAuxLoss{}, func() (cost.Phase, cost.Phase) { return mechanisms.RouterAuxLoss{}.Router(&c.Shard, tc.nl) })
 		wf, lf := kernelsTime(c, tc.fwd)
 		wb, lb := kernelsTime(c, tc.bwd)
 		var ar float64
@@ -159,7 +159,7 @@ func TestQuantPadding(t *testing.T) {
 		{"capacity 1.01 on one rank", "dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,routing=capacity:1.01", pads},
 	} {
 		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
-		f, b := asked(&c.Shard, mechanisms.FP8Padding{}, func() (cost.Phase, cost.Phase) {
+		f, b := asked(c.Points, &c.Shard, mechanisms.FP8Padding{}, func() (cost.Phase, cost.Phase) {
 			return mechanisms.FP8Padding{}.ExpertOutput(&c.Shard, 32768, 0, 4096)
 		})
 		w, l := kernelsTime(c, tc.fwd)

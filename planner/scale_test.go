@@ -82,7 +82,7 @@ func TestLayerFLOPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}, Points: registered}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
 	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(fwd.Busy, want) {
@@ -117,7 +117,7 @@ func TestTensorParallelComm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 512, Points: registered}}
+		c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: g, Tokens: 512}, Points: registered}
 		fwd, bwd := c.layer()
 		wantF, wantB := 2*ag+2*rs, 4*ag+2*rs
 		if !sp {
@@ -369,7 +369,7 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}, Points: registered}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
 	// The query elements: n tokens x 4 heads x (16 + 16).
@@ -390,7 +390,7 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c8 := &coster{Shard: cost.Shard{M: big, Plan: pl8, H: &p8.Hardware, Pod: &p8, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512, Points: registered}}
+	c8 := &coster{Shard: cost.Shard{M: big, Plan: pl8, H: &p8.Hardware, Pod: &p8, TPG: plan.Group{PerNode: 8, Nodes: 1}, Tokens: 512}, Points: registered}
 	g := c8.GEMM(2*512*1024*384, 512*1024*2, 512*384*2)
 	gt := g.Time(&p8.Hardware)
 	ct, _ := p8.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, 512*1024*2)
@@ -429,7 +429,7 @@ func TestOutputPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 32, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 32}, Points: registered}
 	fwd, bwd := c.output()
 	n, h, V := 32.0, 64.0, 1000.0
 	act := n * h * 2
@@ -593,8 +593,8 @@ func TestContextParallel(t *testing.T) {
 		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.CP, pl.DP, pl.NumMicro)
 	}
 	n, h, sq := 32.0, 64.0, 32.0
-	alone := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, NoComm: true, Points: registered}}
-	decide(&alone.Shard) // the record that asks the ring (cp>1)
+	alone := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, NoComm: true}, Points: registered}
+	decide(alone.Points, &alone.Shard) // the record that asks the ring (cp>1)
 	fwd, bwd := alone.layer()
 	// Transformer Engine's ring merges and copies (mechanisms'
 	// teRingMerges), an elementwise FLOP an element at 1e12: the output's
@@ -622,8 +622,8 @@ func TestContextParallel(t *testing.T) {
 	bw, lat := p.Intra()
 	x := n*2*h*bf16/bw + lat
 	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n, Points: registered}}
-	decide(&c.Shard)
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: n}, Points: registered}
+	decide(c.Points, &c.Shard)
 	fwdR, bwdR := c.layer()
 	if want := max(a, x) - a; !near(fwdR.CPExposed, want) || !near(fwdR.Busy, fwd.Busy+want) {
 		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.CPExposed, fwdR.Busy, want)
@@ -635,9 +635,9 @@ func TestContextParallel(t *testing.T) {
 	// two middle backward steps carry K and V on and a gradient back.
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
 	p8.Hardware, p8.Kernels = flopHardware(), kernels.Node{}
-	c4 := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p8.Hardware, Pod: &p8, Tokens: n / 2, Points: registered}}
+	c4 := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p8.Hardware, Pod: &p8, Tokens: n / 2}, Points: registered}
 	c4.Plan.CP = 4
-	decide(&c4.Shard)
+	decide(c4.Points, &c4.Shard)
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
 	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
 	b4 := 2.5 * a4
@@ -704,7 +704,7 @@ func TestUnfusedAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2 * 32}, Points: registered}
 	fwd, bwd := c.layer()
 	n, h, s, a := 64.0, 64.0, 32.0, 4.0
 	e := n * a * s
@@ -766,7 +766,7 @@ func TestKorthikantiTable4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1}, Tokens: float64(pl.MBS * m.Seq), Points: registered}}
+		k := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, TPG: plan.Group{PerNode: pl.TP, Nodes: 1}, Tokens: float64(pl.MBS * m.Seq)}, Points: registered}
 		f, b := k.layer()
 		got, want := (f.Busy+b.Busy)*1e3, c.fwd+c.bwd
 		t.Logf("%-38s forward %.2f ms (published %.1f), backward %.2f ms (%.1f), combined %+.1f%%",
@@ -802,7 +802,7 @@ func TestUnevenStages(t *testing.T) {
 		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
 	}
 	pl, _ := plan.Resolve(m, s, p)
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 1024, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 1024}, Points: registered}
 	lf, lb := c.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
@@ -851,7 +851,7 @@ func TestBlockRecompute(t *testing.T) {
 		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
 	}
 	pl, _ := plan.Resolve(m, block, p)
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2048, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &p.Hardware, Pod: &p, Tokens: 2048}, Points: registered}
 	lf, lbFull := c.layer()
 	keep := *c
 	keep.Plan.Recompute = plan.NoRecompute
@@ -897,7 +897,7 @@ func TestA100FlashAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &one.Hardware, Pod: &one, Tokens: 2 * 4096, Points: registered}}
+	c := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &one.Hardware, Pod: &one, Tokens: 2 * 4096}, Points: registered}
 	fa, fb := c.coreAttention()
 	for _, x := range []struct {
 		dir       string
@@ -913,7 +913,7 @@ func TestA100FlashAttention(t *testing.T) {
 		t.Fatal("dgx-a100: want the unfused attention of Megatron-LM's 2022 runs")
 	}
 	unf, _ := plan.PodOf("dgx-a100", 1)
-	pc := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &unf.Hardware, Pod: &unf, Tokens: 2 * 4096, Points: registered}}
+	pc := &coster{Shard: cost.Shard{M: m, Plan: pl, H: &unf.Hardware, Pod: &unf, Tokens: 2 * 4096}, Points: registered}
 	uf, ub := pc.UnfusedAttention()
 	if fa, fb := pc.coreAttention(); fa.Busy != uf || fb.Busy != ub {
 		t.Errorf("dgx-a100: core attention %g/%g s, want the unfused %g/%g", fa.Busy, fb.Busy, uf, ub)

@@ -40,11 +40,11 @@ func stackCosterOf(t *testing.T, pts *cost.Points, workload, strategy, pod strin
 	return newCosterOf(pts, m, pl, &pp, pl.TP, float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
 }
 
-// asked is what the framework gets of plug-in p at an extension point
-// asked by the record (cost.EachPricing, cost.Pricing): at(), where
+// asked is what the framework gets of plug-in p of pts at an extension
+// point asked by the record (cost.EachPricing, cost.Pricing): at(), where
 // shard s's record says p prices its step; zero phases elsewhere.
-func asked(s *cost.Shard, p cost.Plugin, at func() (fwd, bwd cost.Phase)) (fwd, bwd cost.Phase) {
-	if s.Priced.Families&s.Points.Families.Bit(p)|s.Priced.Mechanisms&s.Points.Mechanisms.Bit(p) == 0 {
+func asked(pts *cost.Points, s *cost.Shard, p cost.Plugin, at func() (fwd, bwd cost.Phase)) (fwd, bwd cost.Phase) {
+	if s.Priced.Families&pts.Families.Bit(p)|s.Priced.Mechanisms&pts.Mechanisms.Bit(p) == 0 {
 		return fwd, bwd
 	}
 	return at()
@@ -155,7 +155,7 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 func TestStackAllGatherVolume(t *testing.T) {
 	for _, imb := range []string{"", ",imbalance=2"} {
 		c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather"+imb, "dgx-h100:1")
-		got := dispatcherOf(&c.Shard).DispatchComm(0, 0, 4096)
+		got := dispatcherOf(c.Points, &c.Shard).DispatchComm(0, 0, 4096)
 		grp := plan.Group{PerNode: 8, Nodes: 1}
 		G := 8.0 * 4096
 		ag, _ := c.Pod.Collective(roofline.AllGather, grp, G*2048*2)

@@ -43,7 +43,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
 	// with its share of the recomputation.
-	_, pm := memoryTraitsOf(&k.c.Shard)
+	_, pm := memoryTraitsOf(k.c.Points, &k.c.Shard)
 	st.Stage = memory.StageOf(m, pl, s, lp, pm)
 	dn := st.Dense
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
@@ -65,7 +65,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 			st.fwd, st.bwd = st.fwd.Plus(k.predFwd), st.bwd.Plus(k.predBwd)
 		}
 	}
-	st.addStageKernels(&k.c.Shard, s)
+	st.addStageKernels(k.c.Points, &k.c.Shard, s)
 	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
 		// A backward's mean over the layers recomputed and those kept.
 		b := cost.Scale(k.layerBwd, mrec/n).Plus(cost.Scale(k.layerBwdKeep, (n-mrec)/n))
@@ -125,24 +125,24 @@ func window(ph phase, sm float64) plan.Window { return cost.Window(ph, sm) }
 func (st *stageCost) fwdWindow() plan.Window { return window(st.fwd, st.fwdSM) }
 func (st *stageCost) bwdWindow() plan.Window { return window(st.bwd, st.bwdSM) }
 
-// memoryTraitsOf is memoryTraits of shard s, decided.
-func memoryTraitsOf(s *cost.Shard) (memory.Attention, memory.Prediction) {
+// memoryTraitsOf is memoryTraits of shard s, decided, asked of pts.
+func memoryTraitsOf(pts *cost.Points, s *cost.Shard) (memory.Attention, memory.Prediction) {
 	var at memory.Attention
 	var pm memory.Prediction
-	if a := s.Points.AttentionMemory.Of(s); a != nil {
+	if a := pts.AttentionMemory.Of(s); a != nil {
 		at = a
 	}
-	if q := s.Points.PredictionMemory.Of(s); q != nil {
+	if q := pts.PredictionMemory.Of(s); q != nil {
 		pm = q
 	}
 	return at, pm
 }
 
 // addStageKernels adds to stage st, stage i of shard s's plan, per
-// micro-batch what each registered plug-in that prices s runs on its
+// micro-batch what each plug-in of pts that prices s runs on its
 // compute stream beside its layers (cost.StageKernels: FSDP2's copies).
-func (st *stageCost) addStageKernels(s *cost.Shard, i int) {
-	for k := range s.Points.StageKernels.On(s) {
+func (st *stageCost) addStageKernels(pts *cost.Points, s *cost.Shard, i int) {
+	for k := range pts.StageKernels.On(s) {
 		v := st.view(i, &s.Plan)
 		fwd, bwd := k.StageKernels(s, &v)
 		st.fwd, st.bwd = st.fwd.Plus(fwd), st.bwd.Plus(bwd)

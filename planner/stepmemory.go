@@ -49,9 +49,9 @@ func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 // those the record of a step shard of the plan says price it (decide);
 // nil: none.
 func memoryTraits(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.Pod) (memory.Attention, memory.Prediction) {
-	s := cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p, Points: pts}
-	decide(&s)
-	return memoryTraitsOf(&s)
+	s := cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p}
+	decide(pts, &s)
+	return memoryTraitsOf(pts, &s)
 }
 
 // fits reports whether plan pl fits the GPUs' memory, as
@@ -132,8 +132,8 @@ const Reserve = 6 << 30
 // that prices the plan's step says (nil: none prices it): the step's shard decided once, as a step's
 // is.
 func bf16Layers(pts *cost.Points, m *transformer.Spec, pl *plan.Plan, p *plan.Pod) func(s int) int {
-	sh := &cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p, Points: pts}
-	decide(sh)
+	sh := &cost.Shard{M: *m, Plan: *pl, H: &p.Hardware, Pod: p}
+	decide(pts, sh)
 	hp := pts.HighPrecisionLayers.Of(sh)
 	if hp == nil {
 		return nil

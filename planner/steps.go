@@ -10,9 +10,9 @@ import (
 // stepWait is the host's waits once a step beyond the layers' on host h
 // (cost.StepHost: mechanisms.GraphStepSync), each registered plug-in's
 // that prices shard s, seconds.
-func stepWait(s *cost.Shard, h *kernels.Host) float64 {
+func stepWait(pts *cost.Points, s *cost.Shard, h *kernels.Host) float64 {
 	var t float64
-	for w := range s.Points.StepHost.On(s) {
+	for w := range pts.StepHost.On(s) {
 		t += w.StepWait(s, h)
 	}
 	return t
@@ -36,19 +36,19 @@ func stageHosts(pts *cost.Points, stages []stageCost, pl *plan.Plan, h *kernels.
 // contendedBy is the registered Contention that charges the collective
 // step shard s's plan runs beside its compute (smBound is then needed);
 // nil where none does.
-func contendedBy(s *cost.Shard) cost.Contention { return s.Points.Contention.Of(s) }
+func contendedBy(pts *cost.Points, s *cost.Shard) cost.Contention { return pts.Contention.Of(s) }
 
 // optimizerStep is the optimizer's step on the most loaded device of
 // stages, the step of shard s's plan (its Plan the plan as resolved):
 // the first registered optimizer that prices it (cost.Optimizer), then
 // each registered mechanism's kernels once a step beside it
 // (cost.StepKernels).
-func optimizerStep(s *cost.Shard, stages []cost.Stage) float64 {
+func optimizerStep(pts *cost.Points, s *cost.Shard, stages []cost.Stage) float64 {
 	var t float64
-	if o := s.Points.Optimizer.Of(s); o != nil {
+	if o := pts.Optimizer.Of(s); o != nil {
 		t = o.OptimizerStep(s, stages)
 	}
-	for _, k := range s.Points.StepKernels {
+	for _, k := range pts.StepKernels {
 		t = k.StepKernels(s, stages, t)
 	}
 	return t

@@ -69,7 +69,7 @@ func TestStepExtensionPoints(t *testing.T) {
 		}
 		s := stepShard(m, pl, &p)
 		st := cost.Stage{Params: 1e9, Layers: 0.8e9}
-		f, b := asked(s, mechanisms.FSDP2{}, func() (cost.Phase, cost.Phase) { return (mechanisms.FSDP2{}).StageKernels(s, &st) })
+		f, b := asked(registered, s, mechanisms.FSDP2{}, func() (cost.Phase, cost.Phase) { return (mechanisms.FSDP2{}).StageKernels(s, &st) })
 		if priced := cost.Applies(mechanisms.FSDP2{}, s); priced != (f.Busy+b.Busy > 0) || priced != (sw.Stack != "") {
 			t.Errorf("fsdp2 on %q: prices %t, its copies %g s", sw.Stack, priced, f.Busy+b.Busy)
 		}
@@ -133,7 +133,7 @@ func TestGatherWireAsked(t *testing.T) {
 			t.Fatal(err)
 		}
 		co := newCoster(m, pl, &p, pl.TP, float64(pl.MBS)*float64(m.Seq))
-		w := gatherWireOf(&co.Shard)
+		w := gatherWireOf(co.Points, &co.Shard)
 		name := ""
 		if w != nil {
 			name = w.Name()

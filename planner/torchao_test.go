@@ -94,7 +94,7 @@ func TestFP8GatherByHand(t *testing.T) {
 	}
 	var st stageCost
 	st.Params, st.Layers = 1e9, 0.8e9
-	st.addStageKernels(stepShard(m, pl, &p), 0)
+	st.addStageKernels(registered, stepShard(m, pl, &p), 0)
 	if !close5(st.fwd.Busy, 0.847845e-3) || !close5(st.bwd.Busy, 2.398060e-3) || st.fwd.Launches != 3 || st.bwd.Launches != 4 {
 		t.Errorf("copies: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand 0.847845 ms (3), 2.398060 ms (4)", st.fwd.Busy, st.fwd.Launches, st.bwd.Busy, st.bwd.Launches)
 	}

@@ -300,7 +300,6 @@ const oneWayRoots = "./planner/..."
 var twoWay = map[string]bool{
 	"planner/bench":             true,
 	"planner/bench/calibration": true,
-	"planner/cost":              true,
 	"planner/published":         true,
 	"planner/search":            true,
 }

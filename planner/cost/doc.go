@@ -21,8 +21,9 @@
 // (blocks.go), the token dispatcher (dispatch.go) and the step's
 // extension points (step.go); the registry (registry.go); the points
 // resolved from the registries (points.go) and each point's dispatch
-// rule (rules.go). One use runs back: the shard carries its step's
-// resolved points (Shard.Points), whose interfaces take the shard.
+// rule (rules.go). The shard carries no points: the framework holds
+// them beside it (planner's coster), so a plug-in, given the shard, has
+// no way to ask another.
 //
 // May import: graph/..., evaluate/roofline, planner/kernels,
 // planner/plan

@@ -2,7 +2,7 @@ package cost
 
 // Points is every extension point's registered plug-ins, resolved once
 // from the registries (Resolve) by the point's dispatch rule (Rules),
-// and handed down to the shards a step is costed on (Shard.Points): a
+// and held by the framework beside the shards a step is costed on: a
 // First point is its first implementer (nil: none), an Each point its
 // implementers in the order registered (families first where both
 // registries are asked), a Pricing or EachPricing point its

@@ -32,10 +32,6 @@ type Shard struct {
 	// planner: newCoster, the step's shard): it asks an extension
 	// point's plug-ins by it, not their declarations again.
 	Priced Record
-	// Points is the registered plug-ins at each extension point, resolved
-	// once (Resolve) and handed down to every shard of a step: the
-	// framework asks them (planner), never a plug-in.
-	Points *Points
 }
 
 // FusedAttn is one fused attention call on one GPU: its kernel (FLOPs
