@@ -81,7 +81,7 @@ func TestWidening(t *testing.T) {
 	if want := "a b c grace x86"; strings.Join(keys, " ") != want {
 		t.Errorf("families %v, want %s", keys, want)
 	}
-	if w := Widening(rows, 0.5); math.Abs(w-0.05) > 1e-12 {
+	if w := FamilyWidening(rows, 0.5); math.Abs(w-0.05) > 1e-12 {
 		t.Errorf("widening %g, want 0.05", w)
 	}
 }
