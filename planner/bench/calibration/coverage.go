@@ -61,7 +61,7 @@ func LeaveOneSweepOut(dev []Row, level float64) Coverage {
 			t = NewTable(rest, level)
 			tables[r.Sweep] = t
 		}
-		c.add(t.For(r.Regime), r.Error)
+		c.add(t.ForRegime(r.Regime), r.Error)
 	}
 	c.done()
 	return c
@@ -79,7 +79,7 @@ func Holdout(t *Table, rows []Row) Coverage {
 func HoldoutReach(t *Table, r *Reach, rows []Row) Coverage {
 	var c Coverage
 	for _, x := range rows {
-		e := t.For(x.Regime)
+		e := t.ForRegime(x.Regime)
 		if r != nil {
 			e = Widen(e, r.Outside(x.Facts))
 		}

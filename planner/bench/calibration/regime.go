@@ -122,7 +122,7 @@ func RegimeOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Regime {
 }
 
 // Levels are r and its coarser regimes, nearest first. First r's own
-// code base's (its rows alone, which Table.For takes only where they are
+// code base's (its rows alone, which Table.ForRegime takes only where they are
 // at least OwnCodeBaseRows): r, then without the sequence band, then
 // without the scale band. Then over every code base: r, without the
 // sequence band, then without the scale band, the stack, the GPU's

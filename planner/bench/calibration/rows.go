@@ -117,9 +117,9 @@ func TableOf(part string) (*Table, error) {
 	return NewLazyTable(rows, StatedLevel), nil
 }
 
-// Rows are the bench's rows of part as placer predicts them now, less
+// RowsOf are the bench's rows of part as placer predicts them now, less
 // those it refuses.
-func Rows(part string) ([]Row, error) {
+func RowsOf(part string) ([]Row, error) {
 	t, err := TableOf(part)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func For(m transformer.Spec, s plan.Strategy, p plan.Pod) (Error, error) {
 	if err != nil {
 		return Error{}, err
 	}
-	e := t.For(RegimeOf(m, s, p))
+	e := t.ForRegime(RegimeOf(m, s, p))
 	if fw := s.Software.Framework(); fw != plan.FrameworkMegatron && e.Regime.Stack == StackMegatron {
 		e.Stack = s.Software.Stack + " compiled"
 	}

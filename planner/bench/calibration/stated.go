@@ -225,11 +225,11 @@ func compute(es []*entry) {
 	wg.Wait()
 }
 
-// For is the error stated beside a plan of regime g: the first of
+// ForRegime is the error stated beside a plan of regime g: the first of
 // g.Levels whose rows give the quantile (Quantile's ok), with the error
 // of a difference between two of its rows (Paired). Only the rows of
 // the levels tried are computed.
-func (t *Table) For(g Regime) Error {
+func (t *Table) ForRegime(g Regime) Error {
 	e, in := t.bound(g)
 	if in != nil {
 		e.Pairs, e.PairMean = Paired(in)
@@ -237,7 +237,7 @@ func (t *Table) For(g Regime) Error {
 	return e
 }
 
-// bound is For less the error of a difference, and the rows of the
+// bound is ForRegime less the error of a difference, and the rows of the
 // level it stated from (nil: none).
 func (t *Table) bound(g Regime) (Error, []*entry) {
 	for i, l := range g.Levels() {
