@@ -144,7 +144,7 @@ func stated() (plans.BenchStated, error) {
 	if err != nil {
 		return plans.BenchStated{}, err
 	}
-	val, err := calibration.Rows(bench.Validation)
+	val, err := calibration.RowsOf(bench.Validation)
 	if err != nil {
 		return plans.BenchStated{}, err
 	}
@@ -159,7 +159,7 @@ func stated() (plans.BenchStated, error) {
 		count[r.Regime]++
 	}
 	for g, n := range count {
-		st.Regimes = append(st.Regimes, plans.BenchRegime{Regime: g, Rows: n, Stated: t.For(g)})
+		st.Regimes = append(st.Regimes, plans.BenchRegime{Regime: g, Rows: n, Stated: t.ForRegime(g)})
 	}
 	sort.Slice(st.Regimes, func(i, j int) bool { return st.Regimes[i].Regime.Key() < st.Regimes[j].Regime.Key() })
 	return st, nil

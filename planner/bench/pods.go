@@ -12,12 +12,6 @@ import (
 var pods = map[string]string{"H100": "dgx-h100", "H200": "dgx-h200", "B200": "dgx-b200", "A100": "dgx-a100", "GB200": nvl72,
 	"MI300X": "mi300x", "MI325X": "mi325x"}
 
-// amdGPUs are the AMD Instinct GPUs the bench holds (v5.0's Llama 2 70B
-// LoRA rows of AMD and its partners): placer has no ROCm NeMo stack, so
-// their runs are read in placer's default stack (Megatron-Core's, as
-// NVIDIA's NeMo LoRA rows are), its code base's nearest (amdAssumed).
-var amdGPUs = map[string]bool{"MI300X": true, "MI325X": true}
-
 // amdAssumed is what an AMD row's reading assumes of its code: AMD's
 // recipe (config_MI3*_1x8x1.sh, NeMo's megatron_gpt_peft_tuning_config.yaml
 // and train.py beside it, run in AMD's ROCm container) is NeMo's LoRA
@@ -128,4 +122,56 @@ func nicOption(r Row, cluster string, rd *Reading) (string, error) {
 	rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d NICs a node of %g Gb/s each, as its system description says (nics=%d,nic-gbps=%g; the preset's: %d of %g)",
 		r.HostNICs, r.HostNICGbps, r.HostNICs, r.HostNICGbps, p.NICs, p.NICBandwidth*8/1e9))
 	return fmt.Sprintf(",nics=%d,nic-gbps=%g", r.HostNICs, r.HostNICGbps), nil
+}
+
+// nodeOption is the cluster option that writes r's nodes on the preset's
+// ("" for its 8-GPU nodes), what it assumes written to rd, or why placer
+// cannot write them (one line).
+func nodeOption(r Row, preset string, pcie bool, rd *Reading) (string, error) {
+	perNode := ""
+	switch {
+	case preset == nvl72:
+		racks, per, err := nvl72Racks(r)
+		if err != nil {
+			return "", err
+		}
+		if per != 72 {
+			perNode = fmt.Sprintf(",per-node=%d", per)
+		}
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("%d compute trays of 4 GB200 GPUs as %d NVL72 rack(s) of %d GPUs each, with the preset's NICs (the fewest racks that hold the trays evenly; the system description does not say how they are spread)", r.Nodes, racks, per))
+		return perNode, nil
+	case r.GPUsPerNode == 8:
+	case pcie && r.GPUsPerNode > 0 && r.GPUsPerNode <= 16:
+		// A server of PCIe cards: per-node= up to the preset's 16 slots,
+		// one 100 Gb/s NIC a node (plan/pod's pcie.go).
+		perNode = fmt.Sprintf(",per-node=%d", r.GPUsPerNode)
+	case r.GPUsPerNode > 0 && r.GPUsPerNode < 8 && 8%r.GPUsPerNode == 0 && strings.Contains(strings.ToUpper(r.Accelerator), "SXM"):
+		// A node of 4 SXM GPUs (Dell XE8640, XE9640; Fujitsu GX2560M7:
+		// four H100 SXM5 on one NVLink board) as the first 4 GPUs of the
+		// preset's 8-GPU NVLink node with their share of its NICs
+		// (plan.ParsePod's per-node=, the option NVL72 slices use).
+		perNode = fmt.Sprintf(",per-node=%d", r.GPUsPerNode)
+		rd.Assumed = append(rd.Assumed, fmt.Sprintf("a node of %d SXM GPUs as %d GPUs of the %s preset's NVLink node with their share of its NICs (the system description does not give the node's NICs)", r.GPUsPerNode, r.GPUsPerNode, preset))
+	default:
+		return "", fmt.Errorf("%d %s GPUs a node: the %s preset's nodes have 8 NVLink GPUs (per-node= takes a share of an SXM node only)", r.GPUsPerNode, r.Accelerator, preset)
+	}
+	if pcie {
+		perNode += pcieLinkOption(r, rd)
+	}
+	nics, err := nicOption(r, fmt.Sprintf("%s:%d%s", preset, max(1, r.Nodes), perNode), rd)
+	if err != nil {
+		return "", err
+	}
+	return perNode + nics, nil
+}
+
+// clusterNodes is the nodes of r's pod as the preset counts them: a
+// GB200 row's racks (nvl72Racks), every other row's nodes.
+func clusterNodes(r Row, preset string) int {
+	if preset == nvl72 {
+		if racks, _, err := nvl72Racks(r); err == nil {
+			return racks
+		}
+	}
+	return r.Nodes
 }

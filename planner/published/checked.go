@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner"
@@ -19,70 +18,6 @@ import (
 // row within a tolerance: 10% for a dense model, 15% for one with
 // experts (CheckPlan); the rows of a regime give the error its figures
 // carry (ErrorOf).
-
-// Tolerances of a published row counted as checked: predicted within
-// this fraction of its figure.
-const (
-	CheckedDense = 0.10
-	CheckedMoE   = 0.15
-)
-
-// Features are the features of plan s of model m, sorted; the
-// parallelisms among them are what a published row must share with it
-// to check it (Traits.Parallel).
-func Features(m transformer.Spec, s plan.Strategy) []string {
-	var f []string
-	add := func(ok bool, name string) {
-		if ok {
-			f = append(f, name)
-		}
-	}
-	add(s.MaxTensor() > 1, "tp")
-	add(s.MaxTensor() > 1 && s.SequenceParallel, "sp")
-	add(s.TPOverlap, "tpoverlap")
-	add(s.TensorStages != nil, "stage-tp")
-	add(s.PipelineDegree() > 1, "pp")
-	add(s.VirtualStages() > 1, "vp")
-	add(s.ContextDegree() > 1, "cp")
-	add(s.FSDP, "fsdp")
-	add(s.DistOpt, "distopt")
-	add(s.Recompute == plan.SelectiveRecompute, "recompute=selective")
-	add(s.Recompute == plan.FullRecompute, "recompute=full")
-	add(s.FP8 != "", plan.PrecisionKey(s.FP8))
-	add(s.GradBF16, "grads=bf16")
-	add(m.MoE(), "experts")
-	add(m.MoE() && s.Experts > 1, "ep")
-	add(m.MoE() && s.ExpertTensor > 1, "etp")
-	add(s.EPOverlap, "epoverlap")
-	add(m.MLA(), "mla")
-	add(m.Window > 0, "window")
-	add(m.MTP > 0, "mtp")
-	// Gemma's GeGLU and post-norms and Nemotron's squared ReLU: no
-	// checked row ran them.
-	add(m.Act != "", "act="+m.Act)
-	add(m.NormsPerBlock() > 2, "post-norms")
-	add(m.Chunk > 0, "chunks")
-	// The software settings where they differ from placer's default
-	// stack (the MoE ones on a model with experts): a dispatcher, a
-	// fusion or graphs no checked row ran are unchecked.
-	run := s.Software.Settings()
-	moe := m.MoE()
-	add(moe && run.Dispatcher != plan.DispatcherAllToAll && !run.HybridEP, "dispatcher="+run.Dispatcher)
-	add(moe && run.HybridEP, "dispatcher="+plan.DispatcherHybridEP)
-	add(moe && run.UnfusedPermute, "permute-fusion=off")
-	add(moe && run.UnfusedRouter, "router-fusion=off")
-	add(moe && run.ExpertLoop, "grouped-gemm=off")
-	add(moe && run.Capacity > 0, "routing=capacity")
-	add(run.Graphs != plan.GraphsOff, "cuda-graphs="+run.Graphs)
-	add(run.FusedLoss, "loss-fusion=on")
-	// An eager stack's layers, dense and MoE, costed from their ATen
-	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
-	// unchecked until a published eager row holds.
-	add(run.Eager, "layers=eager")
-	add(run.Eager && run.FP32Weights, "autocast")
-	sort.Strings(f)
-	return f
-}
 
 // checkedRows (checked_table.go, generated) is CheckRows as it was last
 // written: eval and search read the published rows' traits and errors
@@ -211,19 +146,4 @@ func evalSweep(row SweepRow, set string) (m transformer.Spec, p plan.Pod, r, rOu
 		r, rOut = planner.WithAllocator(m, p, r), planner.WithAllocator(m, pOut, rOut)
 	}
 	return m, p, r, rOut, true
-}
-
-// PeakError is placer's peak memory of a GPU in r over row's published
-// one, minus 1: a reserved figure against placer's reserved (the
-// caching allocator simulated on the plan's trace, where r has it), an
-// allocated one against its allocated; 0 where none is published.
-func PeakError(row SweepRow, r planner.Result) float64 {
-	if row.PeakGiB <= 0 {
-		return 0
-	}
-	pred := float64(r.Memory)
-	if row.PeakReserved && r.Allocator != nil {
-		pred = float64(r.Allocator.Reserved)
-	}
-	return pred/(1<<30)/row.PeakGiB - 1
 }

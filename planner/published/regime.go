@@ -5,9 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/planner/plan"
 )
 
 // Regime is a class of plans whose predictions share an error: the
@@ -53,14 +50,6 @@ func (r Regime) String() string {
 	}
 	return fmt.Sprintf("%s %s %s on %s", family, PrecisionName(r.Precision), strings.ToUpper(r.Style), strings.ToUpper(r.GPU))
 }
-
-// The kinds of a RegimeError: measured on the rows the model was
-// checked against (in-sample), or on rows whose source left the model's
-// constants as they were without it (out-of-sample).
-const (
-	InSample    = "in-sample"
-	OutOfSample = "out-of-sample"
-)
 
 // RegimeError is the error placer's figures have in one regime: the
 // mean and largest absolute error over the published rows of that
@@ -195,24 +184,6 @@ func MemoryErrorOf(rows []CheckedRow, t Traits) MemoryError {
 		e.MeanAbs /= float64(e.Rows)
 	}
 	return e
-}
-
-// VerdictError is the error a memory verdict of model m's plans on pod p
-// is judged within (plan.Pod's MemoryError): the largest out-of-sample
-// error of placer's peak on the published peaks of m's family and the
-// precision strategy text keeps (MemoryErrorOf over Checked; every
-// published peak where that regime has none). A peak within it of the
-// usable memory is "tight", which a search sets aside unless asked: the
-// memory line states that error beside the plan, so a plan closer than
-// it to the GPU's limit is not called a fit. A strategy that does not
-// parse is read as BF16 (its error is reported where it is read).
-func VerdictError(m transformer.Spec, strategy string, p plan.Pod) plan.RegimeError {
-	w, _ := plan.ParseWritten(strategy)
-	me := MemoryErrorOf(Checked(), TraitsOf(m, w.Strategy, p))
-	if me.Rows == 0 {
-		return plan.RegimeError{}
-	}
-	return plan.RegimeError{Frac: me.MaxAbs, Source: me.String()}
 }
 
 // String says the error as the memory line carries it: "peak memory of

@@ -7,27 +7,6 @@ import (
 	"github.com/placer/placer/planner/plan"
 )
 
-// The published source sets: each publication whose rows placer is
-// checked on, the runs published twice counted once (Korthikanti et
-// al.'s A100 runs: Megatron-LM's README gives their MFU, the paper their
-// iteration times; Megatron-Bridge's 25.11 table is one release of its
-// archive). A sweep or a table row names its set (Sweep.Set, Row.Set);
-// a constant chosen with published rows names the sets of those rows
-// (plan.TunedConstant.Sources); a source's out-of-sample error is its
-// rows' with the constants it chose reset (plan.Pod.WithoutSource).
-const (
-	SetMegatronLMH100    = "megatron-lm-h100"
-	SetKorthikanti       = "korthikanti-2022"
-	SetLlama3            = "llama3-405b"
-	SetBridge            = "megatron-bridge"
-	SetTorchtitanH100    = "torchtitan-h100-2024-12"
-	SetTorchtitanA100    = "torchtitan-a100-2024-04"
-	SetModelZoo          = "megatron-moe-model-zoo"
-	SetMegatronMoEReadme = "megatron-core-moe-readme"
-	SetBridgeBlackwell   = "megatron-bridge-blackwell"
-	SetBridgeFineTune    = "megatron-bridge-finetune"
-)
-
 // SourceSet is one published source set: its key and what it cites.
 type SourceSet struct {
 	Key, Cites string

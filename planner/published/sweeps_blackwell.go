@@ -226,9 +226,6 @@ func bridgeBlackwellRows() []blackwellGroup {
 	}
 }
 
-// measured is r with its published figure.
-func (r SweepRow) measured(tps float64) SweepRow { r.Measured = tps; return r }
-
 // tpKeys are the tensor-parallel keys of a Bridge row of degree tp:
 // sequence parallelism, and the overlap but under NVFP4.
 func tpKeys(tp int, prec string) string {

@@ -1,25 +1,10 @@
 package published
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
-	"strconv"
 
 	"github.com/placer/placer/measurements/flashattn"
 	torchtitanh200 "github.com/placer/placer/measurements/torchtitan-h200"
-)
-
-// The code bases beside InternEvo (sweeps_internevo.go) read from
-// measurements/ (tools/measure/codebases/codebases_bench.py): flash-attention's
-// training code and torchtitan's Trainy H200 runs, each with its own
-// validation set (chosen before any row was predicted: the readers'
-// flashattn_part and titanh200_part).
-const (
-	SetFlashAttn              = "flashattn-training-2023-01"
-	SetFlashAttnValidation    = "flashattn-training-2023-01-validation"
-	SetTorchtitanH200         = "torchtitan-h200-2025-06"
-	SetTorchtitanH200Validate = "torchtitan-h200-2025-06-validation"
 )
 
 const flashAttnSource = "Dao-AILab/flash-attention training/README.md at 88173a1a (2023-01-17), Training speed, GPT3; configs/experiment/pile at the same commit; measurements/flashattn/runs.csv"
@@ -29,59 +14,6 @@ const flashAttnStack = "flash-attention's training code (flash_attn.models.gpt: 
 const titanH200Source = "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd87; llama3_8b.toml at e7c0cae; measurements/torchtitan-h200/runs.csv"
 
 const titanH200Stack = "torchtitan of June 2025 under torch.compile (stack=torchtitan-0.2,compile=on), FSDP2, per-op selective checkpointing (recompute=selective), torchao float8 tensorwise with float8 all-gathers (fp8=current,fp8gather=on); SDPA read as flash attention; dgx-h200 (8 NICs of 400 Gb/s a node, as the page states)"
-
-// readRuns is a runs.csv's records by column name.
-func readRuns(name string, b []byte) []map[string]string {
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		panic(fmt.Sprintf("measurements/%s/runs.csv: %v", name, err)) // embedded, checked by its test
-	}
-	var out []map[string]string
-	for _, rec := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = rec[i]
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func mustInt(name string, r map[string]string, k string) int {
-	v, err := strconv.Atoi(r[k])
-	if err != nil {
-		panic(fmt.Sprintf("measurements/%s/runs.csv: %s %q: %v", name, k, r[k], err))
-	}
-	return v
-}
-
-func mustFloat(name string, r map[string]string, k string) float64 {
-	v, err := strconv.ParseFloat(r[k], 64)
-	if err != nil {
-		panic(fmt.Sprintf("measurements/%s/runs.csv: %s %q: %v", name, k, r[k], err))
-	}
-	return v
-}
-
-// bySweep groups rows into sweeps by their sweep column, in order, each
-// sweep's set by its part.
-func bySweep(rows []map[string]string, dev, val, source, stack string, row func(map[string]string) SweepRow) []Sweep {
-	var out []Sweep
-	at := map[string]int{}
-	for _, r := range rows {
-		i, ok := at[r["sweep"]]
-		if !ok {
-			set := dev
-			if r["part"] == "validation" {
-				set = val
-			}
-			at[r["sweep"]], i = len(out), len(out)
-			out = append(out, Sweep{Name: r["sweep"], Set: set, Source: source, Unit: TokensPerGPU, Stack: stack})
-		}
-		out[i].Rows = append(out[i].Rows, row(r))
-	}
-	return out
-}
 
 // flashAttnSweeps: GPT-2-shaped models (GELU MLP of 4 x hidden,
 // LayerNorm) at sequence 2,048 on 8 A100s.

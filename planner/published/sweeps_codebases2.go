@@ -9,33 +9,6 @@ import (
 	"github.com/placer/placer/measurements/nanotron"
 )
 
-// Two more code bases read from measurements/ (tools/measure/codebases/codebases_bench.py):
-// nanotron's scaling benchmarks (the Ultra-Scale Playbook's best
-// configurations on H100) and IBM's fms-fsdp README tables, each with its
-// own validation set (chosen before any row was predicted: the reader's
-// nanotron_part and fms_part).
-const (
-	SetNanotron           = "nanotron-scaling-2025-02"
-	SetNanotronValidation = "nanotron-scaling-2025-02-validation"
-	SetFMSFSDP            = "fms-fsdp-2024-05"
-	SetFMSFSDPValidation  = "fms-fsdp-2024-05-validation"
-)
-
-// codeBases are the code bases of the sets whose rows placer reads on
-// another code base's layers (no stack of their own, or torchtitan's
-// eager Llama for fms-fsdp): the runs are theirs, so the stated error
-// counts them as theirs (Sweep.CodeBase).
-var codeBases = map[string]string{
-	SetNanotron: "nanotron", SetNanotronValidation: "nanotron",
-	SetFMSFSDP: "fms-fsdp", SetFMSFSDPValidation: "fms-fsdp",
-	SetInternEvo: "internevo", SetInternEvoValidation: "internevo",
-	SetFlashAttn: "flash-attention", SetFlashAttnValidation: "flash-attention",
-}
-
-// CodeBase is the code base whose runs the sweep's rows are, where its
-// rows' stack does not name it ("": the stack's).
-func (s Sweep) CodeBase() string { return codeBases[s.Set] }
-
 const nanotronSource = "huggingface/nanotron docs/benchmark_summary.svg at c2528430 (MFU a cell, read as tokens/s/GPU against 989.5 TFLOP/s with nanotron's get_flops), scripts/scaling_benchmarks.py at e24d2483, examples/config_tiny_llama_bench.yaml at 67c5ebb6; measurements/nanotron/runs.csv"
 
 const nanotronStack = "nanotron of early 2025 (its own TP/PP/DP in PyTorch, flash-attn 2, BF16 with FP32 gradient accumulation, fused AdamW, ZeRO-0 or ZeRO-1, TP in REDUCE_SCATTER mode, 1F1B, no recomputation) read as placer's fused layers (no stack key) with attention=flash, sp=on where tp > 1, distopt=on for ZeRO-1 with distopt-allreduce=on (with FP32 accumulation nanotron builds no DDP and all-reduces the whole FP32 gradient buffer after the backward, reduce_scatter=False, then all-gathers the BF16 parameters: trainer.py init_model and training_step, optim/zero.py at c2528430); " +

@@ -9,26 +9,6 @@ import (
 	"github.com/placer/placer/measurements/internevo"
 )
 
-// InternEvo's published throughputs (measurements/internevo: its
-// doc/en/train_performance.md at 34fc28d, read by
-// tools/measure/codebases/codebases_bench.py): InternLM-7B on 8 to 1,024 A100s.
-// The development rows are SetInternEvo's; the validation rows, chosen
-// before any was predicted (the reader's internevo_part: the throughput
-// table's tp=2 rows), SetInternEvoValidation's, reported as aggregates
-// only and kept out of the checked table (CodebaseValidationSets).
-const (
-	SetInternEvo           = "internevo-2023-07"
-	SetInternEvoValidation = "internevo-2023-07-validation"
-)
-
-// CodebaseValidationSets are the published source sets of the code
-// bases' validation parts: the bench's validation part
-// (bench.SweepPart), and no row of theirs in the checked table
-// (CheckRows), so that no file prints them row by row.
-func CodebaseValidationSets() []string {
-	return []string{SetInternEvoValidation, SetFlashAttnValidation, SetTorchtitanH200Validate, SetNanotronValidation, SetFMSFSDPValidation}
-}
-
 const internEvoSource = "InternLM/InternEvo doc/en/train_performance.md at 34fc28d7 (2024-01-25; tables of July 2023), measurements/internevo/runs.csv"
 
 // internEvoStack says what the rows ran and how placer reads them.

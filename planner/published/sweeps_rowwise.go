@@ -2,14 +2,6 @@ package published
 
 import "fmt"
 
-// The published sources of torchao float8 rowwise rows: torchtitan's
-// async tensor-parallel benchmarks of June 2025 (torchtitanAsyncTP) and
-// torchao's float8 training benchmark on 8 H100s (torchaoFloat8).
-const (
-	SetTorchtitanAsyncTP = "torchtitan-h100-2025-06"
-	SetTorchaoFloat8     = "torchao-float8-h100-2025-03"
-)
-
 // torchtitanAsyncTPSource: the PyTorch team's async TP benchmarks on
 // Grand Teton H100s (96 GB HBM2e, 500 W power limit, 400 Gb/s a GPU):
 // torch 38410cf9 (2025-06-14), torchao 6243040, torchtitan 820504e (the

@@ -43,11 +43,11 @@ func TestSearchJudgesAsAlways(t *testing.T) {
 					{MaxMBS: 4, MaxVirtual: 2, Top: 3, AllowTight: true},
 				} {
 					name := fmt.Sprintf("%d layers on %d GPUs of %d bytes, top %d, tight %v", m.Layers, gpus, q.Hardware.Memory, sp.Top, sp.AllowTight)
-					lazy, err := search(context.Background(), m, q, sp, false)
+					lazy, err := searchPasses(context.Background(), m, q, sp, false)
 					if err != nil {
 						t.Fatal(name, err)
 					}
-					always, err := search(context.Background(), m, q, sp, true)
+					always, err := searchPasses(context.Background(), m, q, sp, true)
 					if err != nil {
 						t.Fatal(name, err)
 					}

@@ -122,19 +122,19 @@ func TestFor(t *testing.T) {
 		{hopperMedium, BasisNearest, Regime{Kind: KindDense, Gen: GenHopper, Stack: StackMegatron}, 11, 10, 0.50},
 		{moeBlackwell, BasisWhole, Regime{}, 11, 10, 0.50},
 	} {
-		e := tb.For(c.g)
+		e := tb.ForRegime(c.g)
 		if e.Basis != c.basis || e.From != c.from || e.Rows != c.rows || e.Sweeps != c.sweeps || math.Abs(e.Bound-c.bound) > 1e-12 {
 			t.Errorf("For(%s) = %+v, want basis %s from %s, %d rows of %d sweeps, bound %v", c.g.Key(), e, c.basis, c.from.Key(), c.rows, c.sweeps, c.bound)
 		}
 	}
-	if s := tb.For(moeBlackwell).String(); !strings.Contains(s, "±50% stated error") || !strings.Contains(s, "the whole bench") {
+	if s := tb.ForRegime(moeBlackwell).String(); !strings.Contains(s, "±50% stated error") || !strings.Contains(s, "the whole bench") {
 		t.Errorf("whole bench's error says %q", s)
 	}
-	if s := tb.For(hopperMedium).String(); !strings.Contains(s, "the nearest regime, dense, Hopper, Megatron-Core (its own") {
+	if s := tb.ForRegime(hopperMedium).String(); !strings.Contains(s, "the nearest regime, dense, Hopper, Megatron-Core (its own") {
 		t.Errorf("nearest regime's error says %q", s)
 	}
 	// Three rows in all: no level gives a 0.9 quantile.
-	if e := NewTable(handRows()[:3], 0.9).For(hopperSmall); e.Rows != 0 || e.Holds(0) {
+	if e := NewTable(handRows()[:3], 0.9).ForRegime(hopperSmall); e.Rows != 0 || e.Holds(0) {
 		t.Errorf("three rows: %+v, want none stated", e)
 	}
 }
@@ -181,7 +181,7 @@ func TestDevelopmentCoverage(t *testing.T) {
 		if r.Part != bench.Development {
 			t.Fatalf("%s: part %s in the development table", r.Name, r.Part)
 		}
-		if e := tb.For(r.Regime); e.Rows == 0 {
+		if e := tb.ForRegime(r.Regime); e.Rows == 0 {
 			t.Errorf("%s: no error stated for its regime %s", r.Name, r.Regime.Key())
 		}
 	}
@@ -251,13 +251,13 @@ func TestForOwnCodeBase(t *testing.T) {
 		{in(hopperMedium, "a"), BasisNearest, ownA, 9, 0.09},
 		{in(Regime{KindDense, GenBlackwell, StackMegatron, ScaleSmall, SeqShort, ""}, "a"), BasisNearest, Regime{Kind: KindDense}, 17, 0.50},
 	} {
-		e := tb.For(c.g)
+		e := tb.ForRegime(c.g)
 		if e.Basis != c.basis || e.From != c.from || e.Rows != c.rows || math.Abs(e.Bound-c.bound) > 1e-12 {
 			t.Errorf("For(%s) = %s from %s, %d rows, %v; want %s from %s, %d rows, %v", c.g.Key(), e.Basis, e.From.Key(), e.Rows, e.Bound,
 				c.basis, c.from.Key(), c.rows, c.bound)
 		}
 	}
-	if s := tb.For(in(hopperSmall, "a")).String(); !strings.Contains(s, "short sequence, in a)") {
+	if s := tb.ForRegime(in(hopperSmall, "a")).String(); !strings.Contains(s, "short sequence, in a)") {
 		t.Errorf("own code base's error says %q", s)
 	}
 }

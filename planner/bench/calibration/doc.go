@@ -8,7 +8,7 @@
 // looked at), and a regime's stated error is a quantile of the |error|
 // of its rows (Quantile, StatedLevel). Where a regime has too few rows for
 // the quantile, the error is the nearest coarser regime's, or the whole
-// development part's, and says so (Table.For). Coverage checks that the
+// development part's, and says so (Table.ForRegime). Coverage checks that the
 // stated error holds on rows it was not computed from: leave one sweep
 // out on the development part, the development part's table on the
 // validation part (aggregate only).

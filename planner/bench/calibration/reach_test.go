@@ -81,7 +81,7 @@ func TestWidening(t *testing.T) {
 	if want := "a b c grace x86"; strings.Join(keys, " ") != want {
 		t.Errorf("families %v, want %s", keys, want)
 	}
-	if w := Widening(rows, 0.5); math.Abs(w-0.05) > 1e-12 {
+	if w := FamilyWidening(rows, 0.5); math.Abs(w-0.05) > 1e-12 {
 		t.Errorf("widening %g, want 0.05", w)
 	}
 }
@@ -151,11 +151,11 @@ func TestOutside(t *testing.T) {
 	if len(out) != 1 || out[0].Way != "code base" || out[0].Says != "no development run in the code base torchtitan" || tab.covers(f) {
 		t.Fatalf("torchtitan: outside %+v, want the code base alone", out)
 	}
-	e := Widen(tab.For(rows[0].Regime), out)
+	e := Widen(tab.ForRegime(rows[0].Regime), out)
 	if math.Abs(e.Bound-0.85) > 1e-12 || math.Abs(e.Widened-0.40) > 1e-12 || !strings.Contains(e.String(), "outside the bench: no development run in the code base torchtitan; widened by 40 points") {
 		t.Errorf("widened: %g (+%g), %q; want 0.85 (+0.40) naming the code base", e.Bound, e.Widened, e.String())
 	}
-	if e0 := Widen(tab.For(rows[0].Regime), nil); e0.Bound != 0.45 || e0.Outside != nil {
+	if e0 := Widen(tab.ForRegime(rows[0].Regime), nil); e0.Bound != 0.45 || e0.Outside != nil {
 		t.Errorf("inside: %+v, want 0.45 unwidened", e0)
 	}
 }

@@ -3,6 +3,7 @@ package calibration
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner/plan"
@@ -121,7 +122,7 @@ func RegimeOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Regime {
 }
 
 // Levels are r and its coarser regimes, nearest first. First r's own
-// code base's (its rows alone, which Table.For takes only where they are
+// code base's (its rows alone, which Table.ForRegime takes only where they are
 // at least OwnCodeBaseRows): r, then without the sequence band, then
 // without the scale band. Then over every code base: r, without the
 // sequence band, then without the scale band, the stack, the GPU's
@@ -211,3 +212,22 @@ func (r Regime) Key() string {
 // level of their own (at 15, LoRA on Blackwell in Megatron-Core from ±8%
 // to ±17%; at 20, LoRA on Hopper from ±6% to ±18%).
 const OwnCodeBaseRows = 9
+
+// CodeBaseOf is the code base of a stack named name ("" : placer's
+// default stack, Megatron-Core's): the name less a trailing release
+// ("megatron-bridge-25.11" is "megatron-bridge", "torchtitan-0.2"
+// "torchtitan").
+func CodeBaseOf(name string) string {
+	if name == "" || name == "default" {
+		return "megatron-core"
+	}
+	parts := strings.Split(name, "-")
+	for len(parts) > 1 {
+		last := parts[len(parts)-1]
+		if last == "" || !unicode.IsDigit(rune(last[0])) {
+			break
+		}
+		parts = parts[:len(parts)-1]
+	}
+	return strings.Join(parts, "-")
+}

@@ -117,9 +117,9 @@ func TableOf(part string) (*Table, error) {
 	return NewLazyTable(rows, StatedLevel), nil
 }
 
-// Rows are the bench's rows of part as placer predicts them now, less
+// RowsOf are the bench's rows of part as placer predicts them now, less
 // those it refuses.
-func Rows(part string) ([]Row, error) {
+func RowsOf(part string) ([]Row, error) {
 	t, err := TableOf(part)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func Rows(part string) ([]Row, error) {
 	return t.Rows(), nil
 }
 
-var dev struct {
+var devTable struct {
 	once  sync.Once
 	table *Table
 	err   error
@@ -137,11 +137,11 @@ var dev struct {
 // a process, each row's error computed once, when first needed (the
 // model as it stands).
 func Development() (*Table, error) {
-	dev.once.Do(func() { dev.table, dev.err = TableOf(bench.Development) })
-	return dev.table, dev.err
+	devTable.once.Do(func() { devTable.table, devTable.err = TableOf(bench.Development) })
+	return devTable.table, devTable.err
 }
 
-var reach struct {
+var devReach struct {
 	once sync.Once
 	r    *Reach
 	err  error
@@ -151,15 +151,15 @@ var reach struct {
 // a process. It needs every development row's error (the widening is
 // measured on all of them).
 func DevelopmentReach() (*Reach, error) {
-	reach.once.Do(func() {
+	devReach.once.Do(func() {
 		t, err := Development()
 		if err != nil {
-			reach.err = err
+			devReach.err = err
 			return
 		}
-		reach.r = NewReach(t.Rows(), StatedLevel)
+		devReach.r = NewReach(t.Rows(), StatedLevel)
 	})
-	return reach.r, reach.err
+	return devReach.r, devReach.err
 }
 
 // For is the error stated beside plan s of model m on pod p, from the
@@ -170,7 +170,7 @@ func For(m transformer.Spec, s plan.Strategy, p plan.Pod) (Error, error) {
 	if err != nil {
 		return Error{}, err
 	}
-	e := t.For(RegimeOf(m, s, p))
+	e := t.ForRegime(RegimeOf(m, s, p))
 	if fw := s.Software.Framework(); fw != plan.FrameworkMegatron && e.Regime.Stack == StackMegatron {
 		e.Stack = s.Software.Stack + " compiled"
 	}

@@ -71,7 +71,7 @@ func TestMegatronCoreStatesItsOwn(t *testing.T) {
 	}
 	pooled := e.Regime
 	pooled.CodeBase = ""
-	if pe := tb.For(pooled); e.Bound > pe.Bound {
+	if pe := tb.ForRegime(pooled); e.Bound > pe.Bound {
 		t.Errorf("own rows' bound %.3f wider than every code base's %.3f (%s)", e.Bound, pe.Bound, pe.From.Key())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -71,7 +72,7 @@ type Error struct {
 	Bound  float64 `json:"error"`
 	// Outside are the plan's facts no development row shares (Reach),
 	// and Widened what Bound adds for them: the widening, the error
-	// measured on families left out (Widening; 0 and none
+	// measured on families left out (FamilyWidening; 0 and none
 	// where the bench covers every fact of the plan).
 	Outside []Outside `json:"outside,omitempty"`
 	Widened float64   `json:"widened,omitempty"`
@@ -224,11 +225,11 @@ func compute(es []*entry) {
 	wg.Wait()
 }
 
-// For is the error stated beside a plan of regime g: the first of
+// ForRegime is the error stated beside a plan of regime g: the first of
 // g.Levels whose rows give the quantile (Quantile's ok), with the error
 // of a difference between two of its rows (Paired). Only the rows of
 // the levels tried are computed.
-func (t *Table) For(g Regime) Error {
+func (t *Table) ForRegime(g Regime) Error {
 	e, in := t.bound(g)
 	if in != nil {
 		e.Pairs, e.PairMean = Paired(in)
@@ -236,7 +237,7 @@ func (t *Table) For(g Regime) Error {
 	return e
 }
 
-// bound is For less the error of a difference, and the rows of the
+// bound is ForRegime less the error of a difference, and the rows of the
 // level it stated from (nil: none).
 func (t *Table) bound(g Regime) (Error, []*entry) {
 	for i, l := range g.Levels() {
@@ -324,85 +325,41 @@ func (t *Table) covers(f Facts) bool {
 	return true
 }
 
-// Coverage is how many rows fall within the error stated beside them,
-// and by which basis the errors were stated.
-type Coverage struct {
-	Rows   int `json:"rows"`
-	Within int `json:"within"`
-	// ByBasis counts the rows by the basis of their stated error.
-	ByBasis map[string]int `json:"by_basis"`
-	// MeanBound is the mean stated error over the rows.
-	MeanBound float64 `json:"mean_stated_error"`
+// Outside is a plan's facts that no development row shares, each by the
+// way it is outside on, with the widening (FamilyWidening, one for every way).
+type Outside struct {
+	Way      string  `json:"way"`
+	Says     string  `json:"says"`
+	Widening float64 `json:"widening"`
 }
 
-// Share is Within over Rows (0 where none).
-func (c Coverage) Share() float64 {
-	if c.Rows == 0 {
-		return 0
+// Widen is e widened for a plan outside the bench by out: its bound
+// plus the largest widening of the ways it is outside on (each the
+// same, FamilyWidening), each named.
+func Widen(e Error, out []Outside) Error {
+	if len(out) == 0 || e.Rows == 0 {
+		return e
 	}
-	return float64(c.Within) / float64(c.Rows)
+	e.Outside = slices.Clone(out)
+	most := 0.0
+	for _, o := range out {
+		most = max(most, o.Widening)
+	}
+	e.Widened = most
+	e.Bound += most
+	return e
 }
 
-func (c *Coverage) add(e Error, x float64) {
-	if c.ByBasis == nil {
-		c.ByBasis = map[string]int{}
+// outsideText is the facts a widened error names, for its line: "; no
+// development run on a Grace host; widened by 14 points, the error
+// measured on families left out".
+func outsideText(e Error) string {
+	if len(e.Outside) == 0 {
+		return ""
 	}
-	c.Rows++
-	c.ByBasis[e.Basis]++
-	c.MeanBound += e.Bound
-	if e.Holds(x) {
-		c.Within++
+	var says []string
+	for _, o := range e.Outside {
+		says = append(says, o.Says)
 	}
-}
-
-func (c *Coverage) done() {
-	if c.Rows > 0 {
-		c.MeanBound /= float64(c.Rows)
-	}
-}
-
-// LeaveOneSweepOut is the development part's coverage out of sample:
-// each row of dev against the error stated from dev less every row of
-// the row's own sweep.
-func LeaveOneSweepOut(dev []Row, level float64) Coverage {
-	var c Coverage
-	tables := map[string]*Table{}
-	for _, r := range dev {
-		t, ok := tables[r.Sweep]
-		if !ok {
-			var rest []Row
-			for _, x := range dev {
-				if x.Sweep != r.Sweep {
-					rest = append(rest, x)
-				}
-			}
-			t = NewTable(rest, level)
-			tables[r.Sweep] = t
-		}
-		c.add(t.For(r.Regime), r.Error)
-	}
-	c.done()
-	return c
-}
-
-// Holdout is the coverage of rows (the validation part's) against the
-// errors t states (t: the development part's).
-func Holdout(t *Table, rows []Row) Coverage {
-	return HoldoutReach(t, nil, rows)
-}
-
-// HoldoutReach is Holdout with each row's error widened where its facts
-// are outside the development part's reach r (nil: not widened), as
-// placer states it beside a plan (For).
-func HoldoutReach(t *Table, r *Reach, rows []Row) Coverage {
-	var c Coverage
-	for _, x := range rows {
-		e := t.For(x.Regime)
-		if r != nil {
-			e = Widen(e, r.Outside(x.Facts))
-		}
-		c.add(e, x.Error)
-	}
-	c.done()
-	return c
+	return fmt.Sprintf("; outside the bench: %s; widened by %.0f points, the error measured on families left out", strings.Join(says, ", "), 100*e.Widened)
 }
