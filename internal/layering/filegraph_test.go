@@ -292,18 +292,6 @@ func TestFileGroups(t *testing.T) {
 // one way: the cluster planner's.
 const oneWayRoots = "./planner/..."
 
-// twoWay are the packages under oneWayRoots whose files still use each
-// other (2026-11-29): a debt to pay, never to grow. A package leaves the
-// list (its line deleted) when its files are laid out to run one way;
-// TestFilesUseOneWay fails on an entry that already does, so that the
-// list says only what is true, and holds every package not on it.
-var twoWay = map[string]bool{
-	"planner/bench":             true,
-	"planner/bench/calibration": true,
-	"planner/published":         true,
-	"planner/search":            true,
-}
-
 // TestFilesUseOneWay holds the files of each package under oneWayRoots
 // (tests aside) to use each other one way: no file a uses a name that
 // file b declares while b, directly or through other files of the
@@ -350,7 +338,6 @@ func TestFilesUseOneWay(t *testing.T) {
 		t.Fatalf("loaded %d packages from %s; the load missed them", len(pkgs), oneWayRoots)
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
-	seen := map[string]bool{}
 	mod := "github.com/placer/placer/"
 	for _, p := range pkgs {
 		name := strings.TrimPrefix(p.PkgPath, mod)
@@ -358,7 +345,6 @@ func TestFilesUseOneWay(t *testing.T) {
 			t.Errorf("%s: %v", name, p.Errors[0])
 			continue
 		}
-		seen[name] = true
 		g := fileUses(p.Fset, p.Types, p.TypesInfo)
 		groups := fileGroups(g)
 		var lines []string
@@ -379,16 +365,8 @@ func TestFilesUseOneWay(t *testing.T) {
 		if testing.Verbose() {
 			t.Logf("%s: %d files, %d arrows between them; groups of files that use each other: %d (%d files, %d arrows inside)%s", name, len(p.GoFiles), arrows, len(groups), inGroups, inside, indent(lines))
 		}
-		switch {
-		case twoWay[name] && len(groups) == 0:
-			t.Errorf("%s: its files use each other one way now: take it off twoWay", name)
-		case !twoWay[name] && len(groups) > 0:
+		if len(groups) > 0 {
 			t.Errorf("%s: files use each other (a -> b: the names a uses that b declares); move a name to the file of what it belongs with, the package's vocabulary to a file that uses none of the others, mutually recursive functions into one file:%s", name, indent(lines))
-		}
-	}
-	for name := range twoWay {
-		if !seen[name] {
-			t.Errorf("twoWay lists %s, which %s did not load: take it off the list", name, oneWayRoots)
 		}
 	}
 }
