@@ -224,7 +224,7 @@ func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd
 //   - attention: cuDNN's fused attention (what Transformer Engine runs
 //     on sm90 for Megatron-Core, and what torch 2.11's SDPA picks there
 //     by default) timed by shape, and torch's flash kernel beside it
-//     (what torchtitan's SDPA ran in December 2024: published/sweeps.go)
+//     (what torchtitan's SDPA ran in December 2024: published/sweeps_torchtitan.go)
 //     for the stacks and blocks measured with it: t = F/R(d) + Beta E +
 //     Tail L + T0 (AttentionRate), fitted to the causal and full BF16
 //     calls measured on two H100 SXMs, forward and backward, 41 cases
