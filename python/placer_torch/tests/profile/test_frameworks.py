@@ -88,7 +88,11 @@ class HFTest(unittest.TestCase):
 # The unsplit block's output, then each of 2 gloo processes' with the
 # same weights parallelized by DTensor with torchtitan's plan (with and
 # without sequence parallelism): the same, each rank its sequence half
-# with sequence parallelism.
+# with sequence parallelism. The processes are forked from a forkserver
+# that has imported the script (torch, placer_torch's layers) and
+# torchtitan's model once, as placer_torch.runner.launch starts its
+# ranks, not spawned each (each then imported them anew); so MCORE_TP's
+# (the script alone: megatron-core is imported by each rank).
 DTENSOR = r"""
 import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
 from placer_torch.profile import frameworks, layers
@@ -110,7 +114,8 @@ def run(rank):
         got.sum().backward()
     dist.destroy_process_group()
 if __name__ == "__main__":
-    mp.spawn(run, nprocs=2)
+    mp.get_context("forkserver").set_forkserver_preload(["__main__", "torchtitan.models.llama3.model.model"])
+    mp.start_processes(run, nprocs=2, start_method="forkserver")
     print("ok")
 """
 
@@ -131,7 +136,7 @@ class TorchtitanTest(unittest.TestCase):
     def test_dtensor_matches_unsplit(self):
         from placer_torch.runner import free_port
         with tempfile.TemporaryDirectory() as d:
-            script = os.path.join(d, "dtensor.py")  # a file: mp.spawn's processes import it
+            script = os.path.join(d, "dtensor.py")  # a file: the forkserver imports it
             with open(script, "w") as f:
                 f.write(DTENSOR % json.dumps(C))
             r = subprocess.run([sys.executable, script, str(free_port())], env=titan_env(),
@@ -215,7 +220,8 @@ def run(rank):
     got.sum().backward()
     dist.destroy_process_group()
 if __name__ == "__main__":
-    mp.spawn(run, nprocs=2)
+    mp.get_context("forkserver").set_forkserver_preload(["__main__"])
+    mp.start_processes(run, nprocs=2, start_method="forkserver")
     print("ok")
 """
 
@@ -224,7 +230,7 @@ if __name__ == "__main__":
 class MegatronTest(unittest.TestCase):
     def script(self, text, *args):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "mcore.py")  # a file: mp.spawn's processes import it
+            path = os.path.join(d, "mcore.py")  # a file: the forkserver imports it
             with open(path, "w") as f:
                 f.write(text)
             r = subprocess.run([sys.executable, path, *args], env=mcore_env(), capture_output=True, text=True, timeout=300)
