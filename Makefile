@@ -306,8 +306,8 @@ test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatro
 # placer report megatron --json, which two of the groups' tests read
 # (tools/dev/frameworks/test_megatron.py: every plan in it exported;
 # tools/measure/layerbench: its rows against layerbench's cases), run
-# once a make test rather than once a test: its searches took 54 CPU s
-# (48.7 user, 5.5 sys; 2026-11-29, 2 loaded cores). megatron-report
+# once a make test rather than once a test: its searches took 49 and 54
+# CPU s in two runs (2026-11-29, 2 loaded cores). megatron-report
 # writes it anew each time either group runs (written to a .tmp, then
 # renamed: a failed run leaves no file to read), and the groups' tests
 # find it by PLACER_REPORT_MEGATRON, exported to their sub-makes; a test

@@ -230,7 +230,7 @@ class PlacerTest(unittest.TestCase):
         # placer report megatron --json: as make test wrote it with PLACER
         # once for this test and tools/dev/frameworks/test_megatron.py
         # (PLACER_REPORT_MEGATRON, the Makefile's megatron-report: its
-        # searches cost 54 CPU s a run), else run here.
+        # searches cost about 50 CPU s a run), else run here.
         if os.environ.get("PLACER_REPORT_MEGATRON"):
             with open(os.environ["PLACER_REPORT_MEGATRON"]) as f:
                 rows = json.load(f)["rows"]
