@@ -296,12 +296,29 @@ test-python-venv: test-python-venv-tools test-python-venv-package
 # (256 s against 250 s by those counts). The first group's placer_torch
 # tests are pytest's -m commands, the second's -m package and -m debian
 # (tests/conftest.py's GROUPS).
-test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatron
+test-python-venv-tools: build venv-test venv-frameworks venv-bridge venv-megatron megatron-report
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m pytest -v -rs --durations=10 -m commands
 	$(MAKE) test-hfconfigs
 	$(MAKE) test-frameworks
 	$(MAKE) test-bridge
 	$(MAKE) test-megatron
+
+# placer report megatron --json, which two of the groups' tests read
+# (tools/dev/frameworks/test_megatron.py: every plan in it exported;
+# tools/measure/layerbench: its rows against layerbench's cases), run
+# once a make test rather than once a test: its searches took 49 and 54
+# CPU s in two runs (2026-11-29, 2 loaded cores). megatron-report
+# writes it anew each time either group runs (written to a .tmp, then
+# renamed: a failed run leaves no file to read), and the groups' tests
+# find it by PLACER_REPORT_MEGATRON, exported to their sub-makes; a test
+# run alone (make test-megatron, make test-python-debian) has no
+# PLACER_REPORT_MEGATRON and runs the report itself.
+MEGATRON_REPORT := $(CURDIR)/out/report-megatron.json
+.PHONY: megatron-report
+megatron-report: build
+	@mkdir -p out && rm -f $(MEGATRON_REPORT) && $(BIN) report megatron --json > $(MEGATRON_REPORT).tmp && \
+		mv $(MEGATRON_REPORT).tmp $(MEGATRON_REPORT)
+test-python-venv-tools test-python-package-debian: export PLACER_REPORT_MEGATRON := $(MEGATRON_REPORT)
 
 # Hugging Face's config.json files as transformers itself writes them
 # (tools/measure/hfconfigs, graph/transformer/testdata/hf5): each model type
@@ -317,7 +334,7 @@ test-python-venv-package: build venv-test venv-frameworks venv-megatron
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_MEGATRON=$(MEGATRON_DIR) $(TORCH_PY) -m pytest -v -rs --durations=10 -m package
 	PLACER_MEGATRON=$(MEGATRON_DIR) PLACER_TORCH_PY=$(TORCH_PY) $(TORCH_PY) -m unittest discover -v -s tools/measure/mcoreops -p 'test_*.py'
 
-test-python-package-debian: build venv-test venv-frameworks py-deps
+test-python-package-debian: build venv-test venv-frameworks py-deps megatron-report
 	$(MAKE) test-python-venv-package
 	$(MAKE) test-python-debian
 

@@ -15,6 +15,8 @@ import torch.multiprocessing as mp
 from placer_torch import free_port
 from placer_torch.profile import layers
 
+from . import spawning
+
 C = {"hidden": 64, "heads": 4, "kv_heads": 4, "ffn": 128, "vocab": 256, "seq": 32,
      "experts": 8, "topk": 2, "expert_ffn": 32, "shared": 1}
 
@@ -48,9 +50,8 @@ def worker(rank, world, port, q):
 
 class ExpertsTest(unittest.TestCase):
     def test_expert_parallel_is_whole(self):
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        mp.spawn(worker, args=(2, free_port(), q), nprocs=2)
+        q = spawning.context().Queue()
+        mp.start_processes(worker, args=(2, free_port(), q), nprocs=2, start_method=spawning.start_method())
         for _ in range(2):
             rank, dy, dg, scale = q.get()
             self.assertGreater(scale, 0.01)

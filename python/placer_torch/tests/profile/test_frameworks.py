@@ -34,8 +34,11 @@ def titan_env():
 
 
 def have_titan():
-    return subprocess.run([sys.executable, "-c", "import torchtitan.models.llama3.model.model"], env=titan_env(),
-                          capture_output=True).returncode == 0
+    """Whether TITAN holds torchtitan's Llama 3 model: its file, looked
+    for, not imported (a python importing torch and torchtitan to find it
+    cost 3 to 5 CPU s). An install that is there but does not import
+    fails the tests below rather than skipping them."""
+    return os.path.isfile(os.path.join(TITAN, "torchtitan", "models", "llama3", "model", "model.py"))
 
 
 C = {"layers": 1, "hidden": 32, "heads": 2, "kv_heads": 2, "ffn": 64, "vocab": 64, "seq": 32}
@@ -85,7 +88,11 @@ class HFTest(unittest.TestCase):
 # The unsplit block's output, then each of 2 gloo processes' with the
 # same weights parallelized by DTensor with torchtitan's plan (with and
 # without sequence parallelism): the same, each rank its sequence half
-# with sequence parallelism.
+# with sequence parallelism. The processes are forked from a forkserver
+# that has imported the script (torch, placer_torch's layers) and
+# torchtitan's model once, as placer_torch.runner.launch starts its
+# ranks, not spawned each (each then imported them anew); so MCORE_TP's
+# (the script alone: megatron-core is imported by each rank).
 DTENSOR = r"""
 import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
 from placer_torch.profile import frameworks, layers
@@ -107,7 +114,8 @@ def run(rank):
         got.sum().backward()
     dist.destroy_process_group()
 if __name__ == "__main__":
-    mp.spawn(run, nprocs=2)
+    mp.get_context("forkserver").set_forkserver_preload(["__main__", "torchtitan.models.llama3.model.model"])
+    mp.start_processes(run, nprocs=2, start_method="forkserver")
     print("ok")
 """
 
@@ -128,7 +136,7 @@ class TorchtitanTest(unittest.TestCase):
     def test_dtensor_matches_unsplit(self):
         from placer_torch.runner import free_port
         with tempfile.TemporaryDirectory() as d:
-            script = os.path.join(d, "dtensor.py")  # a file: mp.spawn's processes import it
+            script = os.path.join(d, "dtensor.py")  # a file: the forkserver imports it
             with open(script, "w") as f:
                 f.write(DTENSOR % json.dumps(C))
             r = subprocess.run([sys.executable, script, str(free_port())], env=titan_env(),
@@ -150,8 +158,9 @@ def mcore_env():
 
 
 def have_mcore():
-    return subprocess.run([sys.executable, "-c", "import megatron.core.transformer.transformer_layer"], env=mcore_env(),
-                          capture_output=True).returncode == 0
+    """Whether MEGATRON holds megatron-core's TransformerLayer: its file,
+    looked for, not imported (as have_titan)."""
+    return os.path.isfile(os.path.join(MEGATRON, "megatron", "core", "transformer", "transformer_layer.py"))
 
 
 # Megatron-Core's layers in a process of their own (mcore.cpu_shims
@@ -211,7 +220,8 @@ def run(rank):
     got.sum().backward()
     dist.destroy_process_group()
 if __name__ == "__main__":
-    mp.spawn(run, nprocs=2)
+    mp.get_context("forkserver").set_forkserver_preload(["__main__"])
+    mp.start_processes(run, nprocs=2, start_method="forkserver")
     print("ok")
 """
 
@@ -220,7 +230,7 @@ if __name__ == "__main__":
 class MegatronTest(unittest.TestCase):
     def script(self, text, *args):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "mcore.py")  # a file: mp.spawn's processes import it
+            path = os.path.join(d, "mcore.py")  # a file: the forkserver imports it
             with open(path, "w") as f:
                 f.write(text)
             r = subprocess.run([sys.executable, path, *args], env=mcore_env(), capture_output=True, text=True, timeout=300)

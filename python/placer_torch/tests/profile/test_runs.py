@@ -12,10 +12,11 @@ import unittest
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from placer_torch import free_port
 from placer_torch.profile import runs
+
+from . import spawning
 
 C = {"layers": 2, "hidden": 32, "heads": 4, "kv_heads": 4, "ffn": 64, "vocab": 64, "seq": 16, "batch": 2,
      "experts": 4, "topk": 2, "expert_ffn": 16}
@@ -82,7 +83,7 @@ def worker(rank, world, port, q):
 class Step(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        ctx = mp.get_context("spawn")
+        ctx = spawning.context()
         q = ctx.Queue()
         port = free_port()
         procs = [ctx.Process(target=worker, args=(r, 2, port, q)) for r in range(2)]
