@@ -86,8 +86,16 @@ func lazy(j job) (Lazy, bool) {
 		row.Regime.CodeBase, row.Facts.CodeBase = j.codeBase, j.codeBase
 	}
 	return Lazy{Row: row, ErrorOf: func() (float64, bool) {
-		res, err := planner.Evaluate(m, s, p)
-		if err != nil || !(res.Step > 0) || math.IsInf(res.Step, 0) {
+		// The step as placer eval predicts it (planner.Evaluate), without
+		// the memory verdict's replay of the caching allocator, which
+		// moves no time (planner.EvaluateCounted).
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			return 0, false
+		}
+		q := p
+		res := planner.EvaluateCounted(m, pl, &q, nil)
+		if !(res.Step > 0) || math.IsInf(res.Step, 0) {
 			return 0, false
 		}
 		// Every error as the step's: a tokens figure's measured step
