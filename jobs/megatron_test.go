@@ -10,25 +10,36 @@ import (
 	"testing"
 
 	"github.com/placer/placer/internal/rank"
+	"github.com/placer/placer/planner"
+	"github.com/placer/placer/planner/plan"
 	"github.com/placer/placer/planner/published"
 	"github.com/placer/placer/report/plans"
 )
 
 // rowsRead holds megatronRow's and bridgeRow's answers for the published
 // rows the tests read as published (keyed by the function and the row's
-// every field), computed once per test binary: TestMegatronRowsReproduce,
-// TestPredictionsIgnorePublished, TestBesideMegatronLMEstimate,
-// TestBridgeIgnoresPublished, TestPublishedRunsFit and
+// every field), with the search's answer of each Megatron row (its
+// placer plan's result), computed once per test binary:
+// TestMegatronRowsReproduce, TestPredictionsIgnorePublished,
+// TestBesideMegatronLMEstimate, TestBridgeIgnoresPublished,
+// TestPublishedRunsFit, TestSearchBeatsMegatron and
 // TestMegatronReportFits (every row of report megatron) search the same
 // rows, and a row's searches are most of its cost. The tests only read
 // the rows.
 var rowsRead struct {
 	sync.Mutex
-	rows map[string]plans.MegatronRow
+	rows map[string]rowRead
+}
+
+// rowRead is one row's answer: the report's row and, for a Megatron
+// row, the search's best plan.
+type rowRead struct {
+	row  plans.MegatronRow
+	best planner.Result
 }
 
 // cachedRow is row(ctx, pub), computed once per row and function.
-func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row) (plans.MegatronRow, error) {
+func cachedRow(ctx context.Context, kind string, row func(context.Context, published.Row) (rowRead, error), pub published.Row) (rowRead, error) {
 	key := kind + fmt.Sprintf("%#v", pub)
 	rowsRead.Lock()
 	defer rowsRead.Unlock()
@@ -40,20 +51,66 @@ func cachedRow(ctx context.Context, kind string, row rowFunc, pub published.Row)
 		return r, err
 	}
 	if rowsRead.rows == nil {
-		rowsRead.rows = map[string]plans.MegatronRow{}
+		rowsRead.rows = map[string]rowRead{}
 	}
 	rowsRead.rows[key] = r
 	return r, nil
 }
 
+// publishedRuns is megatronRow(ctx, pub) with the search's best plan
+// (megatronRuns' last result), computed once per row.
+func publishedRuns(ctx context.Context, pub published.Row) (plans.MegatronRow, planner.Result, error) {
+	r, err := cachedRow(ctx, "megatron", func(ctx context.Context, pub published.Row) (rowRead, error) {
+		r, _, _, best, err := megatronRuns(ctx, pub)
+		return rowRead{r, best}, err
+	}, pub)
+	return r.row, r.best, err
+}
+
 // publishedRow is megatronRow(ctx, pub), computed once per row.
 func publishedRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
-	return cachedRow(ctx, "megatron", megatronRow, pub)
+	r, _, err := publishedRuns(ctx, pub)
+	return r, err
 }
 
 // publishedBridgeRow is bridgeRow(ctx, pub), computed once per row.
 func publishedBridgeRow(ctx context.Context, pub published.Row) (plans.MegatronRow, error) {
-	return cachedRow(ctx, "bridge", bridgeRow, pub)
+	r, err := cachedRow(ctx, "bridge", func(ctx context.Context, pub published.Row) (rowRead, error) {
+		r, err := bridgeRow(ctx, pub)
+		return rowRead{row: r}, err
+	}, pub)
+	return r.row, err
+}
+
+// TestSearchBeatsMegatron: on every row of Megatron-LM's table placer's
+// search (report megatron's placer plan: placer search's default, plans
+// Megatron-LM runs, the row's precision kept; the row searched once for
+// this package's tests, publishedRuns) returns a plan that fits (its
+// count and, where judged on it, its simulated reservation within the
+// usable memory) and is no slower than the row's own configuration as
+// stated, in the same model; the search keeps the fastest fitting plan
+// it enumerates.
+func TestSearchBeatsMegatron(t *testing.T) {
+	for _, pub := range published.MegatronTable() {
+		p, err := plan.PodOf(pub.Pod, pub.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := planner.Evaluate(pub.Model, pub.Strategy, p)
+		if err != nil {
+			t.Fatalf("%s: %v", pub.Name, err)
+		}
+		_, best, err := publishedRuns(t.Context(), pub)
+		if err != nil {
+			t.Fatalf("%s: %v", pub.Name, err)
+		}
+		if !best.Fits || max(best.Memory, best.Judged) > best.Usable {
+			t.Errorf("%s: best plan %s does not fit", pub.Name, best)
+		}
+		if own.Fits && best.Step > own.Step {
+			t.Errorf("%s: search %s slower than Megatron's %s", pub.Name, best, own)
+		}
+	}
 }
 
 // TestMegatronRowsReproduce: one plan, one number. A row of report

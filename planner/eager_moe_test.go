@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +24,6 @@ import (
 // cases fails t.
 func exporterCases(t *testing.T, py string, cases [][]string) (ops []map[opKey]opSum, errs []string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
 	var in strings.Builder
 	for _, args := range cases {
 		line, err := json.Marshal(args)
@@ -37,8 +35,9 @@ func exporterCases(t *testing.T, py string, cases [][]string) (ops []map[opKey]o
 	}
 	cmd := exec.Command(py, "-m", "placer_torch.profile.eagerops", "--cases")
 	// python -m runs it with the folder it starts in (placer_torch's) on
-	// the import path.
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "python", "placer_torch")
+	// the import path; go test runs in this package's folder (a path
+	// from the source file's name would not do: -trimpath drops it).
+	cmd.Dir = filepath.Join("..", "python", "placer_torch")
 	cmd.Stdin = strings.NewReader(in.String())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

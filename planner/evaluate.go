@@ -49,11 +49,14 @@ func EvaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseC
 }
 
 func evaluateCounted(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
-	return balanced(registered, p, func(q *plan.Pod) Result { return evaluateAt(registered, m, pl, q, cache, hosts) })
+	return balanced(registered, p, func(q *plan.Pod, whole bool) Result {
+		return evaluateAt(registered, m, pl, q, cache, hosts && whole, whole)
+	})
 }
 
-// evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is.
-func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
+// evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is;
+// without whole, its times only (Result.breakdown: no memory figures).
+func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts, whole bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.CP)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -117,7 +120,9 @@ func evaluateAt(pts *cost.Points, m transformer.Spec, pl plan.Plan, p *plan.Pod,
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 && !p.CPU() {
 		r.MFU = stepFLOPs(&m, &pl) / r.Step / gpus / peak
 	}
-	r.setMemory(&m, &pl, p, stages)
+	if whole {
+		r.setMemory(&m, &pl, p, stages)
+	}
 	// One block alone: an interior stage's (the middle one's).
 	r.LayerForward, r.LayerBackward = kits[kitIndex(kits, pl.TPs[pl.PP/2])].blockAlone()
 	return r

@@ -415,7 +415,7 @@ func TestBalancedStep(t *testing.T) {
 		{"short gaps", false, i + 1.1173670063311705, 1.117367},
 		{"a bubble longer than the window", true, i + s1, s1},
 	} {
-		eval := func(q *plan.Pod) Result {
+		eval := func(q *plan.Pod, _ bool) Result {
 			s := max(q.Hardware.ComputeSlowdown, 1)
 			if c.bubble {
 				return Result{Compute: s, Bubble: i, Step: s + i, TFLOPs: 100 / (s + i)}

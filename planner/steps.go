@@ -57,14 +57,14 @@ func optimizerStep(pts *cost.Points, s *cost.Shard, stages []cost.Stage) float64
 // balanced is eval's result at the clock the step's compute holds where
 // the pod's power limit binds its average power: eval at pod p's clock,
 // priced again by the registered StepClock (mechanisms.PowerLimit),
-// which asks eval at other clocks; its memory figures are eval's at p's
-// (the clock moves no byte).
-func balanced(pts *cost.Points, p *plan.Pod, eval func(*plan.Pod) Result) Result {
-	r := eval(p)
+// which asks eval at other clocks for their times only (whole false);
+// its memory figures are eval's at p's (the clock moves no byte).
+func balanced(pts *cost.Points, p *plan.Pod, eval func(q *plan.Pod, whole bool) Result) Result {
+	r := eval(p, true)
 	if pts.StepClock == nil {
 		return r
 	}
-	r.setBreakdown(pts.StepClock.Clocked(p, r.breakdown(), func(q *plan.Pod) cost.Breakdown { return eval(q).breakdown() }))
+	r.setBreakdown(pts.StepClock.Clocked(p, r.breakdown(), func(q *plan.Pod) cost.Breakdown { return eval(q, false).breakdown() }))
 	return r
 }
 

@@ -29,10 +29,14 @@ on is the order: a sweep is a test of it (docs/cluster-scale.md, "Sweeps").`,
   placer report sweeps --json > sweeps.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := jobs.Sweeps(cmd.Context())
+			rep, err := sweepsReport(cmd.Context())
 			return emit(s, asJSON, rep, func() error { return plans.WriteSweeps(s.Out, rep) }, err, true)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON: every sweep, every row")
 	return cmd
 }
+
+// sweepsReport computes report sweeps' report (jobs.Sweeps); a test that
+// draws one report twice (with and without --wide) computes it once.
+var sweepsReport = jobs.Sweeps

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/placer/placer/jobs/benchreport"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/report/plans"
 )
 
 // TestEveryReportFits: what each command prints for people is at most
@@ -19,6 +22,7 @@ import (
 // TestTableFitBreaksCells), and the README's samples are held by go test
 // ./tools/dev/readme.
 func TestEveryReportFits(t *testing.T) {
+	sharedReports(t)
 	qwen := []string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "-q"}
 	gpt := "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152,tied=false"
 	for _, tc := range []struct {
@@ -67,6 +71,37 @@ func TestEveryReportFits(t *testing.T) {
 				t.Errorf("--wide: %d columns wide, want wider than %d", w, report.MaxWidth)
 			}
 		})
+	}
+}
+
+// sharedReports has report sweeps and report bench compute each report
+// once (per options) for the rest of t, however often t runs the
+// command: the --wide run draws the report the run before it computed.
+// The commands still parse their flags and print through emit.
+func sharedReports(t *testing.T) {
+	sweeps, bench := sweepsReport, benchReport
+	t.Cleanup(func() { sweepsReport, benchReport = sweeps, bench })
+	var swept *plans.Sweeps
+	sweepsReport = func(ctx context.Context) (plans.Sweeps, error) {
+		if swept != nil {
+			return *swept, nil
+		}
+		rep, err := sweeps(ctx)
+		if err == nil {
+			swept = &rep
+		}
+		return rep, err
+	}
+	benches := map[benchreport.BenchOptions]plans.Bench{}
+	benchReport = func(ctx context.Context, o benchreport.BenchOptions) (plans.Bench, error) {
+		if rep, ok := benches[o]; ok {
+			return rep, nil
+		}
+		rep, err := bench(ctx, o)
+		if err == nil {
+			benches[o] = rep
+		}
+		return rep, err
 	}
 }
 

@@ -6,37 +6,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/planner"
 	"github.com/placer/placer/planner/plan"
-	"github.com/placer/placer/planner/search"
 )
-
-// TestSearchBeatsMegatron: on every row of Megatron-LM's table the
-// exhaustive search returns a plan that fits (its count and, where
-// judged on it, its simulated reservation within the usable memory) and
-// is no slower than the
-// row's own configuration in the same model; and it is the fastest
-// fitting plan: no plan it enumerates is faster.
-func TestSearchBeatsMegatron(t *testing.T) {
-	for _, row := range MegatronTable() {
-		p, err := plan.PodOf(row.Pod, row.GPUs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		own, err := planner.Evaluate(row.Model, row.Strategy, p)
-		if err != nil {
-			t.Fatalf("%s: %v", row.Name, err)
-		}
-		got, err := search.Search(t.Context(), row.Model, p, search.Space{})
-		if err != nil || !got.Found {
-			t.Fatalf("%s: %v, found %v", row.Name, err, got.Found)
-		}
-		if !got.Best.Fits || max(got.Best.Memory, got.Best.Judged) > got.Best.Usable {
-			t.Errorf("%s: best plan %s does not fit", row.Name, got.Best)
-		}
-		if own.Fits && got.Best.Step > own.Step {
-			t.Errorf("%s: search %s slower than Megatron's %s", row.Name, got.Best, own)
-		}
-	}
-}
 
 // TestLlama3: the Llama 3 paper's plan resolves (7, 8 x 14, 7 layers) and
 // its reading keeps its degrees and stages.
