@@ -12,6 +12,19 @@ import (
 	"github.com/placer/placer/internal/torchenv"
 )
 
+// goTool is the go command that built this test: its GOROOT's, or the
+// one on PATH where the binary knows no GOROOT (built with -trimpath, as
+// make test builds).
+func goTool() string {
+	if root := runtime.GOROOT(); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
+
 // stubCublas builds a shared library with cuBLAS's entry points (which
 // do nothing) and cublasGetProperty answering 12.3.4, leaving out the
 // functions in omit, and returns its path.
@@ -22,7 +35,7 @@ func stubCublas(t *testing.T, name string, omit ...string) string {
 	}
 	cc := os.Getenv("CC")
 	if cc == "" {
-		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "env", "CC").Output()
+		out, err := exec.Command(goTool(), "env", "CC").Output()
 		if err != nil {
 			t.Skipf("no C compiler to build a stub cuBLAS: go env CC: %v", err)
 		}

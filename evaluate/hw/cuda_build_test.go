@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -74,7 +73,7 @@ func TestCUDABuildCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := goTool()
 	env := append(os.Environ(), "CGO_ENABLED=1",
 		"CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations -I"+compat+" "+cflags, "CGO_LDFLAGS="+ldflags)
 	vet := exec.Command(goBin, "vet", "-tags", "cuda", ".")
